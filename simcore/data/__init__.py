@@ -1,0 +1,1 @@
+"""Packaged data: hardware presets and model constants."""

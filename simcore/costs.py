@@ -1,0 +1,176 @@
+"""Cost primitives of the AI Core: cycles of one transfer or one cube instruction.
+
+Every function takes scalars or numpy arrays (broadcasting), so the pipeline simulator and the
+vectorized estimator price an instruction with the same formula. The constants come from the
+preset (see ``simcore/data/model_constants.json`` for their sources):
+
+* MTE2 GM->L1: ``latency + bytes / min(peak x stride efficiency, per-core share of L2/HBM)``,
+  fitted to msKPP's GM_TO_L1 curve (NZ inputs) or GM_TO_L1_TRANS curve (on-the-fly ND->NZ).
+* MTE1 L1->L0A/L0B: ``latency + bytes / rate`` (256 / 128 B per cycle on 910B-class chips).
+* MMAD: one 16 x 16 x C0 fractal per ``16*16*C0 / macs_per_cycle`` cycles plus a fixed overhead.
+* FixPipe L0C->GM: ``max(min_cycles, bytes / rate)`` (flat below ~8 KiB in msKPP's curve).
+* Chips without FixPipe / on-the-fly ND->NZ stage through UB: GM->UB (MTE2), a vector reorder (V),
+  UB->L1 (MTE3); and L0C->UB (V), UB->GM (MTE3).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import numpy as np
+
+from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware import HardwarePreset
+from simcore.problem import Format, Problem
+
+Num: TypeAlias = Any  # a float or an ndarray of floats: the formulas broadcast
+
+
+def ceil_div(a: Num, b: Num) -> Num:
+    """Integer ceiling division for ints or integer arrays."""
+    return -(-a // b)
+
+
+def align_up(a: Num, b: Num) -> Num:
+    """Rounds ``a`` up to a multiple of ``b`` (ints or integer arrays)."""
+    return ceil_div(a, b) * b
+
+
+class Costs:
+    """Per-instruction cycle formulas for one problem on one chip.
+
+    Args:
+        problem: The Matmul problem (dtypes, formats and transposes decide the data paths).
+        preset: The chip.
+    """
+
+    def __init__(self, problem: Problem, preset: HardwarePreset) -> None:
+        self.preset = preset
+        self.in_bytes = bits(problem.dtype) / 8.0
+        self.out_bytes = bits(problem.c_dtype) / 8.0
+        self.bias_bytes = bits(problem.bias_type) / 8.0
+        self.c0 = c0_elements(problem.dtype)
+        # Cycles one 16 x 16 x C0 fractal MAC takes: 1 for fp16/bf16/int8/int4, 2 for hf32, 4
+        # for fp32 (ascend_soc_params.md conflict 5).
+        self.fractal_cycles = (
+            FRACTAL_ROWS
+            * FRACTAL_ROWS
+            * self.c0
+            / float(preset.cube_macs_per_cycle.get(problem.dtype, 4096))
+        )
+        p = preset
+        self.a_nd = problem.format_a is Format.ND
+        self.b_nd = problem.format_b is Format.ND
+        # ND inputs on chips without on-the-fly ND->NZ go GM -> UB -> (vector) -> L1.
+        self.a_via_ub = self.a_nd and not p.nd2nz_on_the_fly
+        self.b_via_ub = self.b_nd and not p.nd2nz_on_the_fly
+        # GM row pitch of each ND operand: A is M x K (K contiguous) unless transposed.
+        a_pitch = (problem.m if problem.trans_a else problem.k) * self.in_bytes
+        b_pitch = (problem.k if problem.trans_b else problem.n) * self.in_bytes
+        self.a_pitch_bytes = a_pitch
+        self.b_pitch_bytes = b_pitch
+        self.a_eff = self._stride_efficiency(a_pitch) if self.a_nd else 1.0
+        self.b_eff = self._stride_efficiency(b_pitch) if self.b_nd else 1.0
+        self.has_fixpipe = p.has_fixpipe
+
+    def _stride_efficiency(self, pitch_bytes: float) -> float:
+        # GM strides that are not a multiple of the preferred alignment lose bandwidth
+        # (ascend-notes.md §2.3: ~70 % at 32 B alignment versus 512 B on 910B).
+        aligned = float(pitch_bytes) % self.preset.gm_stride_align_bytes == 0
+        return 1.0 if aligned else self.preset.misaligned_stride_efficiency
+
+    # --- sizes ---------------------------------------------------------------------------------
+
+    def l1_tile_bytes(self, rows: Num, k: Num) -> Num:
+        """Bytes of an NZ tile in L1: rows aligned to 16, K aligned to C0."""
+        return align_up(rows, FRACTAL_ROWS) * align_up(k, self.c0) * self.in_bytes
+
+    # --- MTE2 / MTE3 ---------------------------------------------------------------------------
+
+    def gm_to_l1_cycles(self, nbytes: Num, nd: bool, eff: float, cap_bpc: Num) -> Num:
+        """MTE2 cycles of one GM->L1 copy (on-the-fly ND->NZ when ``nd``)."""
+        p = self.preset
+        if nd:
+            return p.nd2nz_latency_cycles + nbytes / np.minimum(
+                p.nd2nz_peak_bytes_per_cycle * eff, cap_bpc
+            )
+        return p.gm_to_l1_latency_cycles + nbytes / np.minimum(
+            p.gm_to_l1_peak_bytes_per_cycle, cap_bpc
+        )
+
+    def a_load_cycles(self, nbytes: Num, cap_bpc: Num) -> Num:
+        """MTE2 cycles to bring an A chunk into L1 directly (NZ, or ND on the fly)."""
+        return self.gm_to_l1_cycles(nbytes, self.a_nd, self.a_eff, cap_bpc)
+
+    def b_load_cycles(self, nbytes: Num, cap_bpc: Num) -> Num:
+        """MTE2 cycles to bring a B chunk into L1 directly (NZ, or ND on the fly)."""
+        return self.gm_to_l1_cycles(nbytes, self.b_nd, self.b_eff, cap_bpc)
+
+    def gm_to_ub_cycles(self, nbytes: Num, eff: float, cap_bpc: Num) -> Num:
+        """MTE2 cycles of a GM->UB copy (first leg of the UB ND->NZ path)."""
+        p = self.preset
+        return p.gm_to_ub_latency_cycles + nbytes / np.minimum(
+            p.gm_to_ub_peak_bytes_per_cycle * eff, cap_bpc
+        )
+
+    def nd2nz_vector_cycles(self, nbytes: Num) -> Num:
+        """Vector cycles to reorder an ND tile into NZ fractals in UB (conflict-free)."""
+        p = self.preset
+        return p.vector_issue_overhead_cycles + nbytes / p.vector_bytes_per_cycle
+
+    def ub_to_l1_cycles(self, nbytes: Num) -> Num:
+        """MTE3 cycles of a UB->L1 copy (last leg of the UB ND->NZ path)."""
+        p = self.preset
+        return p.gm_to_ub_latency_cycles + nbytes / p.ub_to_l1_bytes_per_cycle
+
+    # --- MTE1 and cube -------------------------------------------------------------------------
+
+    def la_cycles(self, rows: Num, k: Num) -> Num:
+        """MTE1 cycles to load a rows x k A block from L1 into L0A."""
+        p = self.preset
+        return p.mte1_latency_cycles + self.l1_tile_bytes(rows, k) / p.l1_to_l0a_bytes_per_cycle
+
+    def lb_cycles(self, cols: Num, k: Num) -> Num:
+        """MTE1 cycles to load a k x cols B block from L1 into L0B."""
+        p = self.preset
+        return p.mte1_latency_cycles + self.l1_tile_bytes(cols, k) / p.l1_to_l0b_bytes_per_cycle
+
+    def mmad_cycles(self, rows: Num, cols: Num, k: Num) -> Num:
+        """Cube cycles of one MMAD over a rows x cols x k block (whole fractals)."""
+        fractals = (
+            ceil_div(rows, FRACTAL_ROWS) * ceil_div(cols, FRACTAL_ROWS) * ceil_div(k, self.c0)
+        )
+        return self.preset.mmad_overhead_cycles + fractals * self.fractal_cycles
+
+    # --- output --------------------------------------------------------------------------------
+
+    def c_bytes(self, rows: Num, cols: Num) -> Num:
+        """Bytes of one output block as written to GM."""
+        return rows * cols * self.out_bytes
+
+    def fix_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
+        """FixPipe cycles to drain a rows x cols block from L0C to GM (NZ->ND on the way)."""
+        p = self.preset
+        rate = np.minimum(p.fixpipe_bytes_per_cycle, cap_bpc)
+        return np.maximum(p.fixpipe_min_cycles, self.c_bytes(rows, cols) / rate)
+
+    def c_to_ub_cycles(self, rows: Num, cols: Num) -> Num:
+        """Vector cycles to move a block L0C->UB and reorder it NZ->ND (chips without FixPipe)."""
+        p = self.preset
+        acc = align_up(rows, FRACTAL_ROWS) * align_up(cols, FRACTAL_ROWS) * ACCUMULATOR_BYTES
+        return (
+            p.vector_issue_overhead_cycles
+            + acc / p.l0c_to_ub_bytes_per_cycle
+            + self.c_bytes(rows, cols) / p.vector_bytes_per_cycle
+        )
+
+    def c_ub_to_gm_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
+        """MTE3 cycles to write a block UB->GM (chips without FixPipe)."""
+        p = self.preset
+        return p.ub_to_gm_latency_cycles + self.c_bytes(rows, cols) / np.minimum(
+            p.ub_to_gm_peak_bytes_per_cycle, cap_bpc
+        )
+
+    def bias_load_cycles(self, cols: Num, cap_bpc: Num) -> Num:
+        """MTE2 cycles to fetch one baseN bias block."""
+        return self.gm_to_l1_cycles(cols * self.bias_bytes, False, 1.0, cap_bpc)

@@ -1,0 +1,217 @@
+"""The kernel a TCubeTiling describes: how the work splits over cores, blocks, chunks and steps.
+
+Shared by the simulator and the estimator so both play the same kernel:
+
+* Cores: a ``ceil(M / singleCoreM) x ceil(N / singleCoreN)`` grid; the last row and column of
+  cores get the tail of M and N (:func:`core_shapes`). K is never split (seed 002).
+* Blocks: each core walks its ``singleCoreM x singleCoreN`` in ``baseM x baseN`` blocks, M first
+  then N when ``iterateOrder`` is 0, N first when it is 1 (seed 002 table 1). Each block runs
+  ``ceil(K / baseK)`` K steps (MTE1 A and B into L0, one MMAD) and one output drain.
+* Chunks: A reaches L1 in chunks of ``stepM`` blocks x ``stepKa`` K steps; ``depthA1 / (stepM x
+  stepKa)`` chunks fit at once (1 or 2: the L1 double buffer). Likewise B with stepN, stepKb.
+  A chunk stays in L1 until a newer chunk of the same operand needs its slot (first in, first out).
+  Reuse across the iterate order follows from that: with K fully resident the outer operand is
+  loaded once, the inner one once per outer step unless all its chunks fit at once.
+
+:func:`operand_traffic` gives the closed form of the chunk loads that FIFO replacement produces;
+:func:`chip_bandwidth_cap` turns the chip-wide traffic into a per-core bandwidth share (cores share
+the L2 and HBM bandwidth).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simcore.costs import align_up, ceil_div
+from simcore.dtypes import FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware import HardwarePreset
+from simcore.problem import Problem
+from simcore.tiling import TCubeTiling
+
+
+@dataclass(frozen=True)
+class CoreShape:
+    """A group of cores that get the same ``rows x cols`` share of C."""
+
+    rows: int
+    cols: int
+    cores: int
+
+
+def core_shapes(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
+    """Returns the distinct per-core shapes with how many cores have each (full ones first)."""
+    m_cores = ceil_div(problem.m, t.singleCoreM)
+    n_cores = ceil_div(problem.n, t.singleCoreN)
+    tail_m = problem.m - (m_cores - 1) * t.singleCoreM
+    tail_n = problem.n - (n_cores - 1) * t.singleCoreN
+    counts: dict[tuple[int, int], int] = {}
+    for rows, rc in ((t.singleCoreM, m_cores - 1), (tail_m, 1)):
+        for cols, cc in ((t.singleCoreN, n_cores - 1), (tail_n, 1)):
+            if rc * cc > 0:
+                counts[(rows, cols)] = counts.get((rows, cols), 0) + rc * cc
+    return [CoreShape(r, c, n) for (r, c), n in counts.items()]
+
+
+def slots(depth: Any, step_blocks: Any, step_k: Any) -> Any:
+    """L1 chunk slots of an operand: depth / (step x stepK), at least 1."""
+    return np.maximum(depth // np.maximum(step_blocks * step_k, 1), 1)
+
+
+def operand_traffic(
+    extent: Any,
+    base: Any,
+    step: Any,
+    k: Any,
+    base_k: Any,
+    step_k: Any,
+    n_slots: Any,
+    other_blocks: Any,
+    inner: Any,
+    c0: int,
+) -> tuple[Any, Any]:
+    """Chunk loads and elements moved GM->L1 for one operand on one core (closed form).
+
+    Args:
+        extent: Rows of this operand on the core (singleCoreM for A, singleCoreN for B).
+        base: baseM (or baseN).
+        step: stepM (or stepN).
+        k: K.
+        base_k: baseK.
+        step_k: stepKa (or stepKb).
+        n_slots: Chunks of this operand L1 holds at once.
+        other_blocks: Blocks of the other operand on the core (nIter for A, mIter for B).
+        inner: True where this operand changes on every block (A when iterateOrder is 0).
+        c0: Elements per 32 B fractal row.
+
+    Returns:
+        (loads, elements): the number of chunk copies and the elements they move, with rows
+        aligned to 16 and K aligned to C0 as the NZ layout in L1 stores them.
+    """
+    blocks = ceil_div(extent, base)
+    k_iter = ceil_div(k, base_k)
+    k_chunks = ceil_div(k_iter, step_k)
+    chunk_k = step_k * base_k
+    k_elems = (k_chunks - 1) * chunk_k + align_up(k - (k_chunks - 1) * chunk_k, c0)
+    group_rows = step * base
+    groups = ceil_div(blocks, step)
+    last_rows = align_up(extent - (groups - 1) * group_rows, FRACTAL_ROWS)
+    # Rows of every group once (all full groups plus the tail group).
+    once_rows = (groups - 1) * group_rows + last_rows
+    # Rows when every block reloads its whole group (streamed K): full groups are reloaded by
+    # each of their `step` blocks, the tail group by each of its blocks.
+    last_blocks = blocks - (groups - 1) * step
+    per_block_rows = (groups - 1) * step * group_rows + last_blocks * last_rows
+    all_fit = k_chunks * groups <= n_slots
+    k_fits = k_chunks <= n_slots
+    # Outer operand: its group stays while the inner loop runs when its K chunks fit.
+    # Inner operand: loaded once if everything fits, once per outer step if one group fits,
+    # otherwise once per block.
+    outer_passes_rows = np.where(k_fits, once_rows, other_blocks * per_block_rows)
+    inner_passes_rows = np.where(
+        all_fit,
+        once_rows,
+        np.where(k_fits, other_blocks * once_rows, other_blocks * per_block_rows),
+    )
+    rows_moved = np.where(inner, inner_passes_rows, outer_passes_rows)
+    outer_loads = np.where(k_fits, groups, other_blocks * blocks) * k_chunks
+    inner_loads = (
+        np.where(all_fit, groups, np.where(k_fits, other_blocks * groups, other_blocks * blocks))
+        * k_chunks
+    )
+    loads = np.where(inner, inner_loads, outer_loads)
+    return loads, rows_moved * k_elems
+
+
+@dataclass(frozen=True)
+class ChipTraffic:
+    """Chip-wide GM traffic of a kernel and the bandwidth share each core gets."""
+
+    read_bytes: float
+    write_bytes: float
+    unique_bytes: float
+    hbm_bytes: float
+    working_set_bytes: float
+    cap_bytes_per_cycle: float
+
+
+def chip_bandwidth_cap(
+    read_bytes: Any,
+    write_bytes: Any,
+    unique_bytes: Any,
+    working_set_bytes: Any,
+    active_cores: Any,
+    preset: HardwarePreset,
+) -> tuple[Any, Any]:
+    """Per-core share of the chip's L2/HBM bandwidth, in bytes per cycle.
+
+    All GM traffic passes through L2 (ascend-notes.md §2.3). Data that the cores touch at the same
+    time (the working set) stays in L2 if it fits; then HBM only sees each byte once. Otherwise
+    the reloads miss in proportion to how much of the working set L2 cannot hold. The chip moves
+    the traffic no faster than both the L2 and the HBM bandwidth allow; that rate, shared evenly
+    by the active cores, caps each core's transfers.
+
+    Returns:
+        (cap_bytes_per_cycle, hbm_bytes).
+    """
+    total = read_bytes + write_bytes
+    miss = np.clip(1.0 - preset.l2_bytes / np.maximum(working_set_bytes, 1.0), 0.0, 1.0)
+    hbm = unique_bytes + np.maximum(total - unique_bytes, 0.0) * miss
+    chip_cycles = np.maximum(total / preset.l2_bytes_per_cycle, hbm / preset.hbm_bytes_per_cycle)
+    chip_rate = total / np.maximum(chip_cycles, 1e-9)
+    return chip_rate / np.maximum(active_cores, 1), hbm
+
+
+def reuse_working_set(
+    m: Any,
+    n: Any,
+    k: Any,
+    single_m: Any,
+    single_n: Any,
+    group_m: Any,
+    group_n: Any,
+    order: Any,
+    in_bytes: float,
+) -> Any:
+    """Bytes the cores touch between two uses of the same data (what L2 must hold to hit).
+
+    The inner operand (A when iterateOrder is 0) is walked end to end before any of it is used
+    again, so all cores' slices of it must stay in L2; of the outer operand only the current
+    group panel of each core is live.
+    """
+    m_cores = ceil_div(m, single_m)
+    n_cores = ceil_div(n, single_n)
+    a_inner = m_cores * np.minimum(single_m, m) + n_cores * group_n
+    b_inner = n_cores * np.minimum(single_n, n) + m_cores * group_m
+    return np.where(order == 0, a_inner, b_inner) * k * in_bytes
+
+
+def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> ChipTraffic:
+    """Chip-wide traffic of the kernel (scalar version of the estimator's computation)."""
+    in_b = bits(problem.dtype) / 8.0
+    out_b = bits(problem.c_dtype) / 8.0
+    c0 = c0_elements(problem.dtype)
+    read = 0.0
+    active = 0
+    for shape in core_shapes(problem, t):
+        m_iter = ceil_div(shape.rows, t.baseM)
+        n_iter = ceil_div(shape.cols, t.baseN)
+        _, a_el = operand_traffic(
+            shape.rows, t.baseM, t.stepM, problem.k, t.baseK, t.stepKa,
+            slots(t.depthA1, t.stepM, t.stepKa), n_iter, t.iterateOrder == 0, c0,
+        )  # fmt: skip
+        _, b_el = operand_traffic(
+            shape.cols, t.baseN, t.stepN, problem.k, t.baseK, t.stepKb,
+            slots(t.depthB1, t.stepN, t.stepKb), m_iter, t.iterateOrder == 1, c0,
+        )  # fmt: skip
+        bias = problem.bias * m_iter * n_iter * t.baseN * bits(problem.bias_type) / 8.0
+        read += shape.cores * (float(a_el + b_el) * in_b + bias)
+        active += shape.cores
+    write = problem.m * problem.n * out_b
+    unique = (problem.m + problem.n) * problem.k * in_b + write
+    working = reuse_working_set(problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN,
+                                t.baseM * t.stepM, t.baseN * t.stepN, t.iterateOrder, in_b)  # fmt: skip
+    cap, hbm = chip_bandwidth_cap(read, write, unique, working, active, preset)
+    return ChipTraffic(read, write, unique, float(hbm), working, float(cap))

@@ -1,0 +1,303 @@
+"""The reference model: a discrete-event simulation of the Matmul kernel on the AI Core.
+
+Each pipe (MTE2, MTE1, M, FIX, and V / MTE3 on chips that stage through UB) is an in-order queue
+(seed 004). Instructions are issued in program order; an instruction starts when its pipe is free
+and every flag it waits on has been set (seed 004's events), and holds its pipe for its cost
+(:mod:`simcore.costs`). The flags are the buffer hand-offs of the Matmul:
+
+* an L1 chunk copy waits for its slot: the last MTE1 read of the chunk it replaces (depthA1 /
+  depthB1 give one or two slots per operand);
+* MTE1 into L0A/L0B waits for the chunk to arrive and for its L0 slot: the MMAD that used the slot
+  ``dbL0A`` (``dbL0B``) steps earlier;
+* the first MMAD of a block waits for its L0C slot: the drain ``dbL0C`` blocks earlier;
+* the drain of a block (FixPipe, or L0C->UB by V then UB->GM by MTE3) waits for its last MMAD.
+
+Because every flag points at an instruction issued earlier, one pass in program order computes the
+exact as-soon-as-possible schedule of the in-order queues. Cores with the same share of C behave
+identically, so each distinct core shape is simulated once; the slowest sets the kernel time.
+The bounds of seed 003 come along: the sequential time (sum of all work on a core) and the
+resource bound (its busiest pipe); the makespan lies between them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simcore.costs import Costs, ceil_div
+from simcore.hardware import HardwarePreset
+from simcore.kernel import CoreShape, chip_traffic, core_shapes, slots
+from simcore.problem import Problem
+from simcore.tiling import TCubeTiling
+
+PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+_P = {name: i for i, name in enumerate(PIPES)}
+
+#: Instruction kinds (the timeline colours them).
+KINDS: tuple[str, ...] = (
+    "load_a",
+    "load_b",
+    "load_bias",
+    "nd2nz_a",
+    "nd2nz_b",
+    "ub_to_l1_a",
+    "ub_to_l1_b",
+    "l0a",
+    "l0b",
+    "mmad",
+    "fixpipe",
+    "l0c_to_ub",
+    "ub_to_gm",
+)
+_K = {name: i for i, name in enumerate(KINDS)}
+
+
+@dataclass
+class CoreResult:
+    """The schedule of one core shape."""
+
+    shape: CoreShape
+    makespan_cycles: float
+    busy_cycles: dict[str, float]
+    sequential_cycles: float
+    instructions: int
+    # Per instruction: pipe index, kind index, start and end cycle, block index.
+    pipe: np.ndarray = field(repr=False)
+    kind: np.ndarray = field(repr=False)
+    start: np.ndarray = field(repr=False)
+    end: np.ndarray = field(repr=False)
+    block: np.ndarray = field(repr=False)
+
+
+@dataclass
+class SimResult:
+    """Simulated kernel time and per-pipe figures of the slowest core."""
+
+    cycles: float
+    time_us: float
+    launch_overhead_us: float
+    busy_cycles: dict[str, float]
+    sequential_cycles: float
+    resource_cycles: float
+    slowest: CoreResult
+    cores: list[CoreResult]
+    cap_bytes_per_cycle: float
+    read_bytes: float
+    write_bytes: float
+    hbm_bytes: float
+
+
+class _Chunks:
+    """FIFO L1 residency of one operand's chunks: key -> (ready cycle, last read cycle)."""
+
+    def __init__(self, n_slots: int) -> None:
+        self.n_slots = n_slots
+        self.order: deque[tuple[int, int]] = deque()
+        self.ready: dict[tuple[int, int], float] = {}
+        self.last_read: dict[tuple[int, int], float] = {}
+
+    def slot_free_at(self) -> float:
+        """Cycle at which the slot the next load will use is free."""
+        if len(self.order) < self.n_slots:
+            return 0.0
+        return self.last_read[self.order[0]]
+
+    def insert(self, key: tuple[int, int], ready: float) -> None:
+        if len(self.order) >= self.n_slots:
+            old = self.order.popleft()
+            del self.ready[old]
+            del self.last_read[old]
+        self.order.append(key)
+        self.ready[key] = ready
+        self.last_read[key] = ready
+
+
+def simulate_core(
+    problem: Problem,
+    t: TCubeTiling,
+    preset: HardwarePreset,
+    shape: CoreShape,
+    cap_bpc: float,
+    costs: Costs | None = None,
+) -> CoreResult:
+    """Plays one core's share of the kernel and returns its schedule."""
+    c = costs or Costs(problem, preset)
+    k = problem.k
+    rows_total, cols_total = shape.rows, shape.cols
+    m_iter = ceil_div(rows_total, t.baseM)
+    n_iter = ceil_div(cols_total, t.baseN)
+    k_iter = ceil_div(k, t.baseK)
+    a_chunks = _Chunks(int(slots(t.depthA1, t.stepM, t.stepKa)))
+    b_chunks = _Chunks(int(slots(t.depthB1, t.stepN, t.stepKb)))
+    fixpipe = preset.has_fixpipe
+
+    # Instruction log (appended in program order).
+    log_pipe: list[int] = []
+    log_kind: list[int] = []
+    log_start: list[float] = []
+    log_end: list[float] = []
+    log_block: list[int] = []
+    free = [0.0] * len(PIPES)
+    busy = [0.0] * len(PIPES)
+
+    def run(pipe: int, kind: int, ready: float, dur: float, blk: int) -> float:
+        start = free[pipe] if free[pipe] > ready else ready
+        end = start + dur
+        free[pipe] = end
+        busy[pipe] += dur
+        log_pipe.append(pipe)
+        log_kind.append(kind)
+        log_start.append(start)
+        log_end.append(end)
+        log_block.append(blk)
+        return end
+
+    mte2, mte1, mcube, fix, vec, mte3 = (_P[p] for p in PIPES)
+    # UB staging of the ND->NZ path: one source and one transposed half (UB >= 2 x transLength),
+    # so a GM->UB copy waits for the previous reorder and a reorder for the previous UB->L1.
+    ub_src_free = 0.0
+    ub_dst_free = 0.0
+    c_ub_free = 0.0
+
+    def load_chunk(
+        chunks: _Chunks, key: tuple[int, int], rows: int, kk: int, is_a: bool, blk: int
+    ) -> None:
+        nonlocal ub_src_free, ub_dst_free
+        nbytes = float(c.l1_tile_bytes(rows, kk))
+        slot_free = chunks.slot_free_at()
+        via_ub = c.a_via_ub if is_a else c.b_via_ub
+        if not via_ub:
+            dur = float(
+                c.a_load_cycles(nbytes, cap_bpc) if is_a else c.b_load_cycles(nbytes, cap_bpc)
+            )
+            end = run(mte2, _K["load_a" if is_a else "load_b"], slot_free, dur, blk)
+        else:
+            eff = c.a_eff if is_a else c.b_eff
+            e1 = run(mte2, _K["load_a" if is_a else "load_b"], ub_src_free,
+                     float(c.gm_to_ub_cycles(nbytes, eff, cap_bpc)), blk)  # fmt: skip
+            e2 = run(vec, _K["nd2nz_a" if is_a else "nd2nz_b"], max(e1, ub_dst_free),
+                     float(c.nd2nz_vector_cycles(nbytes)), blk)  # fmt: skip
+            ub_src_free = e2
+            end = run(mte3, _K["ub_to_l1_a" if is_a else "ub_to_l1_b"], max(e2, slot_free),
+                      float(c.ub_to_l1_cycles(nbytes)), blk)  # fmt: skip
+            ub_dst_free = end
+        chunks.insert(key, end)
+
+    if t.iterateOrder == 0:
+        blocks = [(mi, ni) for ni in range(n_iter) for mi in range(m_iter)]
+    else:
+        blocks = [(mi, ni) for mi in range(m_iter) for ni in range(n_iter)]
+
+    chunk_k_a = t.stepKa * t.baseK
+    chunk_k_b = t.stepKb * t.baseK
+    grp_a = t.stepM * t.baseM
+    grp_b = t.stepN * t.baseN
+    mmad_end: deque[float] = deque(maxlen=max(t.dbL0A, t.dbL0B, 1))
+    drain_end: deque[float] = deque(maxlen=max(t.dbL0C, 1))
+    step_cache: dict[tuple[int, int, int], tuple[float, float, float]] = {}
+    prev_n = -1
+
+    for b, (mi, ni) in enumerate(blocks):
+        rows = min(t.baseM, rows_total - mi * t.baseM)
+        cols = min(t.baseN, cols_total - ni * t.baseN)
+        ga = mi // t.stepM
+        gb = ni // t.stepN
+        rows_a = min(grp_a, rows_total - ga * grp_a)
+        rows_b = min(grp_b, cols_total - gb * grp_b)
+        if problem.bias and ni != prev_n:
+            run(mte2, _K["load_bias"], 0.0, float(c.bias_load_cycles(cols, cap_bpc)), b)
+        prev_n = ni
+        last_mmad = 0.0
+        for s in range(k_iter):
+            kk = min(t.baseK, k - s * t.baseK)
+            ka = s // t.stepKa
+            key_a = (ga, ka)
+            if key_a not in a_chunks.ready:
+                load_chunk(a_chunks, key_a, rows_a, min(chunk_k_a, k - ka * chunk_k_a), True, b)
+            kb = s // t.stepKb
+            key_b = (gb, kb)
+            if key_b not in b_chunks.ready:
+                load_chunk(b_chunks, key_b, rows_b, min(chunk_k_b, k - kb * chunk_k_b), False, b)
+            sk = (rows, cols, kk)
+            durs = step_cache.get(sk)
+            if durs is None:
+                durs = (
+                    float(c.la_cycles(rows, kk)),
+                    float(c.lb_cycles(cols, kk)),
+                    float(c.mmad_cycles(rows, cols, kk)),
+                )
+                step_cache[sk] = durs
+            la, lb, mm = durs
+            # L0A slot: freed by the MMAD dbL0A steps back.
+            l0a_free = mmad_end[-t.dbL0A] if len(mmad_end) >= t.dbL0A else 0.0
+            l0b_free = mmad_end[-t.dbL0B] if len(mmad_end) >= t.dbL0B else 0.0
+            ea = run(mte1, _K["l0a"], max(a_chunks.ready[key_a], l0a_free), la, b)
+            a_chunks.last_read[key_a] = ea
+            eb = run(mte1, _K["l0b"], max(b_chunks.ready[key_b], l0b_free), lb, b)
+            b_chunks.last_read[key_b] = eb
+            ready = ea if ea > eb else eb
+            if s == 0 and len(drain_end) >= t.dbL0C:
+                ready = max(ready, drain_end[-t.dbL0C])
+            last_mmad = run(mcube, _K["mmad"], ready, mm, b)
+            mmad_end.append(last_mmad)
+        if fixpipe:
+            drained = run(
+                fix, _K["fixpipe"], last_mmad, float(c.fix_cycles(rows, cols, cap_bpc)), b
+            )
+        else:
+            # L0C -> UB (vector) frees the L0C slot; UB -> GM (MTE3) frees the UB staging.
+            drained = run(vec, _K["l0c_to_ub"], max(last_mmad, c_ub_free),
+                          float(c.c_to_ub_cycles(rows, cols)), b)  # fmt: skip
+            c_ub_free = run(mte3, _K["ub_to_gm"], drained,
+                            float(c.c_ub_to_gm_cycles(rows, cols, cap_bpc)), b)  # fmt: skip
+        drain_end.append(drained)
+
+    end = np.asarray(log_end)
+    makespan = float(end.max()) if len(end) else 0.0
+    return CoreResult(
+        shape=shape,
+        makespan_cycles=makespan,
+        busy_cycles={p: busy[i] for i, p in enumerate(PIPES)},
+        sequential_cycles=float(sum(busy)),
+        instructions=len(log_end),
+        pipe=np.asarray(log_pipe, dtype=np.int8),
+        kind=np.asarray(log_kind, dtype=np.int8),
+        start=np.asarray(log_start),
+        end=end,
+        block=np.asarray(log_block, dtype=np.int32),
+    )
+
+
+def simulate(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> SimResult:
+    """Simulates the whole kernel: every distinct core shape, the slowest sets the time.
+
+    The tiling must be legal (see :func:`simcore.legality.check_tiling`); an illegal one may
+    give a meaningless schedule.
+    """
+    traffic = chip_traffic(problem, t, preset)
+    costs = Costs(problem, preset)
+    cores = [
+        simulate_core(problem, t, preset, s, traffic.cap_bytes_per_cycle, costs)
+        for s in core_shapes(problem, t)
+    ]
+    slowest = max(cores, key=lambda r: r.makespan_cycles)
+    launch_cycles = preset.launch_overhead_us * preset.clock_mhz
+    cycles = slowest.makespan_cycles + launch_cycles
+    resource = max(max(r.busy_cycles.values()) for r in cores) + launch_cycles
+    sequential = max(r.sequential_cycles for r in cores) + launch_cycles
+    return SimResult(
+        cycles=cycles,
+        time_us=cycles / preset.clock_mhz,
+        launch_overhead_us=preset.launch_overhead_us,
+        busy_cycles=slowest.busy_cycles,
+        sequential_cycles=sequential,
+        resource_cycles=resource,
+        slowest=slowest,
+        cores=cores,
+        cap_bytes_per_cycle=traffic.cap_bytes_per_cycle,
+        read_bytes=traffic.read_bytes,
+        write_bytes=traffic.write_bytes,
+        hbm_bytes=traffic.hbm_bytes,
+    )

@@ -245,16 +245,20 @@ def estimate_arrays(
     )
     cap, hbm = chip_bandwidth_cap(read, write, unique, working, m_cores * n_cores, preset)
 
-    worst = None
+    worst: dict[str, Any] | None = None
     for rows, cols, count in shapes:
         res = _core(c, problem, f, rows, cols, cap)
         span = np.where(count > 0, res["makespan"], -1.0)
         seq = sum(res["busy"][p] for p in PIPE_NAMES)
         rb = np.max(np.stack([np.broadcast_to(res["busy"][p], span.shape) for p in PIPE_NAMES]), 0)
         if worst is None:
-            worst = {"span": span, "seq": np.where(count > 0, seq, 0.0),
-                     "res": np.where(count > 0, rb, 0.0),
-                     "busy": {p: np.broadcast_to(res["busy"][p], span.shape) for p in PIPE_NAMES}}  # fmt: skip
+            busy0 = {p: np.broadcast_to(res["busy"][p], span.shape) for p in PIPE_NAMES}
+            worst = {
+                "span": span,
+                "seq": np.where(count > 0, seq, 0.0),
+                "res": np.where(count > 0, rb, 0.0),
+                "busy": busy0,
+            }
         else:
             better = span > worst["span"]
             worst["span"] = np.where(better, span, worst["span"])

@@ -211,7 +211,9 @@ def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> Ch
         active += shape.cores
     write = problem.m * problem.n * out_b
     unique = (problem.m + problem.n) * problem.k * in_b + write
-    working = reuse_working_set(problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN,
-                                t.baseM * t.stepM, t.baseN * t.stepN, t.iterateOrder, in_b)  # fmt: skip
+    working = reuse_working_set(
+        problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN,
+        t.baseM * t.stepM, t.baseN * t.stepN, t.iterateOrder, in_b,
+    )  # fmt: skip
     cap, hbm = chip_bandwidth_cap(read, write, unique, working, active, preset)
     return ChipTraffic(read, write, unique, float(hbm), working, float(cap))

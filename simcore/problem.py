@@ -52,7 +52,8 @@ class Problem(BaseModel):
 
     Missing optional keys take these defaults: ``soc`` Ascend910B2, ``dtype`` fp16, ``out_dtype``
     the input dtype (fp32 for hf32, fp16 for int8/int4), formats ND, no transposes, no bias,
-    ``bias_dtype`` fp32 (int32 for integer inputs), ``template`` norm.
+    ``bias_dtype`` fp32 (int32 for integer inputs), ``template`` norm, ``intrinsics_check`` false
+    (ND rows longer than 65535 elements are then illegal, as seed 002 table 1 says).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -71,6 +72,10 @@ class Problem(BaseModel):
     bias: bool = Field(default=False, strict=True)
     bias_dtype: DType | None = None
     template: Template = Template.NORM
+    #: The kernel's MatmulConfig.intrinsicsCheck: lets ND rows exceed 65535 elements (the GM->L1
+    #: copy then goes row by row). ascend-notes.md §1.9; CANN's own tilings rely on it for
+    #: N = 128256 (cann_default_tilings.csv).
+    intrinsics_check: bool = Field(default=False, strict=True)
 
     @model_validator(mode="after")
     def _fill_and_check_dtypes(self) -> Problem:

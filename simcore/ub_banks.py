@@ -18,7 +18,7 @@ Conflicts of one repeat (seed 000, the three kinds). A repeat moves 8 blocks per
 (seed 001): the write port writes the 8 ``dst`` blocks, one read port reads the 8 ``src0`` blocks
 and, for a two-input instruction, a second read port reads the 8 ``src1`` blocks.
 
-* ``write_write``: more than one ``dst`` block of the repeat in one bank group (tables 2).
+* ``write_write``: more than one ``dst`` block of the repeat in one bank group (table 2).
 * ``read_read``: more than one block of one source in one bank group (table 4), or, for a
   two-source instruction, ``src0`` block ``j`` and ``src1`` block ``j`` in the same bank group
   (table 3).
@@ -143,7 +143,8 @@ class BufferLayout:
         offsets: Start offset of each buffer, in the order given.
         total_bytes: Bytes used, from offset 0 to the end of the last buffer.
         fits: Whether ``total_bytes`` fits the preset's UB.
-        padded: Indices of the buffers moved 32 B to leave the previous one's bank group.
+        padded: Indices of the buffers moved (by multiples of 32 B) out of an earlier buffer's
+            bank group.
     """
 
     offsets: list[int]
@@ -290,7 +291,8 @@ def find_conflicts(blocks: Sequence[BlockAccess]) -> tuple[Conflict, ...]:
         if src0[j].bank_group == src1[j].bank_group:
             conflicts.append(Conflict("read_read", ("src0", "src1"), (("src0", j), ("src1", j))))
     dst = {b.index: b for b in ports.get("dst", [])}
-    for operand, reads in (("src0", src0), ("src1", src1)):
+    readers: tuple[tuple[Operand, dict[int, BlockAccess]], ...] = (("src0", src0), ("src1", src1))
+    for operand, reads in readers:
         for j in sorted(reads.keys() & dst.keys()):
             if reads[j].bank == dst[j].bank:
                 conflicts.append(
@@ -380,13 +382,16 @@ def place_buffers(
 
     Seed 000's fix: two input vectors of one instruction must not start in the same bank group,
     so allocate 32 B more and shift the second one (``z = x + y`` with 8 KiB ``x`` at 0 puts ``y``
-    at 8 KiB + 32 B, not 8 KiB). Only consecutive buffers are compared: one 32 B pad always moves
-    a buffer out of its predecessor's group, and a buffer two places back is not shifted.
+    at 8 KiB + 32 B, not 8 KiB). A buffer is shifted by 32 B steps until its start leaves the bank
+    group of its predecessor (one step always suffices) and, while the UB has groups to spare
+    (at most 16 buffers), of every earlier buffer too: with ``src0, src1, dst`` laid out in that
+    order, ``dst`` must also leave ``src0``'s group, or each lane of a contiguous instruction would
+    read and write one bank (seed 000 table 1).
 
     Args:
         sizes_bytes: Size of each buffer in bytes (each at least 1); rounded up to 32 B.
         preset: The chip (UB size, bank groups).
-        pad_conflicts: Insert the 32 B pads; False lays the buffers out with no pad.
+        pad_conflicts: Insert the pads; False lays the buffers out back to back with no pad.
 
     Returns:
         The offsets, the bytes used, whether they fit the UB, and which buffers were padded.
@@ -408,13 +413,17 @@ def place_buffers(
                 1,
             )
         start = -(-end // align) * align
-        if (
-            pad_conflicts
-            and offsets
-            and bank_group_of(start, preset) == bank_group_of(offsets[-1], preset)
-        ):
-            start += align
-            padded.append(i)
+        if pad_conflicts and offsets:
+            taken = {bank_group_of(o, preset) for o in offsets}
+            if len(taken) >= preset.ub_bank_groups:
+                # Every group already starts a buffer: only leave the predecessor's.
+                taken = {bank_group_of(offsets[-1], preset)}
+            shifted = start
+            while bank_group_of(shifted, preset) in taken:
+                shifted += align
+            if shifted != start:
+                padded.append(i)
+            start = shifted
         offsets.append(start)
         end = start + -(-size // align) * align
     return BufferLayout(offsets, end, end <= preset.ub_bytes, padded)

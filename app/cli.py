@@ -1,0 +1,116 @@
+"""The ``tiler`` command line: the same core as the HTTP service, for build systems and people.
+
+Commands that take ``--jsonl FILE`` (``-`` for standard input) read one JSON request per line and
+print one JSON object per line, in order. A line that cannot be processed prints an ``error``
+object (field, rule, message) and the rest go on; the exit status is 1 when any line failed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from app.jsonl import process_lines
+from simcore.evaluate import evaluate, parse_request, validate
+from simcore.hardware import list_socs, load_preset
+from simcore.version import MODEL_VERSION
+
+cli = typer.Typer(
+    name="tiler",
+    help="Autotuning of Ascend C Matmul TCubeTiling: validate, evaluate, tune, serve.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+JsonlOption = Annotated[
+    Path,
+    typer.Option("--jsonl", help="File with one JSON request per line ('-' for stdin)."),
+]
+
+
+def _lines(path: Path) -> list[str]:
+    if str(path) == "-":
+        return sys.stdin.read().splitlines()
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        msg = f"cannot read {path}: {exc.strerror}"
+        raise typer.BadParameter(msg, param_hint="--jsonl") from exc
+
+
+def _run(path: Path, handle: Any) -> None:
+    failed = False
+    for obj, ok in process_lines(_lines(path), handle):
+        failed |= not ok
+        sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    raise typer.Exit(1 if failed else 0)
+
+
+@cli.command("validate")
+def validate_cmd(jsonl: JsonlOption) -> None:
+    """Check tilings: {"problem", "tiling"} per line -> {"valid", "violations", "warnings"}."""
+
+    def handle(data: Any) -> dict[str, Any]:
+        problem, tiling, preset = parse_request(data)
+        return validate(problem, tiling, preset)
+
+    _run(jsonl, handle)
+
+
+@cli.command("evaluate")
+def evaluate_cmd(jsonl: JsonlOption) -> None:
+    """Predict tilings: like validate, plus an "estimate" (time_us, tflops, bottleneck, bounds)."""
+
+    def handle(data: Any) -> dict[str, Any]:
+        problem, tiling, preset = parse_request(data)
+        return evaluate(problem, tiling, preset)
+
+    _run(jsonl, handle)
+
+
+@cli.command("presets")
+def presets_cmd(
+    soc: Annotated[str | None, typer.Argument(help="Show one preset with sources.")] = None,
+) -> None:
+    """List the hardware presets with their digests, or show one with the source of each value."""
+    if soc is None:
+        for name in list_socs():
+            p = load_preset(name)
+            typer.echo(f"{name}\t{p.cube_core_count} cores\t{p.clock_mhz:.0f} MHz\t{p.digest[:16]}")
+        return
+    p = load_preset(soc)
+    values = p.model_dump(mode="json")
+    out = {"soc": p.soc, "digest": p.digest, "values": values, "sources": p.sources}
+    typer.echo(json.dumps(out, indent=2))
+
+
+@cli.command("version")
+def version_cmd() -> None:
+    """Print the model version (cached answers are keyed by it)."""
+    typer.echo(MODEL_VERSION)
+
+
+@cli.command("serve")
+def serve_cmd(
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+) -> None:
+    """Run the HTTP service (SQLite in the data directory by default)."""
+    import uvicorn
+
+    base = f"http://{host}:{port}"
+    typer.echo(f"tiler service: {base}/docs (Swagger UI), {base}/healthz")
+    uvicorn.run("app.main:app", host=host, port=port, log_level="info")
+
+
+def main() -> None:
+    """Entry point of the ``tiler`` console script."""
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Speed of the model, as ratios against numpy baselines measured in the same run.
+
+* Estimator throughput: candidate tilings scored per second on one core (target >= 1,000,000),
+  beside numpy's own rate for a dot product over arrays of the same length (a floor for any
+  vectorized computation on this machine).
+* Simulator: one 8192^3 fp16 tiling on 910B2 (CANN's own) in milliseconds (target <= 50 ms),
+  beside the time numpy takes to sort an array of as many floats as the schedule has instructions.
+
+    uv run python benchmarks/model_speed.py
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+
+from simcore.estimator import ESTIMATOR_FIELDS, estimate_arrays
+from simcore.footprints import complete_tiling
+from simcore.hardware import load_preset
+from simcore.problem import Problem
+from simcore.random_tilings import random_tiling
+from simcore.simulator import simulate
+
+
+def best_of(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> int:
+    preset = load_preset("Ascend910B2")
+    problem = Problem(m=4096, n=4096, k=4096)
+    rng = np.random.default_rng(0)
+    pool = [random_tiling(problem, preset, rng) for _ in range(2000)]
+    n = 1_000_000
+    idx = rng.integers(0, len(pool), n)
+    fields = {
+        f: np.array([getattr(t, f) for t in pool], dtype=np.int64)[idx] for f in ESTIMATOR_FIELDS
+    }
+    est_s = best_of(lambda: estimate_arrays(problem, preset, fields), 3)
+    a = rng.random(n)
+    b = rng.random(n)
+    dot_s = best_of(lambda: np.dot(a, b), 20)
+    print(
+        f"estimator: {n / est_s:,.0f} candidates/s ({est_s * 1e3:.1f} ms for {n:,}); "
+        f"numpy dot over {n:,} floats: {dot_s * 1e3:.3f} ms; ratio {est_s / dot_s:.0f}x"
+    )
+
+    big = Problem(m=8192, n=8192, k=8192)
+    spec = {"usedCoreNum": 24, "singleCoreM": 1024, "singleCoreN": 2816, "baseM": 128,
+            "baseN": 256, "baseK": 64, "depthA1": 16, "depthB1": 8, "stepM": 1, "stepN": 1,
+            "stepKa": 8, "stepKb": 4}  # fmt: skip
+    tiling = complete_tiling(spec, big, preset)
+    sim_s = best_of(lambda: simulate(big, tiling, preset), 5)
+    count = simulate(big, tiling, preset).slowest.instructions
+    arr = rng.random(count)
+    sort_s = best_of(lambda: np.sort(arr), 20)
+    print(f"simulator 8192^3 fp16 910B2: {sim_s * 1e3:.1f} ms ({count:,} instructions on the "
+          f"slowest core; {count / sim_s:,.0f} instructions/s); numpy sort of {count:,} floats: "
+          f"{sort_s * 1e3:.3f} ms; ratio {sim_s / sort_s:.0f}x")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,118 @@
+"""Validate and evaluate a (problem, tiling) pair.
+
+This is the behaviour behind ``tiler validate`` and ``tiler evaluate`` and their HTTP twins.
+
+The answer dicts are the CLI contract: ``{"valid", "violations", "warnings"}`` and, for evaluate,
+an ``"estimate"`` with ``time_us``, ``tflops``, ``bottleneck``, ``sequential_bound_us``,
+``resource_bound_us``, ``simulated`` and the per-pipe figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simcore.costs import ceil_div
+from simcore.estimator import estimate_one
+from simcore.footprints import complete_tiling
+from simcore.hardware import HardwarePreset, load_preset
+from simcore.legality import check_tiling
+from simcore.problem import Problem, check_supported, parse_problem
+from simcore.roofline import roofline
+from simcore.simulator import PIPES, simulate
+from simcore.tiling import TCubeTiling
+from simcore.version import MODEL_VERSION
+
+#: Above this many simulated instructions evaluate falls back to the estimator (simulated=false).
+MAX_SIMULATED_INSTRUCTIONS = 3_000_000
+
+
+def parse_request(data: Any) -> tuple[Problem, TCubeTiling, HardwarePreset]:
+    """Parses ``{"problem": {...}, "tiling": {...}}`` into checked objects.
+
+    Raises:
+        InputError: A key is unknown or missing, a value has the wrong type or range, or the chip
+            cannot run the problem.
+        UnknownSocError: The problem names no known SoC.
+    """
+    from simcore.errors import InputError
+
+    if not isinstance(data, dict):
+        raise InputError("request", "type", "request must be a JSON object", type(data).__name__)
+    extra = set(data) - {"problem", "tiling"}
+    if extra:
+        key = sorted(extra)[0]
+        raise InputError(key, "unknown_field", f"unknown key {key!r}", key, "problem, tiling")
+    if "problem" not in data:
+        raise InputError("problem", "required", "problem is required")
+    if "tiling" not in data:
+        raise InputError("tiling", "required", "tiling is required")
+    problem = parse_problem(data["problem"])
+    preset = load_preset(problem.soc)
+    check_supported(problem, preset)
+    tiling = complete_tiling(data["tiling"], problem, preset)
+    return problem, tiling, preset
+
+
+def validate(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) -> dict[str, Any]:
+    """Returns the legality report of a tiling as the CLI prints it."""
+    return check_tiling(problem, tiling, preset).to_dict()
+
+
+def instruction_count(problem: Problem, t: TCubeTiling) -> int:
+    """An upper estimate of the instructions one core issues (to bound simulation cost)."""
+    blocks = ceil_div(t.singleCoreM, t.baseM) * ceil_div(t.singleCoreN, t.baseN)
+    return int(blocks * (3 * ceil_div(problem.k, t.baseK) + 4))
+
+
+def estimate_dict(
+    problem: Problem, tiling: TCubeTiling, preset: HardwarePreset, simulate_if_cheap: bool = True
+) -> dict[str, Any]:
+    """Predicts a legal tiling's time with the simulator (or the estimator when too long).
+
+    Returns:
+        The ``estimate`` object of the CLI contract.
+    """
+    est = estimate_one(problem, tiling, preset)
+    roof = roofline(problem, preset)
+    cheap = instruction_count(problem, tiling) <= MAX_SIMULATED_INSTRUCTIONS
+    simulated = simulate_if_cheap and cheap
+    if simulated:
+        sim = simulate(problem, tiling, preset)
+        time_us = sim.time_us
+        busy = sim.busy_cycles
+        seq_us = sim.sequential_cycles / preset.clock_mhz
+        res_us = sim.resource_cycles / preset.clock_mhz
+        core_cycles = sim.slowest.makespan_cycles
+    else:
+        time_us = est["time_us"]
+        busy = {p: est[f"busy_{p}"] for p in PIPES}
+        seq_us = est["sequential_cycles"] / preset.clock_mhz
+        res_us = est["resource_cycles"] / preset.clock_mhz
+        core_cycles = est["core_cycles"]
+    bottleneck = max(busy, key=lambda p: busy[p])
+    util = {p: (busy[p] / core_cycles if core_cycles else 0.0) for p in PIPES if busy[p] > 0}
+    return {
+        "time_us": time_us,
+        "tflops": problem.flops / time_us / 1e6,
+        "bottleneck": bottleneck,
+        "sequential_bound_us": seq_us,
+        "resource_bound_us": res_us,
+        "simulated": simulated,
+        "estimator_time_us": est["time_us"],
+        "launch_overhead_us": preset.launch_overhead_us,
+        "pipe_busy_us": {p: busy[p] / preset.clock_mhz for p in PIPES if busy[p] > 0},
+        "pipe_utilization": util,
+        "gm_read_bytes": est["read_bytes"],
+        "hbm_bytes": est["hbm_bytes"],
+        "roofline": roof.to_dict(),
+        "model_version": MODEL_VERSION,
+        "preset_digest": preset.digest,
+    }
+
+
+def evaluate(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) -> dict[str, Any]:
+    """Validates and, when legal, predicts a tiling (the ``tiler evaluate`` answer)."""
+    out = validate(problem, tiling, preset)
+    if out["valid"]:
+        out["estimate"] = estimate_dict(problem, tiling, preset)
+    return out

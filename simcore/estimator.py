@@ -9,10 +9,15 @@ instead of playing every instruction it composes per-step and per-block periods:
   every step is ``mmad + l0a + l0b``; with only dbL0B = 1, ``max(mmad, l0a) + l0b``.
 * Block period: the K steps plus, with dbL0C = 1, the drain that the next block's first MMAD
   waits for; with dbL0C = 2 the drain overlaps and only matters when it is longer.
-* L1: an operand with a single chunk slot exposes each of its copies to the chain; with two
-  slots copies overlap the compute and only their total bounds the time.
-* Makespan of a core = the longest of the compute chain and the MTE2 / drain totals, plus the
-  start-up (first copies and loads) and wind-down (last step and drain) around it.
+* Chunk copies: a copy waits for the last read of the chunk ``slots`` loads back. A stall is
+  what the copy's slot-waiting leg (MTE2, or MTE3 on the UB path) plus the first reads exceeds
+  the lead the step chain already gives; copies of B queued behind an A copy add to it; operands
+  whose K chunks fill their slots exactly reload in a burst at each group change.
+* No FixPipe: the drain's V and MTE3 legs precede the next block's copies in those queues, so
+  step-0 copies start after the drain.
+* Makespan of the largest core = the longest of the compute chain (start-up, step periods,
+  stalls, last drain), the MTE2 path (all copies plus what follows the last), the drain path
+  and the V / MTE3 totals, clipped to [busiest pipe, sum of all work].
 
 Inputs are numpy arrays of struct fields (one entry per candidate); the problem and chip are
 scalars. Throughput is millions of candidates per second on one core.
@@ -40,11 +45,29 @@ ESTIMATOR_FIELDS: tuple[str, ...] = (
 PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 
 
-def _step_period(la: Any, lb: Any, mm: Any, db_a: Any, db_b: Any) -> Any:
+def _step_chain(la: Any, lb: Any, mm: Any, a1: Any, b1: Any) -> tuple[Any, Any, Any]:
+    """Steady K-step period and the leads of the A / B reads ahead of their MMAD.
+
+    ``a1`` / ``b1`` say dbL0A / dbL0B is 1. With both L0 buffers doubled the loads of the next
+    step overlap the MMAD, ``max(mm, la + lb)``; a single L0A slot chains every step
+    ``la + lb + mm``; a single L0B slot ``max(mm, la) + lb``. The leads (MMAD start minus the end of
+    the step's A / B read, in steady state) set how much of a stalled chunk copy the chain
+    absorbs.
+    """
     both = np.maximum(mm, la + lb)
-    only_b_single = np.maximum(mm, la) + lb
-    a_single = mm + la + lb
-    return np.where(db_a == 1, a_single, np.where(db_b == 1, only_b_single, both))
+    per = np.where(a1, la + lb + mm, np.where(b1, np.maximum(mm, la) + lb, both))
+    lead_a = np.where(a1, lb, per - la)
+    lead_b = np.where(a1 | b1, 0.0, per - la - lb)
+    return per, lead_a, lead_b
+
+
+def _period(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> Any:
+    """The steady K-step period of :func:`_step_chain` in one fused expression.
+
+    ``max(mm + wa*la + wb*lb, la + lb)`` with ``wa`` = (dbL0A == 1) and ``wb`` = (dbL0A == 1 or
+    dbL0B == 1) gives the three cases without selecting between three full arrays.
+    """
+    return np.maximum(mm + wa * la + wb * lb, la + lb)
 
 
 def _core(
@@ -54,27 +77,37 @@ def _core(
     rows: Any,
     cols: Any,
     cap: Any,
+    traffic: tuple[Any, Any, Any, Any] | None = None,
 ) -> dict[str, Any]:
-    """Closed-form schedule of one core with a rows x cols share (arrays)."""
+    """Closed-form schedule of one core with a rows x cols share (arrays).
+
+    ``traffic`` passes the (loads, elements) of A and B from :func:`operand_traffic` when the
+    caller already has them for this shape.
+    """
+    p = c.preset
     k = problem.k
     bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
     m_iter = ceil_div(rows, bm)
     n_iter = ceil_div(cols, bn)
     k_iter = ceil_div(k, bk)
+    blocks = m_iter * n_iter
     rm_t = rows - (m_iter - 1) * bm
     cn_t = cols - (n_iter - 1) * bn
     k_t = k - (k_iter - 1) * bk
-    db_a, db_b, db_c = f["dbL0A"], f["dbL0B"], f["dbL0C"]
+    a1 = f["dbL0A"] == 1
+    b1 = f["dbL0B"] == 1
+    c1 = f["dbL0C"] == 1
+    fix = c.has_fixpipe
+    # Weights of the loads that a single L0 slot puts in series with the MMAD (see _period).
+    wa = a1.astype(np.float64)
+    wb = (a1 | b1).astype(np.float64)
 
-    # Per block type (full/tail rows x full/tail cols): K-loop chain and drain.
-    chain = 0.0
+    # --- per block type (full / tail rows x full / tail cols): K loop and drain ----------------
+    span = 0.0  # MMAD chain inside blocks: first MMAD start to last MMAD end
     mte1 = 0.0
     cube = 0.0
-    drain_total = 0.0
-    vec_c = 0.0
-    mte3_c = 0.0
-    first = None
-    last = None
+    drain_total = 0.0  # FIX (or the V leg of the drain)
+    m3_out = 0.0
     for r, nr in ((bm, m_iter - 1), (rm_t, 1)):
         la_f = c.la_cycles(r, bk)
         la_t = c.la_cycles(r, k_t)
@@ -84,90 +117,202 @@ def _core(
             lb_t = c.lb_cycles(col, k_t)
             mm_f = c.mmad_cycles(r, col, bk)
             mm_t = c.mmad_cycles(r, col, k_t)
-            steps = (k_iter - 1) * _step_period(la_f, lb_f, mm_f, db_a, db_b) + _step_period(
-                la_t, lb_t, mm_t, db_a, db_b
-            )
-            if c.has_fixpipe:
-                drain = c.fix_cycles(r, col, cap)
-                out_v = 0.0
-                out_m3 = 0.0
-            else:
-                drain = c.c_to_ub_cycles(r, col)
-                out_v = drain
-                out_m3 = c.c_ub_to_gm_cycles(r, col, cap)
-            block = np.where(db_c == 1, steps + drain, np.maximum(steps, drain))
-            chain = chain + count * block
+            per_f = _period(la_f, lb_f, mm_f, wa, wb)
+            per_t = _period(la_t, lb_t, mm_t, wa, wb)
+            # Sum of the steps' periods: the MMAD-start to MMAD-start chain through the core.
+            span = span + count * ((k_iter - 1) * per_f + per_t)
             mte1 = mte1 + count * ((k_iter - 1) * (la_f + lb_f) + la_t + lb_t)
             cube = cube + count * ((k_iter - 1) * mm_f + mm_t)
-            drain_total = drain_total + count * drain
-            vec_c = vec_c + count * out_v
-            mte3_c = mte3_c + count * out_m3
-            if first is None:
-                first = (la_f, lb_f)
-            # The last block of the core is the (tail, tail) one.
-            last = (la_t + lb_t + mm_t, drain, out_m3)
+            if fix:
+                drain_total = drain_total + count * c.fix_cycles(r, col, cap)
+            else:
+                drain_total = drain_total + count * c.c_to_ub_cycles(r, col)
+                m3_out = m3_out + count * c.c_ub_to_gm_cycles(r, col, cap)
 
-    assert first is not None and last is not None
-    # Chunk copies (MTE2, and V/MTE3 for the UB ND->NZ path).
-    slots_a = slots(f["depthA1"], f["stepM"], f["stepKa"])
-    slots_b = slots(f["depthB1"], f["stepN"], f["stepKb"])
+    # Typical (full) block figures drive the per-event stalls.
+    la = c.la_cycles(np.minimum(bm, rows), bk)
+    lb = c.lb_cycles(np.minimum(bn, cols), bk)
+    mm = c.mmad_cycles(np.minimum(bm, rows), np.minimum(bn, cols), bk)
+    per, lead_a, lead_b = _step_chain(la, lb, mm, a1, b1)
+    # Across a block boundary the period pairs the last (K-tail) MMAD with the next first loads.
+    mm_kt = c.mmad_cycles(np.minimum(bm, rows), np.minimum(bn, cols), k_t)
+    per_bd = _period(la, lb, mm_kt, wa, wb)
+    if fix:
+        dr = c.fix_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap)
+        m3c = 0.0
+    else:
+        dr = c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
+        m3c = c.c_ub_to_gm_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap)
+    dr_last = (
+        c.fix_cycles(rm_t, cn_t, cap)
+        if fix
+        else c.c_to_ub_cycles(rm_t, cn_t) + c.c_ub_to_gm_cycles(rm_t, cn_t, cap)
+    )
+
+    # --- chunk copies ---------------------------------------------------------------------------
     order = f["iterateOrder"]
-    loads_a, el_a = operand_traffic(
-        rows, bm, f["stepM"], k, bk, f["stepKa"], slots_a, n_iter, order == 0, c.c0
-    )
-    loads_b, el_b = operand_traffic(
-        cols, bn, f["stepN"], k, bk, f["stepKb"], slots_b, m_iter, order == 1, c.c0
-    )
+    step_ka, step_kb = f["stepKa"], f["stepKb"]
+    slots_a = slots(f["depthA1"], f["stepM"], step_ka)
+    slots_b = slots(f["depthB1"], f["stepN"], step_kb)
+    if traffic is None:
+        traffic = (
+            *operand_traffic(
+                rows, bm, f["stepM"], k, bk, step_ka, slots_a, n_iter, order == 0, c.c0
+            ),
+            *operand_traffic(
+                cols, bn, f["stepN"], k, bk, step_kb, slots_b, m_iter, order == 1, c.c0
+            ),
+        )
+    loads_a, el_a, loads_b, el_b = traffic
     bytes_a = el_a * c.in_bytes
     bytes_b = el_b * c.in_bytes
-    p = c.preset
-    mte2 = 0.0
-    vec = vec_c
-    mte3 = mte3_c
-    copy_a = _copy_cycles(c, loads_a, bytes_a, True, cap)
-    copy_b = _copy_cycles(c, loads_b, bytes_b, False, cap)
-    mte2 = copy_a[0] + copy_b[0]
-    vec = vec + copy_a[1] + copy_b[1]
-    mte3 = mte3 + copy_a[2] + copy_b[2]
+    ga, va, ua = _copy_cycles(c, loads_a, bytes_a, True, cap)
+    gb, vb, ub = _copy_cycles(c, loads_b, bytes_b, False, cap)
+    mte2 = ga + gb
+    vec = drain_total * (not fix) + va + vb
+    mte3 = m3_out + ua + ub
     if problem.bias:
-        bias_loads = np.where(order == 0, n_iter, m_iter * n_iter)
-        mte2 = mte2 + bias_loads * c.bias_load_cycles(bn, cap)
-    # A chunk copy as the chain sees it (all legs).
-    per_a = (copy_a[0] + copy_a[1] + copy_a[2]) / np.maximum(loads_a, 1)
-    per_b = (copy_b[0] + copy_b[1] + copy_b[2]) / np.maximum(loads_b, 1)
-    # Single-slot operands: each later copy waits for the reads of the previous chunk and the
-    # reads wait for the copy, so the copies add to the chain.
-    exposed = np.where(slots_a == 1, (loads_a - 1) * per_a, 0.0) + np.where(
-        slots_b == 1, (loads_b - 1) * per_b, 0.0
+        # The bias block is fetched whenever the N block changes (simulator program order).
+        bias_loads = np.where((order == 0) | (n_iter == 1), n_iter, blocks)
+        mte2 = (
+            mte2
+            + bias_loads * p.gm_to_l1_latency_cycles
+            + (bias_loads / n_iter)
+            * cols
+            * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
+        )
+    # Legs of one typical copy (averages over the copies of the operand).
+    la_n = np.maximum(loads_a, 1)
+    lb_n = np.maximum(loads_b, 1)
+    ga1, va1, ua1 = ga / la_n, va / la_n, ua / la_n
+    gb1, vb1, ub1 = gb / lb_n, vb / lb_n, ub / lb_n
+    via_a, via_b = c.a_via_ub, c.b_via_ub
+    # The leg that waits for the L1 slot (the last one) and what precedes it.
+    wait_a = ua1 if via_a else ga1
+    wait_b = ub1 if via_b else gb1
+    # B copy issued right after an A copy: behind it on MTE2 (direct) or on the UB staging.
+    b_after_a = (vb1 + ub1) if via_b else gb1
+
+    kc_a = ceil_div(k_iter, step_ka)
+    kc_b = ceil_div(k_iter, step_kb)
+    passes_a = loads_a / kc_a
+    passes_b = loads_b / kc_b
+    single_a = slots_a == 1
+    single_b = slots_b == 1
+
+    # --- stalls at chunk boundaries inside a block (steps > 0) ------------------------------------
+    # How far ahead a copy may run: it waits for the last read of the chunk `slots` loads back.
+    # Streamed operands (more K chunks than slots) with one slot wait for the previous chunk;
+    # with two, for the one before it (a chunk of compute of slack). Operands whose K chunks fill
+    # the slots exactly reload the whole panel at a group change, each copy waiting for the old
+    # chunk at the same K position: a burst with a block minus a chunk of slack.
+    streamed_a = kc_a > slots_a
+    streamed_b = kc_b > slots_b
+    base_a = wait_a + la + lb - lead_a - per
+    base_a_b = wait_a + np.maximum(la, b_after_a) + lb - lead_a - per
+    base_b = wait_b + lb - lead_b - per
+    slack_a = np.where(single_a, 0.0, step_ka * per)
+    slack_b = np.where(single_b, 0.0, step_kb * per)
+    ex_a_alone = np.maximum(base_a - slack_a, 0.0)
+    ex_a_with_b = np.maximum(np.where(single_a, base_a_b, base_a - slack_a), 0.0)
+    ex_b_alone = np.maximum(base_b - slack_b, 0.0)
+    # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
+    # the A copy), so such a step costs the larger one, not the sum.
+    co = (ceil_div(k_iter, np.lcm(step_ka, step_kb)) - 1) * np.minimum(passes_a, passes_b)
+    co = np.where(streamed_a & streamed_b, co, 0.0)
+    inner = (
+        co * np.maximum(ex_a_with_b, ex_b_alone)
+        + np.where(streamed_a, passes_a * (kc_a - 1) - co, 0.0) * ex_a_alone
+        + np.where(streamed_b, passes_b * (kc_b - 1) - co, 0.0) * ex_b_alone
     )
-    prologue = per_a + per_b + first[0] + first[1]
-    compute_path = prologue + chain + exposed + np.where(db_c == 1, 0.0, last[1])
-    copy_path = mte2 + last[0] + last[1]
-    drain_path = prologue + drain_total
+
+    def burst(base: Any, wait: Any, step_k: Any, kc: Any, n_slots: Any, streamed: Any) -> Any:
+        d0 = base - np.maximum(k_iter - step_k, 0) * per
+        b = np.maximum(np.maximum(d0, d0 + (kc - 1) * (wait - step_k * per)), 0.0)
+        return np.where(streamed, 0.0, np.where(kc == n_slots, b, 0.0))
+
+    burst_a = burst(base_a, wait_a, step_ka, kc_a, slots_a, streamed_a)
+    burst_b = burst(base_b, wait_b, step_kb, kc_b, slots_b, streamed_b)
+    ex_a_alone = np.where(streamed_a, ex_a_alone, burst_a)
+    ex_a_with_b = np.where(streamed_a, ex_a_with_b, burst_a)
+    ex_b_alone = np.where(streamed_b, ex_b_alone, burst_b)
+
+    # --- block boundaries: drain into the next first MMAD (dbL0C = 1) and the step-0 copies ------
+    normal = per_bd - mm_kt
+    ex_c = np.where(c1, np.maximum(dr - normal, 0.0), 0.0)
+    if fix:
+        ex_a0 = ex_a_alone
+        ex_b0 = ex_b_alone
+        ex_ab0 = np.maximum(ex_a_with_b, ex_b_alone)
+    else:
+        # No FixPipe: the drain's V and MTE3 legs sit in those queues ahead of the next block's
+        # copies, so the step-0 copies cannot start before the drain (from the last MMAD end).
+        a_ready = dr + np.maximum(m3c, va1) + ua1 if via_a else 0.0 * dr
+        b_ready = dr + np.maximum(m3c, vb1) + ub1 if via_b else 0.0 * dr
+        ab_ready = (a_ready + vb1 + ub1) if via_b else b_ready
+        ex_a0 = np.maximum(a_ready + la + lb - per + mm, 0.0)
+        ex_b0 = np.maximum(b_ready + lb - per + mm, 0.0)
+        ex_ab0 = np.maximum(ex_a0, np.maximum(ab_ready + lb - per + mm, 0.0))
+        if not via_a:
+            ex_a0 = np.where(single_a, np.maximum(ex_a0, ex_a_alone), ex_a0)
+        if not via_b:
+            ex_b0 = np.where(single_b, np.maximum(ex_b0, wait_b + lb - lead_b - per), ex_b0)
+    # Boundaries with copies: assume the rarer operand's passes coincide with the other's.
+    pa = np.maximum(passes_a - 1, 0)
+    pb = np.maximum(passes_b - 1, 0)
+    both = np.minimum(pa, pb)
+    only_a = pa - both
+    only_b = pb - both
+    bounds = np.maximum(blocks - 1, 0)
+    bound_ex = (
+        both * np.maximum(ex_ab0, ex_c)
+        + only_a * np.maximum(ex_a0, ex_c)
+        + only_b * np.maximum(ex_b0, ex_c)
+        + (bounds - both - only_a - only_b) * ex_c
+    )
+
+    # --- start-up: first copies (A then B) and the first reads --------------------------------
+    if via_a and via_b:
+        a_rdy = ga1 + va1 + ua1
+        b_rdy = np.maximum(a_rdy, ga1 + va1 + gb1) + vb1 + ub1
+    elif via_a:
+        a_rdy = ga1 + va1 + ua1
+        b_rdy = ga1 + gb1
+    elif via_b:
+        a_rdy = ga1
+        b_rdy = ga1 + gb1 + vb1 + ub1
+    else:
+        a_rdy = ga1
+        b_rdy = ga1 + gb1
+    start = np.maximum(a_rdy + la, b_rdy) + lb
+    # Span between the first MMAD start of block 0 and the first MMAD start: per-block gaps
+    # were summed for every block; block 0 has none.
+    # The first step's period counts its loads, which the start-up already holds.
+    compute_path = start - (per - mm) + span + bound_ex + inner + dr_last
+    # MTE2 runs ahead of the chain; after its last copy the remaining steps of that chunk and the
+    # drain are left.
+    last_step = np.maximum(
+        np.where(loads_a > passes_a * 0 + 0, (kc_a - 1) * step_ka, 0),
+        np.where(loads_b > 0, (kc_b - 1) * step_kb, 0),
+    )
+    tail_after = (k_iter - last_step - 1) * per + la + lb + mm + dr_last
+    if via_a or via_b:
+        tail_after = tail_after + np.where(via_b, vb1 + ub1, va1 + ua1)
+    copy_path = mte2 + tail_after
+    drain_path = start + (k_iter - 1) * per + mm + drain_total + (0.0 if fix else m3c)
     makespan = np.maximum(np.maximum(compute_path, copy_path), drain_path)
-    if not c.has_fixpipe:
-        makespan = np.maximum(makespan, prologue + mte3) + last[2]
+    if not fix or via_a or via_b:
+        makespan = np.maximum(makespan, ga1 + vec + (m3c if not fix else ua1 + la + lb + mm))
+        makespan = np.maximum(makespan, ga1 + va1 + mte3)
     busy = {
         "MTE2": mte2,
         "MTE1": mte1,
         "M": cube,
-        "FIX": drain_total if c.has_fixpipe else 0.0 * drain_total,
+        "FIX": drain_total if fix else 0.0 * drain_total,
         "V": vec,
         "MTE3": mte3,
     }
-    del p
-    return {
-        "makespan": makespan,
-        "busy": busy,
-        "read_elems": el_a + el_b,
-        "bias_bytes": (
-            problem.bias
-            * np.where(order == 0, n_iter, m_iter * n_iter)
-            * bn
-            * bits(problem.bias_type)
-            / 8.0
-        ),
-    }
+    return {"makespan": makespan, "busy": busy}
 
 
 def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:
@@ -223,21 +368,24 @@ def estimate_arrays(
     in_b = bits(problem.dtype) / 8.0
     # Chip traffic first (it sets the per-core bandwidth cap), from the closed-form reuse.
     read = 0.0
+    first_traffic: tuple[Any, Any, Any, Any] | None = None
     for rows, cols, count in shapes:
         m_iter = ceil_div(rows, f["baseM"])
         n_iter = ceil_div(cols, f["baseN"])
-        _, el_a = operand_traffic(
+        loads_a, el_a = operand_traffic(
             rows, f["baseM"], f["stepM"], k, f["baseK"], f["stepKa"],
             slots(f["depthA1"], f["stepM"], f["stepKa"]), n_iter, f["iterateOrder"] == 0,
             c.c0,
         )  # fmt: skip
-        _, el_b = operand_traffic(
+        loads_b, el_b = operand_traffic(
             cols, f["baseN"], f["stepN"], k, f["baseK"], f["stepKb"],
             slots(f["depthB1"], f["stepN"], f["stepKb"]), m_iter, f["iterateOrder"] == 1,
             c.c0,
         )  # fmt: skip
         bias = problem.bias * m_iter * n_iter * f["baseN"] * bits(problem.bias_type) / 8.0
         read = read + count * ((el_a + el_b) * in_b + bias)
+        if first_traffic is None:
+            first_traffic = (loads_a, el_a, loads_b, el_b)
     write = m * n * bits(problem.c_dtype) / 8.0
     unique = (m + n) * k * in_b + write
     working = reuse_working_set(
@@ -245,29 +393,15 @@ def estimate_arrays(
     )
     cap, hbm = chip_bandwidth_cap(read, write, unique, working, m_cores * n_cores, preset)
 
-    worst: dict[str, Any] | None = None
-    for rows, cols, count in shapes:
-        res = _core(c, problem, f, rows, cols, cap)
-        span = np.where(count > 0, res["makespan"], -1.0)
-        seq = sum(res["busy"][p] for p in PIPE_NAMES)
-        rb = np.max(np.stack([np.broadcast_to(res["busy"][p], span.shape) for p in PIPE_NAMES]), 0)
-        if worst is None:
-            busy0 = {p: np.broadcast_to(res["busy"][p], span.shape) for p in PIPE_NAMES}
-            worst = {
-                "span": span,
-                "seq": np.where(count > 0, seq, 0.0),
-                "res": np.where(count > 0, rb, 0.0),
-                "busy": busy0,
-            }
-        else:
-            better = span > worst["span"]
-            worst["span"] = np.where(better, span, worst["span"])
-            worst["seq"] = np.maximum(worst["seq"], np.where(count > 0, seq, 0.0))
-            worst["res"] = np.maximum(worst["res"], np.where(count > 0, rb, 0.0))
-            worst["busy"] = {
-                p: np.where(better, res["busy"][p], worst["busy"][p]) for p in PIPE_NAMES
-            }
-    assert worst is not None
+    # The slowest core is the one with the largest share (singleCoreM x singleCoreN): every cost
+    # grows with the rows and columns, so the tail cores never take longer; only it is priced.
+    res = _core(c, problem, f, sm, sn, cap, first_traffic)
+    busy = {p: np.broadcast_to(res["busy"][p], sm.shape) for p in PIPE_NAMES}
+    seq = sum(busy[p] for p in PIPE_NAMES)
+    rb = np.maximum.reduce([busy[p] for p in PIPE_NAMES])
+    # The simulated makespan always lies between the busiest pipe and the sum of all work.
+    span = np.minimum(np.maximum(res["makespan"], rb), seq)
+    worst = {"span": span, "seq": seq, "res": rb, "busy": busy}
     launch = preset.launch_overhead_us * preset.clock_mhz
     cycles = worst["span"] + launch
     out: dict[str, Any] = {

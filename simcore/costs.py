@@ -10,7 +10,12 @@ preset (see ``simcore/data/model_constants.json`` for their sources):
 * MMAD: one 16 x 16 x C0 fractal per ``16*16*C0 / macs_per_cycle`` cycles plus a fixed overhead.
 * FixPipe L0C->GM: ``max(min_cycles, bytes / rate)`` (flat below ~8 KiB in msKPP's curve).
 * Chips without FixPipe / on-the-fly ND->NZ stage through UB: GM->UB (MTE2), a vector reorder (V),
-  UB->L1 (MTE3); and L0C->UB (V), UB->GM (MTE3).
+  UB->L1 (MTE3); and L0C->UB (V), UB->GM (MTE3). The reorders cost what the vector model
+  (:mod:`simcore.vector`) says for the UB layout of :mod:`simcore.ub_path`, bank conflicts
+  included: the ND rows land compact in UB, each rounded up to 32 B (a row of exactly 512 B gets
+  the kernel's one-block pad, :func:`ub_nd_pitch_bytes`), so a row pitch that is a multiple of
+  512 B puts the 8 blocks of a repeat in one bank group (8 cycles per repeat instead of 1, seed
+  000 table 4).
 """
 
 from __future__ import annotations
@@ -19,21 +24,45 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
+from simcore import vector
+from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROW_BYTES, FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware import HardwarePreset
 from simcore.problem import Format, Problem
+from simcore.ub_path import staging_pitch_bytes
 
 Num: TypeAlias = Any  # a float or an ndarray of floats: the formulas broadcast
 
 
 def ceil_div(a: Num, b: Num) -> Num:
-    """Integer ceiling division for ints or integer arrays."""
+    """Integer ceiling division for ints or integer arrays.
+
+    On arrays it goes through float64 (exact for operands below 2**31, which every tiling field
+    is): numpy's integer division is several times slower than a float divide and ``ceil``, and
+    the estimator calls this on millions of candidates.
+    """
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.ceil(np.true_divide(a, b)).astype(np.int64)
     return -(-a // b)
 
 
 def align_up(a: Num, b: Num) -> Num:
     """Rounds ``a`` up to a multiple of ``b`` (ints or integer arrays)."""
     return ceil_div(a, b) * b
+
+
+def ub_nd_pitch_bytes(row_bytes: Num) -> Num:
+    """Pitch of ND rows that MTE2 stages in UB (:func:`simcore.ub_path.staging_pitch_bytes`).
+
+    Rows land compact, each rounded up to one 32 B block, except that the kernel pads a row of
+    exactly 512 B by one block; longer multiples of 512 B repeat the bank group every row and the
+    reorder pays seed 000's 8 cycles per repeat.
+    """
+    return staging_pitch_bytes(row_bytes)
+
+
+def _nz2nd_cycles(rows: Num, row_bytes: Num, pitch_bytes: Num, preset: HardwarePreset) -> Num:
+    """Vector cycles of the NZ->ND reorder of an output block into ND rows in UB."""
+    return vector.nz2nd_reorder_cycles(rows, row_bytes, pitch_bytes, preset)
 
 
 class Costs:
@@ -46,7 +75,9 @@ class Costs:
 
     def __init__(self, problem: Problem, preset: HardwarePreset) -> None:
         self.preset = preset
-        self.in_bytes = bits(problem.dtype) / 8.0
+        self.in_bits = bits(problem.dtype)
+        self.c_dtype = problem.c_dtype
+        self.in_bytes = self.in_bits / 8.0
         self.out_bytes = bits(problem.c_dtype) / 8.0
         self.bias_bytes = bits(problem.bias_type) / 8.0
         self.c0 = c0_elements(problem.dtype)
@@ -59,6 +90,8 @@ class Costs:
             / float(preset.cube_macs_per_cycle.get(problem.dtype, 4096))
         )
         p = preset
+        self.trans_a = problem.trans_a
+        self.trans_b = problem.trans_b
         self.a_nd = problem.format_a is Format.ND
         self.b_nd = problem.format_b is Format.ND
         # ND inputs on chips without on-the-fly ND->NZ go GM -> UB -> (vector) -> L1.
@@ -113,10 +146,31 @@ class Costs:
             p.gm_to_ub_peak_bytes_per_cycle * eff, cap_bpc
         )
 
-    def nd2nz_vector_cycles(self, nbytes: Num) -> Num:
-        """Vector cycles to reorder an ND tile into NZ fractals in UB (conflict-free)."""
-        p = self.preset
-        return p.vector_issue_overhead_cycles + nbytes / p.vector_bytes_per_cycle
+    def a_nd_rows(self, rows: Num, k: Num) -> tuple[Num, Num]:
+        """(rows, row bytes) of an A chunk of ``rows`` x ``k`` as it lies in GM (ND)."""
+        if self.trans_a:
+            return k, ceil_div(rows * self.in_bits, 8)
+        return rows, ceil_div(k * self.in_bits, 8)
+
+    def b_nd_rows(self, cols: Num, k: Num) -> tuple[Num, Num]:
+        """(rows, row bytes) of a B chunk of ``k`` x ``cols`` as it lies in GM (ND)."""
+        if self.trans_b:
+            return cols, ceil_div(k * self.in_bits, 8)
+        return k, ceil_div(cols * self.in_bits, 8)
+
+    def nd2nz_a_cycles(self, rows: Num, k: Num) -> Num:
+        """Vector cycles to reorder an A chunk (``rows`` x ``k``) from ND into NZ in UB."""
+        nd_rows, row_bytes = self.a_nd_rows(rows, k)
+        return vector.nd2nz_reorder_cycles(
+            nd_rows, row_bytes, ub_nd_pitch_bytes(row_bytes), self.preset
+        )
+
+    def nd2nz_b_cycles(self, cols: Num, k: Num) -> Num:
+        """Vector cycles to reorder a B chunk (``k`` x ``cols``) from ND into NZ in UB."""
+        nd_rows, row_bytes = self.b_nd_rows(cols, k)
+        return vector.nd2nz_reorder_cycles(
+            nd_rows, row_bytes, ub_nd_pitch_bytes(row_bytes), self.preset
+        )
 
     def ub_to_l1_cycles(self, nbytes: Num) -> Num:
         """MTE3 cycles of a UB->L1 copy (last leg of the UB ND->NZ path)."""
@@ -155,13 +209,19 @@ class Costs:
         return np.maximum(p.fixpipe_min_cycles, self.c_bytes(rows, cols) / rate)
 
     def c_to_ub_cycles(self, rows: Num, cols: Num) -> Num:
-        """Vector cycles to move a block L0C->UB and reorder it NZ->ND (chips without FixPipe)."""
+        """Vector cycles to move a block L0C->UB and reorder it NZ->ND (chips without FixPipe).
+
+        The move (with the fp32 -> output conversion) streams the accumulator at the L0C->UB
+        rate; the reorder writes ``rows`` ND rows of ``cols`` outputs, compact in UB (rows
+        rounded up to 32 B, no pad: simcore.ub_path lays the C block out that way).
+        """
         p = self.preset
         acc = align_up(rows, FRACTAL_ROWS) * align_up(cols, FRACTAL_ROWS) * ACCUMULATOR_BYTES
+        row_bytes = ceil_div(cols * bits(self.c_dtype), 8)
         return (
             p.vector_issue_overhead_cycles
             + acc / p.l0c_to_ub_bytes_per_cycle
-            + self.c_bytes(rows, cols) / p.vector_bytes_per_cycle
+            + _nz2nd_cycles(rows, row_bytes, align_up(row_bytes, FRACTAL_ROW_BYTES), p)
         )
 
     def c_ub_to_gm_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:

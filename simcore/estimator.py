@@ -15,9 +15,16 @@ instead of playing every instruction it composes per-step and per-block periods:
   whose K chunks fill their slots exactly reload in a burst at each group change.
 * No FixPipe: the drain's V and MTE3 legs precede the next block's copies in those queues, so
   step-0 copies start after the drain.
-* Makespan of the largest core = the longest of the compute chain (start-up, step periods,
-  stalls, last drain), the MTE2 path (all copies plus what follows the last), the drain path
-  and the V / MTE3 totals, clipped to [busiest pipe, sum of all work].
+* Slot cycles: a copy waits for the last read of the chunk ``slots`` copies back, so each
+  operand's copies chain through their chunks' reads (wait leg plus arrival-to-last-read, the
+  step chain restarting at the arrival, :func:`_restart_reads`); an A chunk that starts with a B
+  chunk also waits for the B copy queued behind it.
+* UB path: the staging buffers chain every GM->UB copy to the previous reorder and every
+  reorder to the previous UB->L1 copy, across both operands.
+* Makespan of the largest core = the longest of these paths, the compute chain (start-up, step
+  periods, stalls, last drain), the MTE2 path (all copies plus what follows the last), the drain
+  path and the V / MTE3 totals, clipped to [busiest pipe, sum of all work]. Each path is a chain
+  of precedences the simulator also obeys, so adding one only moves the estimate towards it.
 
 Inputs are numpy arrays of struct fields (one entry per candidate); the problem and chip are
 scalars. Throughput is millions of candidates per second on one core.
@@ -32,7 +39,13 @@ import numpy as np
 from simcore.costs import Costs, ceil_div
 from simcore.dtypes import bits, c0_elements
 from simcore.hardware import HardwarePreset
-from simcore.kernel import chip_bandwidth_cap, operand_traffic, reuse_working_set, slots
+from simcore.kernel import (
+    chip_bandwidth_cap,
+    operand_passes,
+    operand_traffic,
+    reuse_working_set,
+    slots,
+)
 from simcore.problem import Problem
 from simcore.tiling import TCubeTiling
 
@@ -59,6 +72,42 @@ def _step_chain(la: Any, lb: Any, mm: Any, a1: Any, b1: Any) -> tuple[Any, Any, 
     lead_a = np.where(a1, lb, per - la)
     lead_b = np.where(a1 | b1, 0.0, per - la - lb)
     return per, lead_a, lead_b
+
+
+def _restart_reads(la: Any, lb: Any, mm: Any, per: Any, a1: Any, b1: Any) -> tuple[Any, Any, Any]:
+    """Arrival-to-last-read time of a chunk spanning ``r`` steps, for A and for B.
+
+    The step chain restarts when the chunk arrives (MTE1 and the cube idle, the L0 slots free):
+    the first three steps are played exactly (dbL0A / dbL0B = 1 make a read wait for the MMAD
+    before), later steps follow at the steady period ``per``. For B the step's A read is taken as
+    done before the arrival.
+
+    Returns:
+        Three functions ``r -> cycles`` over integer arrays ``r >= 1``: A from its arrival, B
+        from its arrival, and A's last read from the arrival of a B chunk that starts with it.
+    """
+
+    def chain(ea0: Any) -> tuple[Any, Any, Any, Any, Any, Any]:
+        eb0 = ea0 + lb
+        me0 = eb0 + mm
+        ea1 = np.maximum(eb0, np.where(a1, me0, 0.0)) + la
+        eb1 = np.maximum(ea1, np.where(b1, me0, 0.0)) + lb
+        me1 = np.maximum(eb1, me0) + mm
+        ea2 = np.maximum(eb1, np.where(a1, me1, me0)) + la
+        eb2 = np.maximum(ea2, np.where(b1, me1, me0)) + lb
+        return ea0, ea1, ea2, eb0, eb1, eb2
+
+    a0, a_1, a2, _, _, _ = chain(la + 0.0 * lb)
+    _, ab1, ab2, b0, b_1, b2 = chain(0.0 * la)
+
+    def pick(t0: Any, t1: Any, t2: Any) -> Any:
+        def reads(r: Any) -> Any:
+            return np.where(r <= 1, t0, np.where(r == 2, t1, t2 + np.maximum(r - 3, 0) * per))
+
+        return reads
+
+    # A one-step A chunk's only read precedes the step's B read: it never waits for B.
+    return pick(a0, a_1, a2), pick(b0, b_1, b2), pick(-np.inf + 0.0 * la, ab1, ab2)
 
 
 def _period(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> Any:
@@ -168,18 +217,23 @@ def _core(
     bytes_b = el_b * c.in_bytes
     ga, va, ua = _copy_cycles(c, loads_a, bytes_a, True, cap)
     gb, vb, ub = _copy_cycles(c, loads_b, bytes_b, False, cap)
+    if c.a_via_ub:
+        va = _reorder_total(
+            c, True, rows, bm, f["stepM"], slots_a, n_iter, order == 0, k, bk, step_ka
+        )
+    if c.b_via_ub:
+        vb = _reorder_total(
+            c, False, cols, bn, f["stepN"], slots_b, m_iter, order == 1, k, bk, step_kb
+        )
     mte2 = ga + gb
     vec = drain_total * (not fix) + va + vb
     mte3 = m3_out + ua + ub
     if problem.bias:
-        # The bias block is fetched whenever the N block changes (simulator program order).
-        bias_loads = np.where((order == 0) | (n_iter == 1), n_iter, blocks)
+        # The bias slice of every block is fetched before its copies (simulator program order).
         mte2 = (
             mte2
-            + bias_loads * p.gm_to_l1_latency_cycles
-            + (bias_loads / n_iter)
-            * cols
-            * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
+            + blocks * p.gm_to_l1_latency_cycles
+            + m_iter * cols * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
         )
     # Legs of one typical copy (averages over the copies of the operand).
     la_n = np.maximum(loads_a, 1)
@@ -304,6 +358,38 @@ def _core(
     if not fix or via_a or via_b:
         makespan = np.maximum(makespan, ga1 + vec + (m3c if not fix else ua1 + la + lb + mm))
         makespan = np.maximum(makespan, ga1 + va1 + mte3)
+    if via_a or via_b:
+        # The UB staging buffers chain the copies of both operands: a GM->UB copy waits for the
+        # previous reorder, a reorder for the previous UB->L1 copy.
+        g_ub = (ga if via_a else 0.0) + (gb if via_b else 0.0)
+        v_ub = va + vb
+        u_ub = ua + ub
+        after = la + lb + mm + dr_last
+        last_u = np.where(via_b, ub1, ua1) if (via_a and via_b) else (ub1 if via_b else ua1)
+        first_g = ga1 if via_a else gb1
+        makespan = np.maximum(makespan, g_ub + v_ub + last_u + after)
+        makespan = np.maximum(makespan, first_g + v_ub + u_ub + after)
+    # Slot cycles: a copy waits for the last read of the chunk `slots` copies back, so the
+    # copies of one operand chain through their chunks' reads: (wait leg + arrival-to-last-read)
+    # per `slots` copies, the reads restarting from the arrival.
+    ra, rb, rab = _restart_reads(la, lb, mm, per, a1, b1)
+    # An A chunk that starts with a B chunk also waits for the B copy queued behind it (MTE2 is
+    # in order; on the UB path the B copy's reorder and UB->L1 legs follow).
+    b_leg = (gb1 + vb1 + ub1) if via_b else gb1
+    co_per_pass = np.where(loads_b > 0, ceil_div(k_iter, np.lcm(step_ka, step_kb)), 0)
+    co_frac = np.minimum(passes_b / np.maximum(passes_a, 1), 1.0)
+    for loads, kc, step_k, n_slots, wait, reads, extra in (
+        (loads_a, kc_a, step_ka, slots_a, wait_a, ra, True),
+        (loads_b, kc_b, step_kb, slots_b, wait_b, rb, False),
+    ):
+        r_last = k_iter - (kc - 1) * step_k
+        per_pass = (kc - 1) * reads(step_k) + reads(r_last) + kc * wait
+        if extra:
+            r_co = np.minimum(step_k, k_iter)
+            gain = np.maximum(b_leg + rab(r_co) - reads(r_co), 0.0)
+            per_pass = per_pass + co_frac * np.minimum(co_per_pass, kc) * gain
+        chain = (loads / kc) * per_pass / n_slots
+        makespan = np.maximum(makespan, chain + mm + dr_last)
     busy = {
         "MTE2": mte2,
         "MTE1": mte1,
@@ -315,8 +401,41 @@ def _core(
     return {"makespan": makespan, "busy": busy}
 
 
+def _reorder_total(
+    c: Costs,
+    is_a: bool,
+    extent: Any,
+    base: Any,
+    step: Any,
+    n_slots: Any,
+    other_blocks: Any,
+    inner: Any,
+    k: int,
+    base_k: Any,
+    step_k: Any,
+) -> Any:
+    """V cycles of every ND->NZ reorder of one operand: each chunk shape priced by the vector model.
+
+    A chunk is (full group or the tail group) x (full K chunk or the K tail); the reorder cost is
+    not linear in the bytes (bank conflicts depend on the row pitch), so each shape is priced.
+    """
+    k_iter = ceil_div(k, base_k)
+    kc = ceil_div(k_iter, step_k)
+    chunk_k = step_k * base_k
+    k_last = k - (kc - 1) * chunk_k
+    group_rows = step * base
+    groups = ceil_div(ceil_div(extent, base), step)
+    last_rows = extent - (groups - 1) * group_rows
+    full, tail = operand_passes(extent, base, step, n_slots, kc, other_blocks, inner)
+    cost = c.nd2nz_a_cycles if is_a else c.nd2nz_b_cycles
+    total = 0.0
+    for rows, passes in ((group_rows, full), (last_rows, tail)):
+        total = total + passes * ((kc - 1) * cost(rows, chunk_k) + cost(rows, k_last))
+    return total
+
+
 def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:
-    """(MTE2, V, MTE3) cycles of all chunk copies of one operand (linear in loads and bytes)."""
+    """(MTE2, V, MTE3) cycles of all chunk copies of one operand (V: see _reorder_total)."""
     p = c.preset
     via_ub = c.a_via_ub if is_a else c.b_via_ub
     eff = c.a_eff if is_a else c.b_eff
@@ -382,7 +501,7 @@ def estimate_arrays(
             slots(f["depthB1"], f["stepN"], f["stepKb"]), m_iter, f["iterateOrder"] == 1,
             c.c0,
         )  # fmt: skip
-        bias = problem.bias * m_iter * n_iter * f["baseN"] * bits(problem.bias_type) / 8.0
+        bias = problem.bias * m_iter * cols * bits(problem.bias_type) / 8.0
         read = read + count * ((el_a + el_b) * in_b + bias)
         if first_traffic is None:
             first_traffic = (loads_a, el_a, loads_b, el_b)

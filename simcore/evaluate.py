@@ -13,13 +13,14 @@ from typing import Any
 
 from simcore.costs import ceil_div
 from simcore.estimator import estimate_one
-from simcore.footprints import complete_tiling
+from simcore.footprints import complete_tiling, uses_ub_path
 from simcore.hardware import HardwarePreset, load_preset
 from simcore.legality import check_tiling
 from simcore.problem import Problem, check_supported, parse_problem
 from simcore.roofline import roofline
 from simcore.simulator import PIPES, simulate
 from simcore.tiling import TCubeTiling
+from simcore.ub_path import ub_plan
 from simcore.version import MODEL_VERSION
 
 #: Above this many simulated instructions evaluate falls back to the estimator (simulated=false).
@@ -70,7 +71,9 @@ def estimate_dict(
     """Predicts a legal tiling's time with the simulator (or the estimator when too long).
 
     Returns:
-        The ``estimate`` object of the CLI contract.
+        The ``estimate`` object of the CLI contract; on chips that stage through UB it also has
+        ``ub`` (:meth:`simcore.ub_path.UbPlan.to_dict`: buffers, conflicts, cycles per repeat)
+        and ``explanation`` (one sentence per conflict).
     """
     est = estimate_one(problem, tiling, preset)
     roof = roofline(problem, preset)
@@ -91,7 +94,7 @@ def estimate_dict(
         core_cycles = est["core_cycles"]
     bottleneck = max(busy, key=lambda p: busy[p])
     util = {p: (busy[p] / core_cycles if core_cycles else 0.0) for p in PIPES if busy[p] > 0}
-    return {
+    out: dict[str, Any] = {
         "time_us": time_us,
         "tflops": problem.flops / time_us / 1e6,
         "bottleneck": bottleneck,
@@ -108,6 +111,13 @@ def estimate_dict(
         "model_version": MODEL_VERSION,
         "preset_digest": preset.digest,
     }
+    if uses_ub_path(problem, preset):
+        # Chips that stage through UB: the layout of that path and its bank conflicts, with a
+        # sentence for each conflict (and for a vector path that does not fit).
+        plan = ub_plan(problem, tiling, preset)
+        out["ub"] = plan.to_dict()
+        out["explanation"] = plan.explanation()
+    return out
 
 
 def evaluate(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) -> dict[str, Any]:

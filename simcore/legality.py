@@ -310,6 +310,22 @@ _RULE_LIST: tuple[Rule, ...] = (
         "The A and B L1 buffers (and the bias staged for the BiasTable) fit L1.",
         f"{_T2}; bias term from ascend-notes §1.8 (CANN's shareL1Size includes it on 910B)",
     ),
+    Rule(
+        "UB_CAPACITY",
+        "error",
+        "shareUbSize <= UB (chips that stage through UB: 910A, 310P, 310B), shareUbSize = ND "
+        "tail-pad buffer (baseM or baseK x 32 B) + baseM * baseN * sizeof(C) (+ 32 B) without "
+        "FixPipe",
+        "The UB workspace the Matmul always keeps fits the UB: the buffer that pads unaligned ND "
+        "rows and, on chips without FixPipe, the C block staged between L0C and GM. The vector "
+        "ND->NZ / NZ->ND path needs max(shareUbSize, 2 x transLength) more; the kernel takes it "
+        "only when it fits (simcore.ub_path), so exceeding that is no error.",
+        "ascend-notes §1.8 (shareUbSize; MatmulGetTmpBufSize max(shareUbSize, 2 x transLength); "
+        "enVecND2NZ only when UB > 2 x transLength); the issue's UB >= max(shareUbSize, "
+        "2 x transLength) would reject 783 of CANN's 857 Ascend310P3 rows, whose transLength "
+        "counts whole stepM x stepKa chunks, while every row meets shareUbSize <= UB and its "
+        "fp32 rows with baseM = baseN = 256 fill the 256 KiB UB exactly ('<=')",
+    ),
     # --- MDL template (seed 002 table 3) ---
     Rule(
         "MDL_STEP_M",
@@ -793,6 +809,26 @@ def _check_capacity(
                 used,
                 preset.l1_bytes,
                 ["depthA1", "depthB1", "baseM", "baseN", "baseK"],
+            )
+    if footprints.computes_ub_sizes(preset) and found.usable(
+        "baseM", "baseN", "baseK", "singleCoreM", "singleCoreN"
+    ):
+        used = footprints.share_ub_size(problem, t, preset)
+        if used > preset.ub_bytes:
+            pad = footprints.nd_tail_pad_bytes(problem, t)
+            parts = [f"{pad} for the ND tail pad"] if pad else []
+            if used > pad:
+                parts.append(
+                    f"{used - pad} for the baseM x baseN = {t.baseM} x {t.baseN} "
+                    f"{problem.c_dtype.value} C block staged between L0C and GM"
+                )
+            found.add(
+                "UB_CAPACITY",
+                f"shareUbSize = {used} bytes ({' + '.join(parts)}) is more than "
+                f"{preset.soc}'s {preset.ub_bytes} bytes of UB",
+                used,
+                preset.ub_bytes,
+                ["baseM", "baseN", "baseK"],
             )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from simcore.dtypes import BIAS_DTYPES, INPUT_DTYPES, OUTPUT_DTYPES, DType, nbytes
-from simcore.errors import InputError, UnsupportedError
+from simcore.errors import InputError, UnsupportedError, input_error_from
 from simcore.hardware import HardwarePreset
 
 #: TCubeTiling fields are int32 (matmul_tilingdata.h), so no dimension can exceed this.
@@ -134,24 +134,6 @@ def parse_problem(data: Any) -> Problem:
         return Problem.model_validate(data)
     except ValidationError as exc:
         raise input_error_from(exc, prefix="problem") from exc
-
-
-def input_error_from(exc: ValidationError, prefix: str) -> InputError:
-    """Turns the first pydantic error into an :class:`InputError` naming the field."""
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    field = f"{prefix}.{loc}" if loc else prefix
-    rule = {"extra_forbidden": "unknown_field", "missing": "required"}.get(err["type"], err["type"])
-    limit = None
-    ctx = err.get("ctx") or {}
-    for key in ("ge", "gt", "le", "lt", "expected"):
-        if key in ctx:
-            limit = f"{key} {ctx[key]}"
-    value = err.get("input") if err["type"] != "missing" else None
-    if isinstance(value, dict):
-        value = None
-    msg = f"{field}: {err['msg']}"
-    return InputError(field, rule, msg, value, limit)
 
 
 def check_supported(problem: Problem, preset: HardwarePreset) -> None:

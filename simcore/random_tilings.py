@@ -14,7 +14,7 @@ from simcore.costs import align_up, ceil_div
 from simcore.dtypes import ACCUMULATOR_BYTES, bits, c0_elements
 from simcore.footprints import complete_tiling
 from simcore.hardware import HardwarePreset
-from simcore.problem import Problem, Template
+from simcore.problem import Format, Problem, Template
 from simcore.tiling import TCubeTiling
 
 
@@ -34,6 +34,9 @@ def random_tiling(
     in_bytes = bits(problem.dtype) / 8.0
     c0 = c0_elements(problem.dtype)
     k_unit = max(16, c0)
+    # NZ inputs need 16-row single-core blocks (seed 002 table 1).
+    m_align = 16 if problem.format_a is Format.NZ else 1
+    n_align = 16 if problem.format_b is Format.NZ else 1
     for _ in range(max_tries):
         db_a, db_b, db_c = (int(rng.integers(1, 3)) for _ in range(3))
         k_cap = min(align_up(problem.k, k_unit), 1024)
@@ -53,11 +56,11 @@ def random_tiling(
         base_n = _pick(rng, min(max_n, n_l0c), 16)
         cores = preset.cube_core_count
         m_cores = int(rng.integers(1, min(cores, ceil_div(problem.m, 16)) + 1))
-        single_m = ceil_div(problem.m, m_cores)
+        single_m = align_up(ceil_div(problem.m, m_cores), m_align)
         m_cores = ceil_div(problem.m, single_m)
         n_max = max(1, min(cores // m_cores, ceil_div(problem.n, 16)))
         n_cores = int(rng.integers(1, n_max + 1))
-        single_n = ceil_div(problem.n, n_cores)
+        single_n = align_up(ceil_div(problem.n, n_cores), n_align)
         n_cores = ceil_div(problem.n, single_n)
         k_steps = ceil_div(problem.k, base_k)
         step_ka = int(rng.integers(1, k_steps + 1))

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from simcore.errors import InputError
-from simcore.problem import INT32_MAX, input_error_from
+from simcore.errors import InputError, input_error_from
+from simcore.problem import INT32_MAX
 
 INT32_MIN = -(2**31)
 

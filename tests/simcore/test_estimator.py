@@ -50,15 +50,37 @@ def test_makespan_between_bounds(pairs: list[tuple[dict[str, float], object]]) -
         assert est["cycles"] <= est["sequential_cycles"] * (1 + 1e-12)
 
 
-def test_agreement_on_fixpipe_chips(pairs: list[tuple[dict[str, float], object]]) -> None:
-    # Regression guard at the level reached so far (910B: median ~1 %); see the module report.
-    errs = [
+def _errors(pairs: list[tuple[dict[str, float], object]], ub_path: bool) -> list[float]:
+    return [
         abs(est["time_us"] / sim.time_us - 1)  # type: ignore[attr-defined]
         for est, sim in pairs
-        if sim.slowest.busy_cycles["FIX"] > 0 and sim.slowest.busy_cycles["V"] == 0  # type: ignore[attr-defined]
+        if (sim.slowest.busy_cycles["V"] > 0) == ub_path  # type: ignore[attr-defined]
     ]
-    assert np.median(errs) <= 0.03
-    assert np.percentile(errs, 95) <= 0.25
+
+
+def test_agreement_on_fixpipe_chips(pairs: list[tuple[dict[str, float], object]]) -> None:
+    # Regression guard at the level reached (910B-class over these 30 draws: median 0.6 %, p95
+    # 11 %); benchmarks/agreement.py reports the full figures on 1,000 draws.
+    errs = _errors(pairs, ub_path=False)
+    assert len(errs) >= 20
+    assert np.median(errs) <= 0.01
+    assert np.percentile(errs, 95) <= 0.13
+
+
+def test_agreement_on_ub_path_chips(pairs: list[tuple[dict[str, float], object]]) -> None:
+    # 310P / 310B with the UB staging (median 4 %, p95 16 % over these draws).
+    errs = _errors(pairs, ub_path=True)
+    assert len(errs) >= 20
+    assert np.median(errs) <= 0.05
+    assert np.percentile(errs, 95) <= 0.18
+
+
+def test_estimator_never_far_from_the_simulator(
+    pairs: list[tuple[dict[str, float], object]],
+) -> None:
+    # The search trusts the estimate for ranking: no draw may be off by more than a quarter.
+    worst = max(_errors(pairs, ub_path=False) + _errors(pairs, ub_path=True))
+    assert worst <= 0.25
 
 
 def test_arrays_match_one_by_one() -> None:

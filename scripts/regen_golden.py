@@ -35,6 +35,12 @@ CANN_4096 = {
     "baseK": 64, "depthA1": 16, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 8, "stepKb": 4,
 }  # fmt: skip
 
+#: A 310P3 tiling whose 2 x transLength exceeds the UB (simcore.ub_path: no vector reorders).
+COLUMN_PATH_310P3 = {
+    "usedCoreNum": 8, "singleCoreM": 256, "singleCoreN": 512, "baseM": 128, "baseN": 128,
+    "baseK": 64, "depthA1": 16, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 8, "stepKb": 4,
+}  # fmt: skip
+
 #: name -> (problem, tiling spec or a seed for random_tiling). Chips, dtypes, ND/NZ, transposes,
 #: bias, tail blocks and the UB path of 310P / 910A / 310B are all represented.
 CASES: dict[str, tuple[dict[str, Any], dict[str, int] | int]] = {
@@ -85,6 +91,11 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, int] | int]] = {
     ),
     "910a_fp16_ub_path": ({"soc": "Ascend910A", "m": 2048, "n": 1024, "k": 512}, 20),
     "310b1_fp16_ub_in_fixpipe_out": ({"soc": "Ascend310B1", "m": 512, "n": 768, "k": 1024}, 21),
+    # 2 x transLength exceeds the UB: ND inputs by 32 B column DMA, C out row by row.
+    "310p3_fp16_column_dma_path": (
+        {"soc": "Ascend310P3", "m": 1024, "n": 1024, "k": 1024},
+        COLUMN_PATH_310P3,
+    ),
 }
 
 

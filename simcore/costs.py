@@ -16,6 +16,12 @@ preset (see ``simcore/data/model_constants.json`` for their sources):
   the kernel's one-block pad, :func:`ub_nd_pitch_bytes`), so a row pitch that is a multiple of
   512 B puts the 8 blocks of a repeat in one bank group (8 cycles per repeat instead of 1, seed
   000 table 4).
+* The kernel takes that vector path only when its two ``transLength`` halves fit in UB
+  (:attr:`simcore.ub_path.UbPlan.vector_path`, ``Costs(..., vector_path=False)`` otherwise). Then
+  ND inputs go GM->L1 by MTE2 one 32 B column at a time (one DMA instruction per column, each
+  paying the GM->L1 latency: :meth:`Costs.load_instructions`), and the result goes L0C->UB (V, a
+  plain move) and UB->GM by MTE3 one ND row at a time (one instruction per row), with no vector
+  reorder and no UB->L1 leg.
 """
 
 from __future__ import annotations
@@ -24,11 +30,12 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from simcore import vector
+from simcore import footprints, vector
 from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROW_BYTES, FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware import HardwarePreset
 from simcore.problem import Format, Problem
-from simcore.ub_path import staging_pitch_bytes
+from simcore.tiling import TCubeTiling
+from simcore.ub_path import share_ub_size_array, staging_pitch_bytes, trans_length_array
 
 Num: TypeAlias = Any  # a float or an ndarray of floats: the formulas broadcast
 
@@ -65,16 +72,48 @@ def _nz2nd_cycles(rows: Num, row_bytes: Num, pitch_bytes: Num, preset: HardwareP
     return vector.nz2nd_reorder_cycles(rows, row_bytes, pitch_bytes, preset)
 
 
+def takes_vector_path(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> bool:
+    """Whether the kernel reorders through UB with the vector unit (the rule of ``ub_plan``).
+
+    True on UB-path chips when ``max(shareUbSize, 2 x transLength)`` fits in UB; false on chips
+    without a UB path (there it does not matter).
+    """
+    if not footprints.uses_ub_path(problem, preset):
+        return False
+    need = max(
+        footprints.share_ub_size(problem, t, preset),
+        2 * footprints.trans_length(problem, t, preset),
+    )
+    return need <= preset.ub_bytes
+
+
+def vector_path_array(
+    problem: Problem, fields: dict[str, Any], preset: HardwarePreset
+) -> np.ndarray | None:
+    """:func:`takes_vector_path` over arrays of tiling fields; None on chips without a UB path."""
+    if not footprints.uses_ub_path(problem, preset):
+        return None
+    need = np.maximum(
+        share_ub_size_array(problem, fields, preset),
+        2 * trans_length_array(problem, fields, preset),
+    )
+    out: np.ndarray = need <= preset.ub_bytes
+    return out
+
+
 class Costs:
     """Per-instruction cycle formulas for one problem on one chip.
 
     Args:
         problem: The Matmul problem (dtypes, formats and transposes decide the data paths).
         preset: The chip.
+        vector_path: Whether the tiling's UB plan takes the vector reorder path
+            (:func:`takes_vector_path`); ignored on chips without a UB path.
     """
 
-    def __init__(self, problem: Problem, preset: HardwarePreset) -> None:
+    def __init__(self, problem: Problem, preset: HardwarePreset, vector_path: bool = True) -> None:
         self.preset = preset
+        self.vector_path = vector_path
         self.in_bits = bits(problem.dtype)
         self.c_dtype = problem.c_dtype
         self.in_bytes = self.in_bits / 8.0
@@ -94,9 +133,12 @@ class Costs:
         self.trans_b = problem.trans_b
         self.a_nd = problem.format_a is Format.ND
         self.b_nd = problem.format_b is Format.ND
-        # ND inputs on chips without on-the-fly ND->NZ go GM -> UB -> (vector) -> L1.
-        self.a_via_ub = self.a_nd and not p.nd2nz_on_the_fly
-        self.b_via_ub = self.b_nd and not p.nd2nz_on_the_fly
+        # ND inputs on chips without on-the-fly ND->NZ go GM -> UB -> (vector) -> L1 when the
+        # reorder halves fit in UB, else GM -> L1 by one DMA per 32 B column.
+        self.a_via_ub = self.a_nd and not p.nd2nz_on_the_fly and vector_path
+        self.b_via_ub = self.b_nd and not p.nd2nz_on_the_fly and vector_path
+        self.a_by_column = self.a_nd and not p.nd2nz_on_the_fly and not vector_path
+        self.b_by_column = self.b_nd and not p.nd2nz_on_the_fly and not vector_path
         # GM row pitch of each ND operand: A is M x K (K contiguous) unless transposed.
         a_pitch = (problem.m if problem.trans_a else problem.k) * self.in_bytes
         b_pitch = (problem.k if problem.trans_b else problem.n) * self.in_bytes
@@ -132,12 +174,42 @@ class Costs:
         )
 
     def a_load_cycles(self, nbytes: Num, cap_bpc: Num) -> Num:
-        """MTE2 cycles to bring an A chunk into L1 directly (NZ, or ND on the fly)."""
+        """MTE2 cycles of one direct A copy of ``nbytes`` (NZ or ND on the fly: one instruction)."""
         return self.gm_to_l1_cycles(nbytes, self.a_nd, self.a_eff, cap_bpc)
 
     def b_load_cycles(self, nbytes: Num, cap_bpc: Num) -> Num:
-        """MTE2 cycles to bring a B chunk into L1 directly (NZ, or ND on the fly)."""
+        """MTE2 cycles of one direct B copy of ``nbytes`` (NZ or ND on the fly: one instruction)."""
         return self.gm_to_l1_cycles(nbytes, self.b_nd, self.b_eff, cap_bpc)
+
+    def load_instructions(self, is_a: bool, rows: Num, k: Num) -> Num:
+        """MTE2 instructions of one direct GM->L1 chunk copy of ``rows`` x ``k``.
+
+        One, except on the column path (ND input, no on-the-fly ND->NZ, no room for the vector
+        reorder): one DMA per 32 B column of the ND rows, each paying the GM->L1 latency.
+        """
+        if is_a and self.a_by_column:
+            return ceil_div(self.a_nd_rows(rows, k)[1], FRACTAL_ROW_BYTES)
+        if not is_a and self.b_by_column:
+            return ceil_div(self.b_nd_rows(rows, k)[1], FRACTAL_ROW_BYTES)
+        return 1
+
+    def direct_load_cycles(self, is_a: bool, rows: Num, k: Num, cap_bpc: Num) -> Num:
+        """MTE2 cycles to bring a ``rows`` x ``k`` chunk into L1 directly (not through UB).
+
+        NZ input, ND converted on the fly (910B class), or ND by 32 B columns (see
+        :meth:`load_instructions`).
+        """
+        p = self.preset
+        nbytes = self.l1_tile_bytes(rows, k)
+        by_column = self.a_by_column if is_a else self.b_by_column
+        eff = self.a_eff if is_a else self.b_eff
+        if by_column:
+            return self.load_instructions(
+                is_a, rows, k
+            ) * p.gm_to_l1_latency_cycles + nbytes / np.minimum(
+                p.gm_to_l1_peak_bytes_per_cycle * eff, cap_bpc
+            )
+        return self.gm_to_l1_cycles(nbytes, self.a_nd if is_a else self.b_nd, eff, cap_bpc)
 
     def gm_to_ub_cycles(self, nbytes: Num, eff: float, cap_bpc: Num) -> Num:
         """MTE2 cycles of a GM->UB copy (first leg of the UB ND->NZ path)."""
@@ -217,6 +289,9 @@ class Costs:
         """
         p = self.preset
         acc = align_up(rows, FRACTAL_ROWS) * align_up(cols, FRACTAL_ROWS) * ACCUMULATOR_BYTES
+        if not self.vector_path:
+            # No room for the reorder: the block stays NZ in UB and MTE3 writes it row by row.
+            return p.vector_issue_overhead_cycles + acc / p.l0c_to_ub_bytes_per_cycle
         row_bytes = ceil_div(cols * bits(self.c_dtype), 8)
         return (
             p.vector_issue_overhead_cycles
@@ -225,8 +300,19 @@ class Costs:
         )
 
     def c_ub_to_gm_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
-        """MTE3 cycles to write a block UB->GM (chips without FixPipe)."""
+        """MTE3 cycles to write a block UB->GM (chips without FixPipe).
+
+        One copy of the reordered ND block on the vector path; one copy per ND row otherwise.
+        The row copies are latency-bound (one row is at most a few KiB), so the chip's averaged
+        bandwidth share, a figure for continuous streams, does not slow them: they move at the
+        UB->GM peak.
+        """
         p = self.preset
+        if not self.vector_path:
+            return (
+                rows * p.ub_to_gm_latency_cycles
+                + self.c_bytes(rows, cols) / p.ub_to_gm_peak_bytes_per_cycle
+            )
         return p.ub_to_gm_latency_cycles + self.c_bytes(rows, cols) / np.minimum(
             p.ub_to_gm_peak_bytes_per_cycle, cap_bpc
         )

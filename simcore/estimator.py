@@ -26,6 +26,11 @@ instead of playing every instruction it composes per-step and per-block periods:
   path and the V / MTE3 totals, clipped to [busiest pipe, sum of all work]. Each path is a chain
   of precedences the simulator also obeys, so adding one only moves the estimate towards it.
 
+On UB-path chips each tiling is priced on the path its UB plan takes
+(:func:`simcore.costs.vector_path_array`): vector reorders through UB, or 32 B column DMA into L1
+and row-by-row output copies when ``2 x transLength`` does not fit. The chip's HBM time is a floor
+on the kernel, as in the simulator.
+
 Inputs are numpy arrays of struct fields (one entry per candidate); the problem and chip are
 scalars. Throughput is millions of candidates per second on one core.
 """
@@ -36,15 +41,17 @@ from typing import Any
 
 import numpy as np
 
-from simcore.costs import Costs, ceil_div
-from simcore.dtypes import bits, c0_elements
+from simcore.costs import Costs, ceil_div, vector_path_array
+from simcore.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware import HardwarePreset
 from simcore.kernel import (
     chip_bandwidth_cap,
+    hbm_floor_cycles,
     operand_passes,
     operand_traffic,
     reuse_working_set,
     slots,
+    traffic_coefficients,
 )
 from simcore.problem import Problem
 from simcore.tiling import TCubeTiling
@@ -157,15 +164,29 @@ def _core(
     cube = 0.0
     drain_total = 0.0  # FIX (or the V leg of the drain)
     m3_out = 0.0
-    for r, nr in ((bm, m_iter - 1), (rm_t, 1)):
-        la_f = c.la_cycles(r, bk)
-        la_t = c.la_cycles(r, k_t)
-        for col, nc in ((bn, n_iter - 1), (cn_t, 1)):
+    # Fractal counts of each block dimension (full and tail): the L0 loads and MMADs of every
+    # block type are products of them (the formulas of Costs.la_cycles / lb_cycles / mmad_cycles,
+    # in the same order of operations, so the busy totals equal the simulator's).
+    fr_f, fr_t = ceil_div(bm, FRACTAL_ROWS), ceil_div(rm_t, FRACTAL_ROWS)
+    fc_f, fc_t = ceil_div(bn, FRACTAL_ROWS), ceil_div(cn_t, FRACTAL_ROWS)
+    fk_f, fk_t = ceil_div(bk, c.c0), ceil_div(k_t, c.c0)
+    ka_f = (fk_f * c.c0) * c.in_bytes
+    ka_t = (fk_t * c.c0) * c.in_bytes
+    rate_a, rate_b = p.l1_to_l0a_bytes_per_cycle, p.l1_to_l0b_bytes_per_cycle
+    lat1, ovh, frc = p.mte1_latency_cycles, p.mmad_overhead_cycles, c.fractal_cycles
+
+    def mmad(fr: Any, fc: Any, fk: Any) -> Any:
+        return ovh + fr * fc * fk * frc
+
+    for r, fr, nr in ((bm, fr_f, m_iter - 1), (rm_t, fr_t, 1)):
+        la_f = lat1 + (fr * FRACTAL_ROWS) * ka_f / rate_a
+        la_t = lat1 + (fr * FRACTAL_ROWS) * ka_t / rate_a
+        for col, fc, nc in ((bn, fc_f, n_iter - 1), (cn_t, fc_t, 1)):
             count = nr * nc
-            lb_f = c.lb_cycles(col, bk)
-            lb_t = c.lb_cycles(col, k_t)
-            mm_f = c.mmad_cycles(r, col, bk)
-            mm_t = c.mmad_cycles(r, col, k_t)
+            lb_f = lat1 + (fc * FRACTAL_ROWS) * ka_f / rate_b
+            lb_t = lat1 + (fc * FRACTAL_ROWS) * ka_t / rate_b
+            mm_f = mmad(fr, fc, fk_f)
+            mm_t = mmad(fr, fc, fk_t)
             per_f = _period(la_f, lb_f, mm_f, wa, wb)
             per_t = _period(la_t, lb_t, mm_t, wa, wb)
             # Sum of the steps' periods: the MMAD-start to MMAD-start chain through the core.
@@ -179,12 +200,15 @@ def _core(
                 m3_out = m3_out + count * c.c_ub_to_gm_cycles(r, col, cap)
 
     # Typical (full) block figures drive the per-event stalls.
-    la = c.la_cycles(np.minimum(bm, rows), bk)
-    lb = c.lb_cycles(np.minimum(bn, cols), bk)
-    mm = c.mmad_cycles(np.minimum(bm, rows), np.minimum(bn, cols), bk)
+    # (min(baseM, rows) is the tail when the core has a single row block.)
+    fr_1 = np.where(m_iter == 1, fr_t, fr_f)
+    fc_1 = np.where(n_iter == 1, fc_t, fc_f)
+    la = lat1 + (fr_1 * FRACTAL_ROWS) * ka_f / rate_a
+    lb = lat1 + (fc_1 * FRACTAL_ROWS) * ka_f / rate_b
+    mm = mmad(fr_1, fc_1, fk_f)
     per, lead_a, lead_b = _step_chain(la, lb, mm, a1, b1)
     # Across a block boundary the period pairs the last (K-tail) MMAD with the next first loads.
-    mm_kt = c.mmad_cycles(np.minimum(bm, rows), np.minimum(bn, cols), k_t)
+    mm_kt = mmad(fr_1, fc_1, fk_t)
     per_bd = _period(la, lb, mm_kt, wa, wb)
     if fix:
         dr = c.fix_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap)
@@ -215,15 +239,23 @@ def _core(
     loads_a, el_a, loads_b, el_b = traffic
     bytes_a = el_a * c.in_bytes
     bytes_b = el_b * c.in_bytes
+    a_args = (rows, bm, f["stepM"], slots_a, n_iter, order == 0, k, bk, step_ka)
+    b_args = (cols, bn, f["stepN"], slots_b, m_iter, order == 1, k, bk, step_kb)
     ga, va, ua = _copy_cycles(c, loads_a, bytes_a, True, cap)
     gb, vb, ub = _copy_cycles(c, loads_b, bytes_b, False, cap)
     if c.a_via_ub:
-        va = _reorder_total(
-            c, True, rows, bm, f["stepM"], slots_a, n_iter, order == 0, k, bk, step_ka
-        )
+        va = _chunk_sum(c.nd2nz_a_cycles, *a_args)
     if c.b_via_ub:
-        vb = _reorder_total(
-            c, False, cols, bn, f["stepN"], slots_b, m_iter, order == 1, k, bk, step_kb
+        vb = _chunk_sum(c.nd2nz_b_cycles, *b_args)
+    if c.a_by_column:
+        ga = ga + (
+            _chunk_sum(lambda r, kk: c.load_instructions(True, r, kk), *a_args) - loads_a
+        ) * (p.gm_to_l1_latency_cycles)
+    if c.b_by_column:
+        gb = (
+            gb
+            + (_chunk_sum(lambda r, kk: c.load_instructions(False, r, kk), *b_args) - loads_b)
+            * p.gm_to_l1_latency_cycles
         )
     mte2 = ga + gb
     vec = drain_total * (not fix) + va + vb
@@ -401,9 +433,8 @@ def _core(
     return {"makespan": makespan, "busy": busy}
 
 
-def _reorder_total(
-    c: Costs,
-    is_a: bool,
+def _chunk_sum(
+    cost: Any,
     extent: Any,
     base: Any,
     step: Any,
@@ -414,10 +445,11 @@ def _reorder_total(
     base_k: Any,
     step_k: Any,
 ) -> Any:
-    """V cycles of every ND->NZ reorder of one operand: each chunk shape priced by the vector model.
+    """Sum of ``cost(rows, k)`` over every chunk copy of one operand.
 
-    A chunk is (full group or the tail group) x (full K chunk or the K tail); the reorder cost is
-    not linear in the bytes (bank conflicts depend on the row pitch), so each shape is priced.
+    A chunk is (full group or the tail group) x (full K chunk or the K tail); the costs summed
+    here (vector reorders with their bank conflicts, DMA instruction counts) are not linear in
+    the bytes, so each shape is priced.
     """
     k_iter = ceil_div(k, base_k)
     kc = ceil_div(k_iter, step_k)
@@ -427,7 +459,6 @@ def _reorder_total(
     groups = ceil_div(ceil_div(extent, base), step)
     last_rows = extent - (groups - 1) * group_rows
     full, tail = operand_passes(extent, base, step, n_slots, kc, other_blocks, inner)
-    cost = c.nd2nz_a_cycles if is_a else c.nd2nz_b_cycles
     total = 0.0
     for rows, passes in ((group_rows, full), (last_rows, tail)):
         total = total + passes * ((kc - 1) * cost(rows, chunk_k) + cost(rows, k_last))
@@ -435,13 +466,16 @@ def _reorder_total(
 
 
 def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:
-    """(MTE2, V, MTE3) cycles of all chunk copies of one operand (V: see _reorder_total)."""
+    """(MTE2, V, MTE3) cycles of all chunk copies of one operand (V: see :func:`_chunk_sum`)."""
     p = c.preset
     via_ub = c.a_via_ub if is_a else c.b_via_ub
     eff = c.a_eff if is_a else c.b_eff
     if not via_ub:
         nd = c.a_nd if is_a else c.b_nd
-        if nd:
+        if c.a_by_column if is_a else c.b_by_column:
+            # One latency per 32 B column is added by the caller (it depends on chunk shapes).
+            lat, peak = p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle * eff
+        elif nd:
             lat, peak = p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
         else:
             lat, peak = p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle
@@ -478,33 +512,50 @@ def estimate_arrays(
     n_cores = ceil_div(n, sn)
     tail_m = m - (m_cores - 1) * sm
     tail_n = n - (n_cores - 1) * sn
-    shapes = (
-        (sm, sn, (m_cores - 1) * (n_cores - 1)),
-        (sm, tail_n, (m_cores - 1)),
-        (tail_m, sn, (n_cores - 1)),
-        (tail_m, tail_n, np.ones_like(sm)),
-    )
     in_b = bits(problem.dtype) / 8.0
-    # Chip traffic first (it sets the per-core bandwidth cap), from the closed-form reuse.
-    read = 0.0
-    first_traffic: tuple[Any, Any, Any, Any] | None = None
-    for rows, cols, count in shapes:
-        m_iter = ceil_div(rows, f["baseM"])
-        n_iter = ceil_div(cols, f["baseN"])
-        loads_a, el_a = operand_traffic(
-            rows, f["baseM"], f["stepM"], k, f["baseK"], f["stepKa"],
-            slots(f["depthA1"], f["stepM"], f["stepKa"]), n_iter, f["iterateOrder"] == 0,
-            c.c0,
-        )  # fmt: skip
-        loads_b, el_b = operand_traffic(
-            cols, f["baseN"], f["stepN"], k, f["baseK"], f["stepKb"],
-            slots(f["depthB1"], f["stepN"], f["stepKb"]), m_iter, f["iterateOrder"] == 1,
-            c.c0,
-        )  # fmt: skip
-        bias = problem.bias * m_iter * cols * bits(problem.bias_type) / 8.0
-        read = read + count * ((el_a + el_b) * in_b + bias)
-        if first_traffic is None:
-            first_traffic = (loads_a, el_a, loads_b, el_b)
+    bm, bn = f["baseM"], f["baseN"]
+    order0 = f["iterateOrder"] == 0
+    slots_a = slots(f["depthA1"], f["stepM"], f["stepKa"])
+    slots_b = slots(f["depthB1"], f["stepN"], f["stepKb"])
+    # Chip traffic first (it sets the per-core bandwidth cap), from the closed-form reuse. Core
+    # shapes are (full or tail rows) x (full or tail cols); A's traffic is affine in the core's
+    # column blocks and B's in its row blocks, so two evaluations per operand cover all four.
+    m_iter_f, m_iter_t = ceil_div(sm, bm), ceil_div(tail_m, bm)
+    n_iter_f, n_iter_t = ceil_div(sn, bn), ceil_div(tail_n, bn)
+    # Cores of each shape: full rows x full cols, full x tail, tail x full, tail x tail.
+    n_ff = (m_cores - 1) * (n_cores - 1)
+    n_ft = m_cores - 1
+    n_tf = n_cores - 1
+    a_full = traffic_coefficients(
+        sm, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0
+    )
+    a_tail = traffic_coefficients(
+        tail_m, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0
+    )
+    b_full = traffic_coefficients(
+        sn, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0
+    )
+    b_tail = traffic_coefficients(
+        tail_n, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0
+    )
+    # Sum over the shapes of cores x (elements0 + elements1 x other blocks).
+    el_a = (
+        a_full[2] * (n_ff + n_ft) + a_full[3] * (n_ff * n_iter_f + n_ft * n_iter_t)
+        + a_tail[2] * (n_tf + 1) + a_tail[3] * (n_tf * n_iter_f + n_iter_t)
+    )  # fmt: skip
+    el_b = (
+        b_full[2] * (n_ff + n_tf) + b_full[3] * (n_ff * m_iter_f + n_tf * m_iter_t)
+        + b_tail[2] * (n_ft + 1) + b_tail[3] * (n_ft * m_iter_f + m_iter_t)
+    )  # fmt: skip
+    # One bias slice per output block: baseN values per row block, fewer in the tail column.
+    bias_cols = (n_ff * m_iter_f + n_tf * m_iter_t) * sn + (n_ft * m_iter_f + m_iter_t) * tail_n
+    read = (el_a + el_b) * in_b + problem.bias * bias_cols * (bits(problem.bias_type) / 8.0)
+    first_traffic = (
+        a_full[0] + a_full[1] * n_iter_f,
+        a_full[2] + a_full[3] * n_iter_f,
+        b_full[0] + b_full[1] * m_iter_f,
+        b_full[2] + b_full[3] * m_iter_f,
+    )
     write = m * n * bits(problem.c_dtype) / 8.0
     unique = (m + n) * k * in_b + write
     working = reuse_working_set(
@@ -514,12 +565,33 @@ def estimate_arrays(
 
     # The slowest core is the one with the largest share (singleCoreM x singleCoreN): every cost
     # grows with the rows and columns, so the tail cores never take longer; only it is priced.
-    res = _core(c, problem, f, sm, sn, cap, first_traffic)
-    busy = {p: np.broadcast_to(res["busy"][p], sm.shape) for p in PIPE_NAMES}
-    seq = sum(busy[p] for p in PIPE_NAMES)
-    rb = np.maximum.reduce([busy[p] for p in PIPE_NAMES])
+    vp = vector_path_array(problem, f, preset)
+    if vp is None or vp.all() or not vp.any():
+        c = Costs(problem, preset, vp is None or bool(vp.all()))
+        res = _core(c, problem, f, sm, sn, cap, first_traffic)
+        busy = {p: np.broadcast_to(res["busy"][p], sm.shape) for p in PIPE_NAMES}
+        makespan = res["makespan"]
+    else:
+        # Tilings whose reorder halves do not fit in UB take the column-DMA path: price the two
+        # groups with their own costs and put the results back in place.
+        makespan = np.empty(sm.shape)
+        busy = {p: np.empty(sm.shape) for p in PIPE_NAMES}
+        for on in (True, False):
+            idx = np.flatnonzero(vp == on)
+            sub = {name: a[idx] for name, a in f.items()}
+            res = _core(
+                Costs(problem, preset, on), problem, sub, sm[idx], sn[idx], cap[idx],
+                tuple(x[idx] for x in first_traffic),
+            )  # fmt: skip
+            makespan[idx] = res["makespan"]
+            for p in PIPE_NAMES:
+                busy[p][idx] = res["busy"][p]
+    # HBM's time is a chip-wide floor on the kernel (see simcore.kernel.chip_bandwidth_cap).
+    floor = hbm_floor_cycles(hbm, preset)
+    seq = np.maximum(sum(busy[p] for p in PIPE_NAMES), floor)
+    rb = np.maximum(np.maximum.reduce([busy[p] for p in PIPE_NAMES]), floor)
     # The simulated makespan always lies between the busiest pipe and the sum of all work.
-    span = np.minimum(np.maximum(res["makespan"], rb), seq)
+    span = np.minimum(np.maximum(makespan, rb), seq)
     worst = {"span": span, "seq": seq, "res": rb, "busy": busy}
     launch = preset.launch_overhead_us * preset.clock_mhz
     cycles = worst["span"] + launch

@@ -60,6 +60,32 @@ def slots(depth: Any, step_blocks: Any, step_k: Any) -> Any:
     return np.maximum(depth // np.maximum(step_blocks * step_k, 1), 1)
 
 
+def pass_coefficients(
+    extent: Any, base: Any, step: Any, n_slots: Any, k_chunks: Any, inner: Any
+) -> tuple[Any, Any, Any, Any]:
+    """:func:`operand_passes` as affine functions of the other operand's block count.
+
+    Returns:
+        ``(full0, full1, tail0, tail1)`` with ``full = full0 + full1 x other_blocks`` and
+        ``tail = tail0 + tail1 x other_blocks``: one evaluation serves every core shape.
+    """
+    blocks = ceil_div(extent, base)
+    groups = ceil_div(blocks, step)
+    last_blocks = blocks - (groups - 1) * step
+    all_fit = k_chunks * groups <= n_slots
+    k_fits = k_chunks <= n_slots
+    # Streamed (K chunks do not fit): every block reloads its own group, full groups once per
+    # block of theirs. Otherwise a group is loaded once, or once per outer step for an inner
+    # operand whose groups do not all fit.
+    per_outer = inner & ~all_fit
+    once = k_fits & ~per_outer
+    full0 = np.where(once, groups - 1, 0)
+    full1 = np.where(k_fits, np.where(per_outer, groups - 1, 0), (groups - 1) * step)
+    tail0 = once * 1
+    tail1 = np.where(k_fits, per_outer * 1, last_blocks)
+    return full0, full1, tail0, tail1
+
+
 def operand_passes(
     extent: Any, base: Any, step: Any, n_slots: Any, k_chunks: Any, other_blocks: Any, inner: Any
 ) -> tuple[Any, Any]:
@@ -83,18 +109,41 @@ def operand_passes(
         (full_passes, tail_passes): passes over full groups (``step x base`` rows) and over the
         last group (the rest of ``extent``).
     """
-    blocks = ceil_div(extent, base)
-    groups = ceil_div(blocks, step)
-    last_blocks = blocks - (groups - 1) * step
-    all_fit = k_chunks * groups <= n_slots
-    k_fits = k_chunks <= n_slots
-    # Streamed (K chunks do not fit): every block reloads its own group, full groups once per
-    # block of theirs. Otherwise a group is loaded once, or once per outer step for an inner
-    # operand whose groups do not all fit.
-    per_outer = np.where(inner & ~all_fit, other_blocks, 1)
-    full = np.where(k_fits, (groups - 1) * per_outer, other_blocks * (groups - 1) * step)
-    tail = np.where(k_fits, per_outer, other_blocks * last_blocks)
-    return full, tail
+    full0, full1, tail0, tail1 = pass_coefficients(extent, base, step, n_slots, k_chunks, inner)
+    return full0 + full1 * other_blocks, tail0 + tail1 * other_blocks
+
+
+def traffic_coefficients(
+    extent: Any,
+    base: Any,
+    step: Any,
+    k: Any,
+    base_k: Any,
+    step_k: Any,
+    n_slots: Any,
+    inner: Any,
+    c0: int,
+) -> tuple[Any, Any, Any, Any]:
+    """:func:`operand_traffic` as affine functions of the other operand's block count.
+
+    Returns:
+        ``(loads0, loads1, elements0, elements1)``: ``loads = loads0 + loads1 x other_blocks``,
+        likewise the elements.
+    """
+    k_iter = ceil_div(k, base_k)
+    k_chunks = ceil_div(k_iter, step_k)
+    chunk_k = step_k * base_k
+    k_elems = (k_chunks - 1) * chunk_k + align_up(k - (k_chunks - 1) * chunk_k, c0)
+    group_rows = step * base
+    groups = ceil_div(ceil_div(extent, base), step)
+    last_rows = align_up(extent - (groups - 1) * group_rows, FRACTAL_ROWS)
+    full0, full1, tail0, tail1 = pass_coefficients(extent, base, step, n_slots, k_chunks, inner)
+    return (
+        (full0 + tail0) * k_chunks,
+        (full1 + tail1) * k_chunks,
+        (full0 * group_rows + tail0 * last_rows) * k_elems,
+        (full1 * group_rows + tail1 * last_rows) * k_elems,
+    )
 
 
 def operand_traffic(
@@ -127,17 +176,8 @@ def operand_traffic(
         (loads, elements): the number of chunk copies and the elements they move, with rows
         aligned to 16 and K aligned to C0 as the NZ layout in L1 stores them.
     """
-    blocks = ceil_div(extent, base)
-    k_iter = ceil_div(k, base_k)
-    k_chunks = ceil_div(k_iter, step_k)
-    chunk_k = step_k * base_k
-    k_elems = (k_chunks - 1) * chunk_k + align_up(k - (k_chunks - 1) * chunk_k, c0)
-    group_rows = step * base
-    groups = ceil_div(blocks, step)
-    last_rows = align_up(extent - (groups - 1) * group_rows, FRACTAL_ROWS)
-    full, tail = operand_passes(extent, base, step, n_slots, k_chunks, other_blocks, inner)
-    loads = (full + tail) * k_chunks
-    return loads, (full * group_rows + tail * last_rows) * k_elems
+    l0, l1, e0, e1 = traffic_coefficients(extent, base, step, k, base_k, step_k, n_slots, inner, c0)
+    return l0 + l1 * other_blocks, e0 + e1 * other_blocks
 
 
 @dataclass(frozen=True)
@@ -160,13 +200,16 @@ def chip_bandwidth_cap(
     active_cores: Any,
     preset: HardwarePreset,
 ) -> tuple[Any, Any]:
-    """Per-core share of the chip's L2/HBM bandwidth, in bytes per cycle.
+    """Per-core transfer rate cap (bytes per cycle) and the bytes HBM serves.
 
     All GM traffic passes through L2 (ascend-notes.md §2.3). Data that the cores touch at the same
     time (the working set) stays in L2 if it fits; then HBM only sees each byte once. Otherwise
-    the reloads miss in proportion to how much of the working set L2 cannot hold. The chip moves
-    the traffic no faster than both the L2 and the HBM bandwidth allow; that rate, shared evenly
-    by the active cores, caps each core's transfers.
+    the reloads miss in proportion to how much of the working set L2 cannot hold. Each core's
+    transfers move no faster than its even share of the L2 bandwidth and its own L2 port (slowed
+    by the misses). The HBM bandwidth is a chip-wide floor on the kernel time instead
+    (:func:`hbm_floor_cycles`), not a rate cap: spread over every transfer, it made a kernel with
+    fewer (L2-hit) reloads move each byte slower, so deeper L1 buffers could lose time, and it
+    slowed sparse latency-bound transfers of kernels far longer than the chip's HBM time.
 
     Returns:
         (cap_bytes_per_cycle, hbm_bytes).
@@ -175,8 +218,7 @@ def chip_bandwidth_cap(
     miss = np.clip(1.0 - preset.l2_bytes / np.maximum(working_set_bytes, 1.0), 0.0, 1.0)
     reload_miss = np.maximum(total - unique_bytes, 0.0) * miss
     hbm = unique_bytes + reload_miss
-    chip_cycles = np.maximum(total / preset.l2_bytes_per_cycle, hbm / preset.hbm_bytes_per_cycle)
-    chip_rate = total / np.maximum(chip_cycles, 1e-9)
+    chip_rate = preset.l2_bytes_per_cycle
     # A reload that misses L2 is also slower for the core that issues it: msKPP's L2 model
     # (ascend-notes.md §3.1, mov_prof.py) gives an effective rate r*bw + (1-r)*bw/4.5 at hit ratio
     # r. First touches are left to the chip-level HBM limit above: the measured benchmark keeps
@@ -184,6 +226,11 @@ def chip_bandwidth_cap(
     hit = 1.0 - reload_miss / np.maximum(total, 1.0)
     core_rate = preset.l2_bytes_per_cycle_per_core * (hit + (1.0 - hit) / preset.l2_miss_slowdown)
     return np.minimum(chip_rate / np.maximum(active_cores, 1), core_rate), hbm
+
+
+def hbm_floor_cycles(hbm_bytes: Any, preset: HardwarePreset) -> Any:
+    """Cycles the chip needs at least to move ``hbm_bytes`` through HBM (a floor on the kernel)."""
+    return hbm_bytes / preset.hbm_bytes_per_cycle
 
 
 def reuse_working_set(

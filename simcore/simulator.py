@@ -15,7 +15,9 @@ and every flag it waits on has been set (seed 004's events), and holds its pipe 
 
 Because every flag points at an instruction issued earlier, one pass in program order computes the
 exact as-soon-as-possible schedule of the in-order queues. Cores with the same share of C behave
-identically, so each distinct core shape is simulated once; the slowest sets the kernel time.
+identically, so each distinct core shape is simulated once; the slowest sets the kernel time,
+which is never below the time HBM needs for the chip's traffic. On UB-path chips the tiling's UB
+plan picks the data path (:func:`simcore.costs.takes_vector_path`).
 The bounds of seed 003 come along: the sequential time (sum of all work on a core) and the
 resource bound (its busiest pipe); the makespan lies between them.
 """
@@ -27,9 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simcore.costs import Costs, ceil_div
+from simcore.costs import Costs, ceil_div, takes_vector_path
 from simcore.hardware import HardwarePreset
-from simcore.kernel import CoreShape, chip_traffic, core_shapes, slots
+from simcore.kernel import CoreShape, chip_traffic, core_shapes, hbm_floor_cycles, slots
 from simcore.problem import Problem
 from simcore.tiling import TCubeTiling
 
@@ -124,7 +126,7 @@ def simulate_core(
     costs: Costs | None = None,
 ) -> CoreResult:
     """Plays one core's share of the kernel and returns its schedule."""
-    c = costs or Costs(problem, preset)
+    c = costs or Costs(problem, preset, takes_vector_path(problem, t, preset))
     k = problem.k
     rows_total, cols_total = shape.rows, shape.cols
     m_iter = ceil_div(rows_total, t.baseM)
@@ -161,6 +163,7 @@ def simulate_core(
     ub_src_free = 0.0
     # The vector model prices a reorder per call; chunk and block shapes repeat, so cache them.
     reorder_cache: dict[tuple[bool, int, int], float] = {}
+    load_cache: dict[tuple[bool, int, int], float] = {}
     drain_cache: dict[tuple[int, int], tuple[float, float]] = {}
     ub_dst_free = 0.0
     c_ub_free = 0.0
@@ -173,9 +176,11 @@ def simulate_core(
         slot_free = chunks.slot_free_at()
         via_ub = c.a_via_ub if is_a else c.b_via_ub
         if not via_ub:
-            dur = float(
-                c.a_load_cycles(nbytes, cap_bpc) if is_a else c.b_load_cycles(nbytes, cap_bpc)
-            )
+            lk = (is_a, rows, kk)
+            dur = load_cache.get(lk)
+            if dur is None:
+                dur = float(c.direct_load_cycles(is_a, rows, kk, cap_bpc))
+                load_cache[lk] = dur
             end = run(mte2, _K["load_a" if is_a else "load_b"], slot_free, dur, blk)
         else:
             eff = c.a_eff if is_a else c.b_eff
@@ -290,16 +295,20 @@ def simulate(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> SimRes
     give a meaningless schedule.
     """
     traffic = chip_traffic(problem, t, preset)
-    costs = Costs(problem, preset)
+    # The UB plan decides the data path on UB-path chips (vector reorders or 32 B column DMA).
+    costs = Costs(problem, preset, takes_vector_path(problem, t, preset))
     cores = [
         simulate_core(problem, t, preset, s, traffic.cap_bytes_per_cycle, costs)
         for s in core_shapes(problem, t)
     ]
     slowest = max(cores, key=lambda r: r.makespan_cycles)
     launch_cycles = preset.launch_overhead_us * preset.clock_mhz
-    cycles = slowest.makespan_cycles + launch_cycles
-    resource = max(max(r.busy_cycles.values()) for r in cores) + launch_cycles
-    sequential = max(r.sequential_cycles for r in cores) + launch_cycles
+    # The chip cannot finish before HBM has served its bytes: a floor on the makespan, on the
+    # resource bound (HBM is a resource) and so on the sequential bound too.
+    floor = float(hbm_floor_cycles(traffic.hbm_bytes, preset))
+    cycles = max(slowest.makespan_cycles, floor) + launch_cycles
+    resource = max(max(max(r.busy_cycles.values()) for r in cores), floor) + launch_cycles
+    sequential = max(max(r.sequential_cycles for r in cores), floor) + launch_cycles
     return SimResult(
         cycles=cycles,
         time_us=cycles / preset.clock_mhz,

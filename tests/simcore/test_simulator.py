@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from simcore.footprints import complete_tiling
@@ -84,6 +84,9 @@ def test_l0_double_buffering_never_makes_a_tiling_slower(
 
 @fast
 @given(draws)
+# 310P3 int8 on the column path, bound by the C row copies: the chip's HBM share used to be a
+# per-transfer rate that fell with fewer reloads, so the deeper L1 lost time.
+@example((21772085, 4, 6, False))
 def test_l1_double_buffering_never_makes_a_tiling_slower(d: tuple[int, int, int, bool]) -> None:
     problem, preset, tiling = _draw(*d)
     one = tiling.model_copy(
@@ -154,3 +157,55 @@ def test_cann_4096_tiling_is_near_the_910b2_compute_roof() -> None:
     assert roof.limited_by == "compute"
     assert roof.bound_us <= sim.time_us <= 1.15 * roof.bound_us
     assert max(sim.busy_cycles, key=lambda p: sim.busy_cycles[p]) == "M"
+
+
+COLUMN_PATH_SPEC = {
+    "usedCoreNum": 8, "singleCoreM": 256, "singleCoreN": 512, "baseM": 128, "baseN": 128,
+    "baseK": 64, "depthA1": 16, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 8, "stepKb": 4,
+}  # fmt: skip
+
+
+def test_without_room_for_the_reorder_inputs_go_by_column_dma() -> None:
+    """2 x transLength above the UB: no vector reorder, one MTE2 DMA per 32 B column, C by rows."""
+    from simcore.simulator import KINDS
+    from simcore.ub_path import ub_plan
+
+    preset = load_preset("Ascend310P3")
+    problem = Problem(soc="Ascend310P3", m=1024, n=1024, k=1024)
+    tiling = complete_tiling(COLUMN_PATH_SPEC, problem, preset)
+    assert not ub_plan(problem, tiling, preset).vector_path
+    core = simulate(problem, tiling, preset).slowest
+    kinds = [KINDS[i] for i in core.kind.tolist()]
+    assert not {"nd2nz_a", "nd2nz_b", "ub_to_l1_a", "ub_to_l1_b"} & set(kinds)
+    # An A chunk is 128 rows x 512 fp16 of K: 1 KiB rows, 32 columns of 32 B, each a DMA that
+    # pays the GM->L1 latency.
+    load_a = (
+        core.end[core.kind == KINDS.index("load_a")]
+        - core.start[core.kind == KINDS.index("load_a")]
+    )
+    assert load_a.min() >= 32 * preset.gm_to_l1_latency_cycles
+    # C leaves UB one 128-row block at a time, one MTE3 copy per row.
+    out = (
+        core.end[core.kind == KINDS.index("ub_to_gm")]
+        - core.start[core.kind == KINDS.index("ub_to_gm")]
+    )
+    assert out.min() >= 128 * preset.ub_to_gm_latency_cycles
+    # The same tiling with chunks small enough for the reorder takes the vector path instead.
+    small = complete_tiling(
+        {**COLUMN_PATH_SPEC, "stepKa": 2, "stepKb": 2, "depthA1": 4, "depthB1": 4}, problem, preset
+    )
+    assert ub_plan(problem, small, preset).vector_path
+    assert "nd2nz_a" in {KINDS[i] for i in simulate(problem, small, preset).slowest.kind.tolist()}
+
+
+def test_hbm_time_is_a_floor_on_the_kernel() -> None:
+    """A memory-bound decode GEMV cannot finish before HBM has served its bytes."""
+    preset = load_preset("Ascend910B2")
+    problem = Problem(m=1, n=4096, k=4096)
+    tiling = random_tiling(problem, preset, np.random.default_rng(3))
+    sim = simulate(problem, tiling, preset)
+    launch = preset.launch_overhead_us * preset.clock_mhz
+    floor = sim.hbm_bytes / preset.hbm_bytes_per_cycle
+    assert sim.hbm_bytes >= (problem.n * problem.k) * 2
+    assert sim.cycles >= floor + launch - 1e-6
+    assert sim.resource_cycles >= floor + launch - 1e-6

@@ -124,12 +124,12 @@ def describe(c: Case) -> str:
 
 
 def summary(label: str, errs: np.ndarray) -> str:
-    """Median, p95 and max of |error| in percent."""
+    """Median, p95 and max of |error| in percent, and the share of draws off by more than 3 %."""
     a = np.abs(errs) * 100
     return (
         f"{label:8} n={len(a):5d}  median {np.median(a):6.2f} %  p95 "
         f"{np.percentile(a, 95):6.2f} %  max {a.max():7.2f} %  mean signed "
-        f"{np.mean(errs) * 100:+6.2f} %"
+        f"{np.mean(errs) * 100:+6.2f} %  over 3 %: {np.mean(a > 3) * 100:5.1f} % of draws"
     )
 
 

@@ -15,16 +15,34 @@ instead of playing every instruction it composes per-step and per-block periods:
   whose K chunks fill their slots exactly reload in a burst at each group change.
 * No FixPipe: the drain's V and MTE3 legs precede the next block's copies in those queues, so
   step-0 copies start after the drain.
-* Slot cycles: a copy waits for the last read of the chunk ``slots`` copies back, so each
-  operand's copies chain through their chunks' reads (wait leg plus arrival-to-last-read, the
-  step chain restarting at the arrival, :func:`_restart_reads`); an A chunk that starts with a B
-  chunk also waits for the B copy queued behind it.
+* Slot cycles (the max-plus cycles of one pass over an operand's K chunks): a copy waits for
+  the last read of the chunk ``slots`` copies back, so each operand's copies chain through their
+  chunks' reads. A hop is the chunk's own slot-waiting leg (full chunks and the short K-tail
+  chunk priced apart, never averaged) plus its arrival-to-last-read (the step chain restarting
+  at the arrival, :func:`_restart_reads`, the K-tail step with its own loads), plus what queues
+  in between: B copies behind an A copy (on MTE2, or through the UB staging buffers, all the B
+  chunks that start inside the A chunk), with one slot the other operand's copies that MTE2
+  issues before the next copy (the bias slice at a block start too), and for a chunk that
+  several blocks read before its slot is reused, their compute (or their share of the drain
+  chain). With ``kc`` a multiple of the slots each slot keeps the same K positions and the
+  slowest slot sets the pace (the slot of chunk 0 meets the shared boundaries); otherwise the
+  chunks rotate and the hops average over the slots. Special cycles: one-step A chunks whose
+  next A read queues behind this step's B read; a whole pass with one A slot (every B copy of
+  the pass up to the second-to-last step, then the last A read); a group change that reloads a
+  resident K panel back to back.
 * UB path: the staging buffers chain every GM->UB copy to the previous reorder and every
-  reorder to the previous UB->L1 copy, across both operands.
+  reorder to the previous UB->L1 copy, across both operands: between two reorders sits the
+  longer of the previous UB->L1 and the next GM->UB leg (alternating A, B when both stream the
+  same K chunks).
+* First block and drains: the first block ends after MTE2 brought its chunks and the remaining
+  steps ran; every drain follows (with the UB->GM copies on chips without FixPipe, whose one C
+  staging buffer chains them).
 * Makespan of the largest core = the longest of these paths, the compute chain (start-up, step
   periods, stalls, last drain), the MTE2 path (all copies plus what follows the last), the drain
   path and the V / MTE3 totals, clipped to [busiest pipe, sum of all work]. Each path is a chain
   of precedences the simulator also obeys, so adding one only moves the estimate towards it.
+  Paths that repeat per block use the block dimensions averaged over the core's blocks (full and
+  tail rows and columns), and the copy legs the group rows averaged over the passes.
 
 On UB-path chips each tiling is priced on the path its UB plan takes
 (:func:`simcore.costs.vector_path_array`): vector reorders through UB, or 32 B column DMA into L1
@@ -32,7 +50,8 @@ and row-by-row output copies when ``2 x transLength`` does not fit. The chip's H
 on the kernel, as in the simulator.
 
 Inputs are numpy arrays of struct fields (one entry per candidate); the problem and chip are
-scalars. Throughput is millions of candidates per second on one core.
+scalars. Long inputs are evaluated in blocks of :data:`_BLOCK` candidates so the intermediate
+arrays stay in the CPU caches; throughput is over a million candidates per second on one core.
 """
 
 from __future__ import annotations
@@ -41,12 +60,13 @@ from typing import Any
 
 import numpy as np
 
-from simcore.costs import Costs, ceil_div, vector_path_array
+from simcore.costs import Costs, align_up, ceil_div, vector_path_array
 from simcore.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware import HardwarePreset
 from simcore.kernel import (
     chip_bandwidth_cap,
     hbm_floor_cycles,
+    k_chunking,
     operand_passes,
     operand_traffic,
     reuse_working_set,
@@ -63,6 +83,10 @@ ESTIMATOR_FIELDS: tuple[str, ...] = (
 )  # fmt: skip
 
 PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+#: Candidates per pass of :func:`estimate_arrays` (see there).
+_BLOCK = 16384
+#: A path length that never wins a maximum (finite, so that multiplying it by 0 stays 0).
+_NEVER = -1e30
 
 
 def _step_chain(la: Any, lb: Any, mm: Any, a1: Any, b1: Any) -> tuple[Any, Any, Any]:
@@ -114,7 +138,7 @@ def _restart_reads(la: Any, lb: Any, mm: Any, per: Any, a1: Any, b1: Any) -> tup
         return reads
 
     # A one-step A chunk's only read precedes the step's B read: it never waits for B.
-    return pick(a0, a_1, a2), pick(b0, b_1, b2), pick(-np.inf + 0.0 * la, ab1, ab2)
+    return pick(a0, a_1, a2), pick(b0, b_1, b2), pick(_NEVER + 0.0 * la, ab1, ab2)
 
 
 def _period(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> Any:
@@ -178,21 +202,27 @@ def _core(
     def mmad(fr: Any, fc: Any, fk: Any) -> Any:
         return ovh + fr * fc * fk * frc
 
+    kf = k_iter - 1
+    rows_types = []
     for r, fr, nr in ((bm, fr_f, m_iter - 1), (rm_t, fr_t, 1)):
         la_f = lat1 + (fr * FRACTAL_ROWS) * ka_f / rate_a
         la_t = lat1 + (fr * FRACTAL_ROWS) * ka_t / rate_a
-        for col, fc, nc in ((bn, fc_f, n_iter - 1), (cn_t, fc_t, 1)):
+        rows_types.append((r, fr, nr, la_f, la_t))
+        mte1 = mte1 + (nr * n_iter) * (kf * la_f + la_t)
+    for col, fc, nc in ((bn, fc_f, n_iter - 1), (cn_t, fc_t, 1)):
+        lb_f = lat1 + (fc * FRACTAL_ROWS) * ka_f / rate_b
+        lb_t = lat1 + (fc * FRACTAL_ROWS) * ka_t / rate_b
+        mte1 = mte1 + (nc * m_iter) * (kf * lb_f + lb_t)
+        for r, fr, nr, la_f, la_t in rows_types:
             count = nr * nc
-            lb_f = lat1 + (fc * FRACTAL_ROWS) * ka_f / rate_b
-            lb_t = lat1 + (fc * FRACTAL_ROWS) * ka_t / rate_b
-            mm_f = mmad(fr, fc, fk_f)
-            mm_t = mmad(fr, fc, fk_t)
-            per_f = _period(la_f, lb_f, mm_f, wa, wb)
-            per_t = _period(la_t, lb_t, mm_t, wa, wb)
+            frc_rc = fr * fc * frc
+            mm_f = ovh + frc_rc * fk_f
+            mm_t = ovh + frc_rc * fk_t
             # Sum of the steps' periods: the MMAD-start to MMAD-start chain through the core.
-            span = span + count * ((k_iter - 1) * per_f + per_t)
-            mte1 = mte1 + count * ((k_iter - 1) * (la_f + lb_f) + la_t + lb_t)
-            cube = cube + count * ((k_iter - 1) * mm_f + mm_t)
+            span = span + count * (
+                kf * _period(la_f, lb_f, mm_f, wa, wb) + _period(la_t, lb_t, mm_t, wa, wb)
+            )
+            cube = cube + count * (kf * mm_f + mm_t)
             if fix:
                 drain_total = drain_total + count * c.fix_cycles(r, col, cap)
             else:
@@ -304,7 +334,9 @@ def _core(
     ex_b_alone = np.maximum(base_b - slack_b, 0.0)
     # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
     # the A copy), so such a step costs the larger one, not the sum.
-    co = (ceil_div(k_iter, np.lcm(step_ka, step_kb)) - 1) * np.minimum(passes_a, passes_b)
+    co_lcm = np.lcm(step_ka, step_kb)
+    co_steps = ceil_div(k_iter, co_lcm)  # steps where both operands start a chunk, per pass
+    co = (co_steps - 1) * np.minimum(passes_a, passes_b)
     co = np.where(streamed_a & streamed_b, co, 0.0)
     inner = (
         co * np.maximum(ex_a_with_b, ex_b_alone)
@@ -385,7 +417,9 @@ def _core(
     if via_a or via_b:
         tail_after = tail_after + np.where(via_b, vb1 + ub1, va1 + ua1)
     copy_path = mte2 + tail_after
-    drain_path = start + (k_iter - 1) * per + mm + drain_total + (0.0 if fix else m3c)
+    # Without FixPipe a block's L0C->UB move waits for the previous block's UB->GM copy (one C
+    # staging buffer), so the moves and copies of all blocks chain after the first block.
+    drain_path = start + (k_iter - 1) * per + mm + drain_total + (0.0 if fix else m3_out)
     makespan = np.maximum(np.maximum(compute_path, copy_path), drain_path)
     if not fix or via_a or via_b:
         makespan = np.maximum(makespan, ga1 + vec + (m3c if not fix else ua1 + la + lb + mm))
@@ -401,27 +435,284 @@ def _core(
         first_g = ga1 if via_a else gb1
         makespan = np.maximum(makespan, g_ub + v_ub + last_u + after)
         makespan = np.maximum(makespan, first_g + v_ub + u_ub + after)
-    # Slot cycles: a copy waits for the last read of the chunk `slots` copies back, so the
-    # copies of one operand chain through their chunks' reads: (wait leg + arrival-to-last-read)
-    # per `slots` copies, the reads restarting from the arrival.
+
+    # --- slot cycles ------------------------------------------------------------------------------
+    # A copy waits for the last read of the chunk `slots` copies back, so the copies of one
+    # operand chain through their chunks' reads: the slot-waiting leg plus the arrival-to-last-
+    # read per chunk, the reads restarting from the arrival, and what queues between (the other
+    # operand's copies on MTE2 or in the UB staging buffers). The legs are those of the chunk
+    # itself (full chunks, and the last one with the K tail), not averages.
+    # These paths repeat per block: price the steps with the block dimensions averaged over
+    # the core's blocks (full and tail rows and columns), not the full block's.
+    fr_1 = ((m_iter - 1) * fr_f + fr_t) / m_iter
+    fc_1 = ((n_iter - 1) * fc_f + fc_t) / n_iter
+    la = lat1 + (fr_1 * FRACTAL_ROWS) * ka_f / rate_a
+    lb = lat1 + (fc_1 * FRACTAL_ROWS) * ka_f / rate_b
+    mm = mmad(fr_1, fc_1, fk_f)
+    per = _period(la, lb, mm, wa, wb)
     ra, rb, rab = _restart_reads(la, lb, mm, per, a1, b1)
-    # An A chunk that starts with a B chunk also waits for the B copy queued behind it (MTE2 is
-    # in order; on the UB path the B copy's reorder and UB->L1 legs follow).
-    b_leg = (gb1 + vb1 + ub1) if via_b else gb1
-    co_per_pass = np.where(loads_b > 0, ceil_div(k_iter, np.lcm(step_ka, step_kb)), 0)
+    la_kt = lat1 + (fr_1 * FRACTAL_ROWS) * ka_t / rate_a
+    lb_kt = lat1 + (fc_1 * FRACTAL_ROWS) * ka_t / rate_b
+    per_kt = _period(la_kt, lb_kt, mm, wa, wb)
+    # Group rows averaged over the passes (full groups and the tail group): the copy legs are
+    # affine in the rows, so the chain over all passes sums to passes x the average hop.
+    grp_a = el_a / np.maximum(loads_a / kc_a * _k_elements(k, bk, step_ka, kc_a, c.c0), 1.0)
+    grp_b = el_b / np.maximum(loads_b / kc_b * _k_elements(k, bk, step_kb, kc_b, c.c0), 1.0)
+    a_full, a_last = _first_last_legs(c, True, grp_a, k, bk, step_ka, kc_a, cap)
+    b_full, b_last = _first_last_legs(c, False, grp_b, k, bk, step_kb, kc_b, cap)
+    # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1).
+    b_many = kc_b > 1
+    if via_b:
+        b_first = tuple(np.where(b_many, x, y) for x, y in zip(b_full, b_last, strict=True))
+    else:
+        b_first = (np.where(b_many, b_full[0], b_last[0]), 0.0, 0.0)
+    # What a B copy adds after the A copy's slot-waiting leg: the whole copy behind a direct A
+    # copy on MTE2; behind an A copy through UB, B's reorder waits for A's UB->L1 leg (the
+    # staging buffer) and its GM->UB leg has run meanwhile; a direct B copy is not behind it.
+    b_leg_f = _leg_after_a(via_a, via_b, b_first)
+    b_leg_lc = _leg_after_a(via_a, via_b, b_last)
+    # A further B copy queued behind the previous one (MTE2 order, or the UB staging chain).
+    b_next = (np.maximum(b_full[0], b_full[2]) + b_full[1]) if via_b else b_full[0]
+    b_next_l = (np.maximum(b_last[0], b_full[2]) + b_last[1]) if via_b else b_last[0]
+    has_b = loads_b > 0
+    co_per_pass = np.where(has_b, co_steps, 0)
+    # Share of A passes that reload B too, and of B passes that reload A.
     co_frac = np.minimum(passes_b / np.maximum(passes_a, 1), 1.0)
-    for loads, kc, step_k, n_slots, wait, reads, extra in (
-        (loads_a, kc_a, step_ka, slots_a, wait_a, ra, True),
-        (loads_b, kc_b, step_kb, slots_b, wait_b, rb, False),
-    ):
-        r_last = k_iter - (kc - 1) * step_k
-        per_pass = (kc - 1) * reads(step_k) + reads(r_last) + kc * wait
-        if extra:
-            r_co = np.minimum(step_k, k_iter)
-            gain = np.maximum(b_leg + rab(r_co) - reads(r_co), 0.0)
-            per_pass = per_pass + co_frac * np.minimum(co_per_pass, kc) * gain
-        chain = (loads / kc) * per_pass / n_slots
-        makespan = np.maximum(makespan, chain + mm + dr_last)
+    co_frac_ab = np.minimum(passes_a / np.maximum(passes_b, 1), 1.0)
+    if via_a or via_b:
+        # Between two reorders sits the later of the previous copy's UB->L1 leg (the destination
+        # half) and the next copy's GM->UB leg (it waits for the previous reorder: the source
+        # half), so the reorders chain through max(GM->UB, UB->L1) of consecutive copies: per
+        # pass, chunk j's GM->UB pairs with chunk j-1's UB->L1 (the first with the last one).
+        pairs: Any = 0.0
+        for via, kc, passes, legs_f, legs_l in (
+            (via_a, kc_a, passes_a, a_full, a_last),
+            (via_b, kc_b, passes_b, b_full, b_last),
+        ):
+            if via:
+                g_f, _, u_f = legs_f
+                g_l, _, u_l = legs_l
+                per_pass = np.where(
+                    kc == 1,
+                    np.maximum(g_l, u_l),
+                    np.maximum(g_f, u_l)
+                    + np.maximum(kc - 2, 0) * np.maximum(g_f, u_f)
+                    + np.maximum(g_l, u_f),
+                )
+                pairs = pairs + passes * per_pass
+        if via_a and via_b:
+            # Both through UB with the same K chunks: the copies alternate A, B, so each A
+            # copy's UB->L1 leg pairs with the B copy's GM->UB leg after it and vice versa.
+            ga_f, _, ua_f = a_full
+            ga_l, _, ua_l = a_last
+            gb_f, _, ub_f = b_full
+            gb_l, _, ub_l = b_last
+            many = kc_a > 1
+            cross = passes_a * (
+                (kc_a - 1) * np.maximum(gb_f, ua_f)
+                + np.maximum(kc_a - 2, 0) * np.maximum(ga_f, ub_f)
+                + many * np.maximum(ga_l, ub_f)
+                + np.maximum(gb_l, ua_l)
+                + np.maximum(np.where(many, ga_f, ga_l), ub_l)
+            )
+            pairs = np.where((step_ka == step_kb) & (passes_a == passes_b), cross, pairs)
+        first = a_full[0] if via_a else b_full[0]
+        makespan = np.maximum(makespan, first + va + vb + pairs + la + lb + mm + dr_last)
+
+    # A: hops of its full chunks and of its last (K-tail) chunk.
+    single_a = slots_a == 1
+    wait_af = a_full[2] if via_a else a_full[0]
+    wait_al = a_last[2] if via_a else a_last[0]
+    a_last_start = (kc_a - 1) * step_ka
+    b_last_start = (kc_b - 1) * step_kb
+    r_last_a = k_iter - a_last_start
+    reads_af = ra(step_ka)
+    reads_al = ra(r_last_a) - la + la_kt
+    # A chunk that several blocks read before its slot is reused (an operand that stays for
+    # a group of blocks) is read last in the last of them: the hop spans their compute too.
+    # (Each block takes its step chain; the drain chain holds the MMADs back by at most dbL0C
+    # blocks.)
+    blocks_n = np.maximum(blocks, 1)
+    step_per = span / blocks_n
+    drain_per = (drain_total + (0.0 if fix else m3_out)) / blocks_n
+
+    def stay(passes: Any) -> Any:
+        others = blocks / np.maximum(passes, 1) - 1
+        return np.maximum(others * step_per, (others - f["dbL0C"]) * drain_per)
+
+    stay_a = stay(passes_a)
+    hop_f = wait_af + reads_af + stay_a
+    hop_l = wait_al + reads_al + stay_a
+    bias_cyc = (
+        p.gm_to_l1_latency_cycles
+        + np.minimum(bn, cols) * c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
+        if problem.bias
+        else 0.0
+    )
+    if not via_a:
+        # One slot: the next pass's first copy also queues on MTE2 behind what is issued after
+        # this pass's last A copy: B's last copy when it starts later (with one B slot it waits
+        # for the B read of the step before), then the bias slice of the next block.
+        b_after = np.maximum(b_last_start - a_last_start, 0)
+        b_wait = np.where(slots_b == 1, ra(np.maximum(b_after, 1)) + lb, 0.0)
+        ahead = bias_cyc + (b_after > 0) * has_b * co_frac * (b_wait + b_last[0])
+        hop_l = np.where(single_a, wait_al + np.maximum(reads_al, ahead), hop_l)
+    # B chunks that start with an A chunk or inside it (up to its second-to-last step: the
+    # last A read precedes the B read of its own step on MTE1) queue behind the A copy, and the
+    # last A read waits for the last of them; with one slot the next A copy also queues on MTE2
+    # behind them.
+    n_in = np.floor((np.maximum(step_ka, 2) - 2) / step_kb) + 1
+    r_in = step_ka - (n_in - 1) * step_kb
+    gain_f = np.maximum(b_leg_f + (n_in - 1) * b_next + rab(r_in) - reads_af, 0.0)
+    # The last A chunk meets B's last chunk when both end their K loop together.
+    b_at_last = a_last_start == b_last_start
+    b_leg_l = np.where(b_at_last, b_leg_lc, b_leg_f)
+    gain_l = np.maximum(b_leg_l + rab(r_last_a) - la + la_kt - reads_al, 0.0)
+    if not via_a:
+        g_b_l = np.where(b_at_last, b_last[0], b_first[0])
+        gain_f = np.maximum(gain_f, single_a * (b_first[0] - reads_af))
+        gain_l = np.maximum(gain_l, single_a * (g_b_l - reads_al))
+    # Shared boundaries per pass (one may be the last A chunk's start); shorter B chunks start
+    # inside every A chunk, aligned or not.
+    last_co = (a_last_start - np.floor(a_last_start / step_kb) * step_kb == 0) & (co_per_pass > 0)
+    full_co = np.where((step_kb < step_ka) & has_b, kc_a - 1, np.maximum(co_per_pass - last_co, 0))
+    extra = co_frac * (full_co * gain_f + last_co * gain_l)
+    if not via_a:
+        # One slot, B chunks at least as long as A's: a B boundary inside a full A chunk that is
+        # not its start still puts that B copy on MTE2 before the next A copy.
+        n_b_in = ceil_div(a_last_start, step_kb)
+        b_tail_in = (
+            (kc_b > 1)
+            & (b_last_start < a_last_start)
+            & (b_last_start - np.floor(b_last_start / step_ka) * step_ka != 0)
+        )
+        pipe_in = np.maximum(n_b_in - full_co - b_tail_in, 0) * np.maximum(
+            b_full[0] - reads_af, 0.0
+        ) + b_tail_in * np.maximum(b_last[0] - reads_af, 0.0)
+        extra = extra + single_a * (step_kb >= step_ka) * has_b * co_frac * pipe_in
+    # FIFO slots: with kc a multiple of the slots each slot always holds the same K positions,
+    # so the slowest slot's own chain sets the pace, and the slot that holds chunk 0 meets
+    # every B chunk that starts with one of its chunks; otherwise the chunks rotate through the
+    # slots and the chain averages over them.
+    fixed_a = (slots_a > 1) & (kc_a % slots_a == 0)
+    rounds = kc_a // slots_a
+    # B boundaries meet the chunks of slot 0 every lcm(slots, q) chunks, q = lcm / stepKa.
+    q = co_lcm // step_ka
+    n_co0 = has_b * ceil_div(kc_a, np.where(q % slots_a == 0, q, q * slots_a))
+    # With the whole K panel resident (one slot per chunk) and read by several blocks, a group
+    # change reloads every chunk back to back on MTE2 (each waits for the old chunk's read in
+    # the group's last block) before the first block of the new group can run through.
+    burst_a = (kc_a - 1) * wait_af + wait_al + stay_a + ra(1)
+    per_pass_a = np.where(
+        fixed_a,
+        np.maximum(
+            np.maximum(rounds * hop_f, (rounds - 1) * hop_f + hop_l) + co_frac * n_co0 * gain_f,
+            ((rounds == 1) & (stay_a > 0)) * burst_a,
+        ),
+        ((kc_a - 1) * hop_f + hop_l + extra) / slots_a,
+    )
+    # One slot, a whole pass: the next pass's first A copy waits for this pass's last A read,
+    # which queues on MTE1 behind the B read of the step before, whose chunk came through every
+    # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
+    # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
+    n_star = np.floor(np.maximum(k_iter - 2, 0) / step_kb) + 1
+    sigma = (n_star - 1) * step_kb
+    w_pass = (
+        np.where(kc_a > 1, wait_af, wait_al)
+        + b_leg_f
+        + (n_star - 1) * b_next
+        + ((n_star == kc_b) & (n_star > 1)) * (b_next_l - b_next)
+        + rab(k_iter - sigma)
+        - la
+        + la_kt
+    )
+    if not via_b:
+        # Direct B copies share MTE2 with the A copies issued between them.
+        w_pass = (
+            w_pass
+            + np.floor(sigma / step_ka) * a_full[0]
+            + ((a_last_start <= sigma) & (kc_a > 1)) * (a_last[0] - a_full[0])
+        )
+    # One-step A chunks, one pass of slots + 1 chunks: the next step's A read (the last read of
+    # the next chunk, which frees a slot) queues on MTE1 behind this step's B read, and with one
+    # L0A buffer behind its MMAD too: the A copy, the B copy behind it, the B read, (the
+    # MMAD,) the next A read.
+    w_next = wait_af + b_leg_f + lb + wa * mm + np.where(k_iter == 2, la_kt, la)
+    one_step = (step_ka == 1) & (kc_a == slots_a + 1) & (kc_a % step_kb == 0)
+    per_pass_a = np.maximum(
+        per_pass_a,
+        co_frac * np.maximum(single_a * (k_iter >= 2) * w_pass, one_step * w_next) * has_b,
+    )
+    # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).
+    chain_a = passes_a * per_pass_a + bias_cyc
+
+    # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
+    # slice and the A copy that the block start issues before it.
+    single_b = slots_b == 1
+    wait_bf = b_full[2] if via_b else b_full[0]
+    wait_bl = b_last[2] if via_b else b_last[0]
+    r_last_b = k_iter - (kc_b - 1) * step_kb
+    stay_b = stay(passes_b)
+    hop_f = wait_bf + rb(step_kb) + stay_b
+    reads_bl = np.where(r_last_b <= 1, lb_kt, rb(np.maximum(r_last_b - 1, 1)) + per_kt)
+    hop_l = wait_bl + reads_bl + stay_b
+    if not via_b:
+        # One slot: the next B copy also queues on MTE2 behind the A copies issued between the
+        # two (inside this B chunk; after the last B chunk, those up to the next pass's step 0,
+        # with the bias slice there).
+        a_f0 = a_full[0] if not via_a else 0.0 * a_full[0]
+        a_l0 = a_last[0] if not via_a else 0.0 * a_last[0]
+        # A boundaries after step 0 up to B's last boundary (spread over the full B chunks;
+        # A's last chunk among them when it starts there) and after it.
+        n_a_full = np.floor(b_last_start / step_ka)
+        a_tail_in = ((kc_a - 1) * step_ka > b_last_start) & (kc_a > 1)
+        a_tail_full = ((kc_a - 1) * step_ka <= b_last_start) & (kc_a > 1)
+        mte2_f = (
+            co_frac_ab * (n_a_full * a_f0 + a_tail_full * (a_l0 - a_f0)) / np.maximum(kc_b - 1, 1)
+        )
+        n_a_last = np.floor((k_iter - 1) / step_ka) - n_a_full
+        mte2_l = bias_cyc + co_frac_ab * (
+            n_a_last * a_f0 + a_tail_in * (a_l0 - a_f0) + np.where(kc_a > 1, a_f0, a_l0)
+        )
+        # With A chunks at least as long as B's, a full B chunk holds at most one A boundary:
+        # price the hops with and without one apart (the max does not average).
+        reads_bf = rb(step_kb) + stay_b
+        n_with = n_a_full * co_frac_ab
+        sum_with = (n_with - a_tail_full * co_frac_ab) * np.maximum(
+            reads_bf, a_f0
+        ) + a_tail_full * co_frac_ab * np.maximum(reads_bf, a_l0)
+        hop_one = wait_bf + (sum_with + (kc_b - 1 - n_with) * reads_bf) / np.maximum(kc_b - 1, 1)
+        hop_many = wait_bf + np.maximum(reads_bf, mte2_f)
+        hop_f = np.where(single_b, np.where(step_ka >= step_kb, hop_one, hop_many), hop_f)
+        hop_l = np.where(single_b, wait_bl + np.maximum(reads_bl + stay_b, mte2_l), hop_l)
+    fixed_b = (slots_b > 1) & (kc_b % slots_b == 0)
+    rounds = kc_b // slots_b
+    burst_b = (kc_b - 1) * wait_bf + wait_bl + stay_b + rb(1)
+    per_pass_b = np.where(
+        fixed_b,
+        np.maximum(
+            np.maximum(rounds * hop_f, (rounds - 1) * hop_f + hop_l),
+            ((rounds == 1) & (stay_b > 0)) * burst_b,
+        ),
+        ((kc_b - 1) * hop_f + hop_l) / slots_b,
+    )
+    chain_b = passes_b * per_pass_b + bias_cyc + np.where(kc_a > 1, a_full[0], a_last[0])
+    makespan = np.maximum(makespan, np.maximum(chain_a, chain_b) + mm + dr_last)
+    # The first block cannot end before MTE2 has brought in every chunk it reads (the first
+    # pass of both operands, in order) and the steps after the last of them have run; the
+    # drains of all blocks follow it in their queue (with the UB->GM copies without FixPipe).
+    a_pass = (kc_a - 1) * a_full[0] + a_last[0]
+    b_pass = (kc_b - 1) * b_full[0] + b_last[0]
+    last_copy_step = np.maximum(a_last_start, b_last_start)
+    ub_tail = 0.0
+    if via_a or via_b:
+        ub_tail = np.maximum(
+            a_last[1] + a_last[2] if via_a else 0.0, b_last[1] + b_last[2] if via_b else 0.0
+        )
+    first_end = (
+        bias_cyc + a_pass + b_pass + ub_tail + (k_iter - last_copy_step - 1) * per + la + lb + mm
+    )
+    makespan = np.maximum(makespan, first_end + drain_total + (0.0 if fix else m3_out))
     busy = {
         "MTE2": mte2,
         "MTE1": mte1,
@@ -465,6 +756,51 @@ def _chunk_sum(
     return total
 
 
+def _leg_after_a(via_a: bool, via_b: bool, legs_b: tuple[Any, Any, Any]) -> Any:
+    """Cycles a B copy issued with an A copy adds after the A copy's slot-waiting leg."""
+    g, v, u = legs_b
+    if via_a:
+        return v + u if via_b else 0.0 * g
+    return g + v + u if via_b else g
+
+
+def _k_elements(k: int, base_k: Any, step_k: Any, kc: Any, c0: int) -> Any:
+    """K elements one pass of an operand moves (its last chunk's K aligned to C0)."""
+    chunk_k = step_k * base_k
+    return (kc - 1) * chunk_k + ceil_div(k - (kc - 1) * chunk_k, c0) * c0
+
+
+def _first_last_legs(
+    c: Costs, is_a: bool, rows: Any, k: int, base_k: Any, step_k: Any, kc: Any, cap: Any
+) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
+    """(MTE2, V, MTE3) cycles of one full chunk copy and of the last (K-tail) chunk copy.
+
+    The formulas of the simulator's chunk copies (:mod:`simcore.costs`); V and MTE3 are zero
+    on the direct path. ``rows`` are the chunk's rows as L1 stores them (already aligned: an
+    average over groups is not rounded up again).
+    """
+    p = c.preset
+    chunk_k = step_k * base_k
+    last_k = k - (kc - 1) * chunk_k
+    via_ub = c.a_via_ub if is_a else c.b_via_ub
+    by_column = c.a_by_column if is_a else c.b_by_column
+    eff = c.a_eff if is_a else c.b_eff
+    out = []
+    for kk in (chunk_k, last_k):
+        nbytes = rows * align_up(kk, c.c0) * c.in_bytes
+        if by_column:
+            g = c.load_instructions(is_a, rows, kk) * p.gm_to_l1_latency_cycles + nbytes / (
+                np.minimum(p.gm_to_l1_peak_bytes_per_cycle * eff, cap)
+            )
+            out.append((g, 0.0, 0.0))
+        elif not via_ub:
+            out.append((c.gm_to_l1_cycles(nbytes, c.a_nd if is_a else c.b_nd, eff, cap), 0.0, 0.0))
+        else:
+            reorder = c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk)
+            out.append((c.gm_to_ub_cycles(nbytes, eff, cap), reorder, c.ub_to_l1_cycles(nbytes)))
+    return out[0], out[1]
+
+
 def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:
     """(MTE2, V, MTE3) cycles of all chunk copies of one operand (V: see :func:`_chunk_sum`)."""
     p = c.preset
@@ -505,6 +841,26 @@ def estimate_arrays(
         ``hbm_bytes``.
     """
     f = {name: np.asarray(fields[name], dtype=np.int64) for name in ESTIMATOR_FIELDS}
+    size = f["baseM"].size
+    if f["baseM"].ndim != 1 or size <= _BLOCK:
+        return _estimate_block(problem, preset, f)
+    # Long inputs go through in blocks: the estimator keeps ~100 intermediate arrays alive, and
+    # at this size they stay in the CPU caches instead of streaming through memory (about 1.5x
+    # the throughput of one pass over a million candidates).
+    parts = [
+        _estimate_block(problem, preset, {name: a[i : i + _BLOCK] for name, a in f.items()})
+        for i in range(0, size, _BLOCK)
+    ]
+    return {
+        key: np.concatenate([np.broadcast_to(part[key], part["cycles"].shape) for part in parts])
+        for key in parts[0]
+    }
+
+
+def _estimate_block(
+    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray]
+) -> dict[str, Any]:
+    """:func:`estimate_arrays` on one block of candidates (integer field arrays)."""
     c = Costs(problem, preset)
     m, n, k = problem.m, problem.n, problem.k
     sm, sn = f["singleCoreM"], f["singleCoreN"]
@@ -526,17 +882,19 @@ def estimate_arrays(
     n_ff = (m_cores - 1) * (n_cores - 1)
     n_ft = m_cores - 1
     n_tf = n_cores - 1
+    chunk_a = k_chunking(k, f["baseK"], f["stepKa"], c.c0)
+    chunk_b = k_chunking(k, f["baseK"], f["stepKb"], c.c0)
     a_full = traffic_coefficients(
-        sm, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0
+        sm, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0, chunk_a
     )
     a_tail = traffic_coefficients(
-        tail_m, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0
+        tail_m, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0, chunk_a
     )
     b_full = traffic_coefficients(
-        sn, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0
+        sn, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0, chunk_b
     )
     b_tail = traffic_coefficients(
-        tail_n, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0
+        tail_n, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0, chunk_b
     )
     # Sum over the shapes of cores x (elements0 + elements1 x other blocks).
     el_a = (

@@ -76,13 +76,15 @@ def pass_coefficients(
     k_fits = k_chunks <= n_slots
     # Streamed (K chunks do not fit): every block reloads its own group, full groups once per
     # block of theirs. Otherwise a group is loaded once, or once per outer step for an inner
-    # operand whose groups do not all fit.
-    per_outer = inner & ~all_fit
-    once = k_fits & ~per_outer
-    full0 = np.where(once, groups - 1, 0)
-    full1 = np.where(k_fits, np.where(per_outer, groups - 1, 0), (groups - 1) * step)
+    # operand whose groups do not all fit. (Products of masks instead of selects: the estimator
+    # evaluates this on millions of candidates.)
+    per_outer = np.logical_and(inner, np.logical_not(all_fit))
+    once = np.logical_and(k_fits, np.logical_not(per_outer))
+    streamed = np.logical_not(k_fits)
+    full0 = once * (groups - 1)
+    full1 = (per_outer & k_fits) * (groups - 1) + streamed * ((groups - 1) * step)
     tail0 = once * 1
-    tail1 = np.where(k_fits, per_outer * 1, last_blocks)
+    tail1 = (per_outer & k_fits) * 1 + streamed * last_blocks
     return full0, full1, tail0, tail1
 
 
@@ -113,6 +115,15 @@ def operand_passes(
     return full0 + full1 * other_blocks, tail0 + tail1 * other_blocks
 
 
+def k_chunking(k: Any, base_k: Any, step_k: Any, c0: int) -> tuple[Any, Any]:
+    """K chunks per pass of an operand and the K elements a pass moves (last chunk C0-aligned)."""
+    k_iter = ceil_div(k, base_k)
+    k_chunks = ceil_div(k_iter, step_k)
+    chunk_k = step_k * base_k
+    k_elems = (k_chunks - 1) * chunk_k + align_up(k - (k_chunks - 1) * chunk_k, c0)
+    return k_chunks, k_elems
+
+
 def traffic_coefficients(
     extent: Any,
     base: Any,
@@ -123,17 +134,28 @@ def traffic_coefficients(
     n_slots: Any,
     inner: Any,
     c0: int,
+    chunking: tuple[Any, Any] | None = None,
 ) -> tuple[Any, Any, Any, Any]:
     """:func:`operand_traffic` as affine functions of the other operand's block count.
+
+    Args:
+        extent: Rows of this operand on the core (singleCoreM for A, singleCoreN for B).
+        base: baseM (or baseN).
+        step: stepM (or stepN).
+        k: K.
+        base_k: baseK.
+        step_k: stepKa (or stepKb).
+        n_slots: Chunks of this operand L1 holds at once.
+        inner: True where this operand changes on every block (A when iterateOrder is 0).
+        c0: Elements per 32 B fractal row.
+        chunking: :func:`k_chunking` of (k, base_k, step_k, c0) when the caller already has it
+            (it does not depend on the extent).
 
     Returns:
         ``(loads0, loads1, elements0, elements1)``: ``loads = loads0 + loads1 x other_blocks``,
         likewise the elements.
     """
-    k_iter = ceil_div(k, base_k)
-    k_chunks = ceil_div(k_iter, step_k)
-    chunk_k = step_k * base_k
-    k_elems = (k_chunks - 1) * chunk_k + align_up(k - (k_chunks - 1) * chunk_k, c0)
+    k_chunks, k_elems = chunking if chunking is not None else k_chunking(k, base_k, step_k, c0)
     group_rows = step * base
     groups = ceil_div(ceil_div(extent, base), step)
     last_rows = align_up(extent - (groups - 1) * group_rows, FRACTAL_ROWS)

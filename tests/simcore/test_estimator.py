@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from simcore import estimator
 from simcore.estimator import ESTIMATOR_FIELDS, PIPE_NAMES, estimate_arrays, estimate_one
 from simcore.footprints import complete_tiling
 from simcore.hardware import load_preset
-from simcore.problem import Problem
+from simcore.legality import check_tiling
+from simcore.problem import Problem, parse_problem
 from simcore.random_tilings import random_tiling
 from simcore.simulator import simulate
 from simcore.ub_path import ub_plan
@@ -67,30 +69,82 @@ def _errors(pairs: list[tuple[dict[str, float], object]], ub_path: bool) -> list
 
 def test_agreement_without_vector_stages(pairs: list[tuple[dict[str, float], object]]) -> None:
     # Regression guard at the level reached (910B class, and 310B1 tilings on the column-DMA path,
-    # over these 36 draws: median 0.4 %, p95 7.2 %); benchmarks/agreement.py reports the full
-    # figures on 1,000 draws.
+    # over these 36 draws: median 0.2 %, p95 2.3 %, worst 4.5 %; before the per-chunk slot
+    # cycles 0.4 %, 7.2 %, 19 %); benchmarks/agreement.py reports the full figures on 1,000 draws.
     errs = _errors(pairs, ub_path=False)
+    assert len(errs) >= 20
+    assert np.median(errs) <= 0.005
+    assert np.percentile(errs, 95) <= 0.03
+
+
+def test_agreement_with_vector_stages(pairs: list[tuple[dict[str, float], object]]) -> None:
+    # 310P / 310B with V work (reorders, or the L0C->UB moves of the column path): median 0.5 %,
+    # p95 7.1 % over these 24 draws (before: 1.7 %, 9.9 %).
+    errs = _errors(pairs, ub_path=True)
     assert len(errs) >= 20
     assert np.median(errs) <= 0.01
     assert np.percentile(errs, 95) <= 0.08
 
 
-def test_agreement_with_vector_stages(pairs: list[tuple[dict[str, float], object]]) -> None:
-    # 310P / 310B with V work (reorders, or the L0C->UB moves of the column path): median 1.7 %,
-    # p95 9.9 % over these 24 draws.
-    errs = _errors(pairs, ub_path=True)
-    assert len(errs) >= 20
-    assert np.median(errs) <= 0.02
-    assert np.percentile(errs, 95) <= 0.11
-
-
 def test_estimator_never_far_from_the_simulator(
     pairs: list[tuple[dict[str, float], object]],
 ) -> None:
-    # The search trusts the estimate for ranking: no draw may be off by more than a fifth
-    # (worst over these draws 19 %).
+    # The search trusts the estimate for ranking: no draw may be off by more than a tenth
+    # (worst over these draws 8.6 %; before the per-chunk slot cycles 19 %).
     worst = max(_errors(pairs, ub_path=False) + _errors(pairs, ub_path=True))
-    assert worst <= 0.20
+    assert worst <= 0.10
+
+
+#: Tilings whose per-block cycle the averaged closed form missed by a quarter or more (from the
+#: 1,000 draws of benchmarks/agreement.py, seed 2026): (problem, tiling spec, what it exercises).
+SLOT_CYCLE_CASES: dict[str, tuple[dict[str, object], dict[str, int]]] = {
+    # B's two K chunks fill its two L1 slots: each slot keeps its K position, so the slot of the
+    # long chunk (copy + 5 steps of reads with one L0A buffer) sets the pace, not the average
+    # with the one-step K-tail chunk (was -26 %).
+    "fixed_slots_with_k_tail": (
+        {"soc": "Ascend910B4", "m": 16, "n": 11008, "k": 4096, "format_b": "NZ", "trans_a": True},
+        {"usedCoreNum": 7, "singleCoreM": 16, "singleCoreN": 1584, "baseM": 16, "baseN": 16,
+         "baseK": 816, "depthA1": 8, "depthB1": 10, "stepM": 1, "stepN": 1, "stepKa": 4,
+         "stepKb": 5, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+    ),
+    # One L1 slot per operand, one-step chunks, B through UB: the full A copy, the B copy queued
+    # behind it with its reorder and UB->L1 legs, the B read, the MMAD and the next (K-tail) A
+    # read form the cycle of every block (was -30 %).
+    "b_behind_a_one_slot": (
+        {"soc": "Ascend910A", "m": 4096, "n": 512, "k": 768, "format_a": "NZ"},
+        {"usedCoreNum": 13, "singleCoreM": 320, "singleCoreN": 512, "baseM": 32, "baseN": 16,
+         "baseK": 720, "depthA1": 1, "depthB1": 1, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+    ),
+    # One B slot: each B copy waits for the last read of the chunk before, and the A copies
+    # issued between two B copies hold the next one back on MTE2 (was -15 %).
+    "a_copies_between_b_copies": (
+        {"soc": "Ascend910B2", "m": 200, "n": 3000, "k": 8192, "trans_a": True},
+        {"usedCoreNum": 8, "singleCoreM": 25, "singleCoreN": 3000, "baseM": 16, "baseN": 16,
+         "baseK": 800, "depthA1": 14, "depthB1": 6, "stepM": 1, "stepN": 1, "stepKa": 7,
+         "stepKb": 6, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+    ),
+    # 310B1 through UB: each reorder waits for the previous copy's UB->L1 leg or the next
+    # copy's GM->UB leg, whichever ends later (was -5 %).
+    "ub_staging_chain": (
+        {"soc": "Ascend310B1", "m": 333, "n": 777, "k": 1999},
+        {"usedCoreNum": 1, "singleCoreM": 333, "singleCoreN": 777, "baseM": 16, "baseN": 32,
+         "baseK": 656, "depthA1": 8, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 4,
+         "stepKb": 1, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(SLOT_CYCLE_CASES))
+def test_block_cycles_match_the_simulator(name: str) -> None:
+    """Cycles through chunk copies, slots and the reads between them, priced chunk by chunk."""
+    spec_problem, spec = SLOT_CYCLE_CASES[name]
+    problem = parse_problem(spec_problem)
+    preset = load_preset(problem.soc)
+    tiling = complete_tiling(spec, problem, preset)
+    assert check_tiling(problem, tiling, preset).valid
+    est = estimate_one(problem, tiling, preset)
+    assert est["time_us"] == pytest.approx(simulate(problem, tiling, preset).time_us, rel=0.01)
 
 
 def test_column_path_busy_totals_match_the_simulator() -> None:
@@ -136,3 +190,20 @@ def test_arrays_match_one_by_one() -> None:
     for i, t in enumerate(tilings):
         one = estimate_one(problem, t, preset)  # type: ignore[arg-type]
         assert arr["time_us"][i] == pytest.approx(one["time_us"], rel=1e-12)
+
+
+def test_long_inputs_evaluated_in_blocks_match_one_by_one() -> None:
+    """More candidates than one evaluation block: every entry still gets its own tiling's price."""
+    problem, _, preset = _cases(1, seed=3)[0]
+    rng = np.random.default_rng(9)
+    tilings = [random_tiling(problem, preset, rng) for _ in range(7)]  # type: ignore[arg-type]
+    size = estimator._BLOCK + 1000
+    # Tilings repeat with period 7, so block edges fall on every tiling in turn.
+    idx = np.arange(size) % len(tilings)
+    table = {name: np.array([getattr(t, name) for t in tilings]) for name in ESTIMATOR_FIELDS}
+    arr = estimate_arrays(problem, preset, {name: col[idx] for name, col in table.items()})  # type: ignore[arg-type]
+    assert arr["time_us"].shape == (size,)
+    for i, t in enumerate(tilings):
+        one = estimate_one(problem, t, preset)  # type: ignore[arg-type]
+        np.testing.assert_allclose(arr["time_us"][idx == i], one["time_us"], rtol=1e-12)
+        np.testing.assert_allclose(arr["busy_MTE2"][idx == i], one["busy_MTE2"], rtol=1e-12)

@@ -1,0 +1,114 @@
+"""Tuned tilings against CANN's own (tests/data/reference/cann_default_tilings.csv).
+
+For each distinct problem of the CSV (soc, dtypes, M, N, K, transposes, bias) and each CANN row
+of it (``single`` and ``nosingle`` modes), ``tiler tune`` runs with that row as the caller's
+baseline, as a user would pass it, so the answer is never predicted slower than it; both are
+predicted with the same model (``simcore.evaluate.estimate_dict``: the simulator).
+Prints the geometric-mean speedup (CANN time / tuned time, both measured in this run) overall
+and by shape class, the share of problems where the answer is CANN's own tiling, and the rows
+that could not be compared (a dtype the chip lacks, an illegal CANN row).
+
+    uv run python benchmarks/cann_compare.py --limit 200 --budget 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from simcore.errors import InputError
+from simcore.footprints import complete_tiling
+from simcore.hardware import load_preset
+from simcore.legality import check_tiling
+from simcore.problem import parse_problem
+from tiler.tune import parse_tune_request, tune
+
+CSV = Path(__file__).resolve().parents[1] / "tests/data/reference/cann_default_tilings.csv"
+TILING_FIELDS = ("usedCoreNum", "singleCoreM", "singleCoreN", "singleCoreK", "baseM", "baseN",
+                 "baseK", "depthA1", "depthB1", "stepM", "stepN", "stepKa", "stepKb",
+                 "iterateOrder", "dbL0A", "dbL0B", "dbL0C", "transLength", "shareL1Size",
+                 "shareL0CSize", "shareUbSize")  # fmt: skip
+
+
+def shape_class(m: int, n: int, k: int) -> str:
+    if m == n == k:
+        return "square"
+    if m <= 16:
+        return "decode (M<=16)"
+    if m <= 512:
+        return "small M (<=512)"
+    return "large M (>512)"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--limit", type=int, default=None, help="First N distinct problems only.")
+    ap.add_argument("--budget", type=int, default=0, help="Optuna trials per problem.")
+    args = ap.parse_args()
+    rows = list(csv.DictReader(CSV.open()))
+    problems: dict[tuple[str, ...], list[dict[str, str]]] = defaultdict(list)
+    for r in rows:
+        key = (r["soc"], r["dtype"], r["out_dtype"], r["M"], r["N"], r["K"], r["trans_a"],
+               r["trans_b"], r["bias"])  # fmt: skip
+        problems[key].append(r)
+    keys = list(problems)
+    # Spread a partial run over the whole file (socs, dtypes, shapes), not its first block.
+    if args.limit and args.limit < len(keys):
+        step = len(keys) / args.limit
+        keys = [keys[int(i * step)] for i in range(args.limit)]
+    speedups: dict[str, list[float]] = defaultdict(list)
+    skipped: dict[str, int] = defaultdict(int)
+    answer_is_cann = 0
+    slower = 0
+    t_start = time.perf_counter()
+    for key in keys:
+        soc, dtype, out_dtype, m, n, k, ta, tb, bias = key
+        prob = {"soc": soc, "m": int(m), "n": int(n), "k": int(k), "dtype": dtype,
+                "out_dtype": out_dtype, "trans_a": ta == "1", "trans_b": tb == "1",
+                "bias": bias == "1", "intrinsics_check": True}  # fmt: skip
+        cann = [{f: int(r[f]) for f in TILING_FIELDS} for r in problems[key]]
+        p = parse_problem(prob)
+        preset = load_preset(p.soc)
+        for tiling in cann:
+            if not check_tiling(p, complete_tiling(tiling, p, preset), preset).valid:
+                skipped["cann_row_illegal"] += 1
+                continue
+            # Each CANN row is the caller's baseline of its own tune, as a user would pass it.
+            try:
+                out = tune(parse_tune_request({"problem": prob, "baseline": tiling,
+                                              "budget": args.budget}))  # fmt: skip
+            except InputError as exc:
+                skipped[exc.rule] += 1
+                break
+            user = out["baselines"][1]
+            answer_is_cann += out["explanation"]["answer_source"] == "baseline user"
+            ratio = user["estimate"]["time_us"] / out["estimate"]["time_us"]
+            slower += ratio < 1.0 - 1e-9
+            speedups[shape_class(p.m, p.n, p.k)].append(ratio)
+            speedups[f"{soc} {dtype}"].append(ratio)
+            speedups["all"].append(ratio)
+    seconds = time.perf_counter() - t_start
+    print(f"{len(keys)} problems ({len(speedups['all'])} CANN rows compared) in {seconds:.0f} s, "
+          f"budget {args.budget}")  # fmt: skip
+    print(f"CANN rows predicted faster than the tuned answer: {slower}")
+    print(f"answer is CANN's own tiling for {answer_is_cann} rows")
+    print(f"skipped: {dict(skipped)}")
+    print("\nspeedup = CANN time / tuned time (model 'simulated' figures, same run)")
+    print(f"{'class':24s} {'rows':>5s} {'geomean':>8s} {'p10':>7s} {'median':>7s} {'p90':>7s} "
+          f"{'max':>7s}")  # fmt: skip
+    for name in sorted(speedups, key=lambda s: (s != "all", s)):
+        v = sorted(speedups[name])
+        p10, p50, p90 = (v[min(len(v) - 1, int(f * (len(v) - 1)))] for f in (0.1, 0.5, 0.9))
+        print(f"{name:24s} {len(v):5d} {statistics.geometric_mean(v):8.3f} {p10:7.3f} "
+              f"{p50:7.3f} {p90:7.3f} {v[-1]:7.3f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

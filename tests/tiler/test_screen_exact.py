@@ -1,0 +1,101 @@
+"""The screened optimum equals a brute-force minimum of the estimator over the legal space."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from simcore.estimator import ESTIMATOR_FIELDS, estimate_arrays
+from simcore.footprints import complete_tiling
+from simcore.hardware import load_preset
+from simcore.legality import check_tiling
+from simcore.problem import Problem
+from tiler.screen import screen
+from tiler.space import build_space
+
+
+def brute_force(problem: Problem, soc: str) -> tuple[float, int]:
+    """Every tiling of the space's core splits with every base block and every step value
+    (not only the balanced ones), legality by simcore.legality, time by the estimator."""
+    preset = load_preset(soc)
+    cores = preset.cube_core_count
+    c0 = 32 // (2 if problem.dtype.value in ("fp16", "bf16") else 1)
+    splits = set()
+
+    def up(a: int, b: int) -> int:
+        return (a + b - 1) // b
+
+    for mc in range(1, min(cores, problem.m) + 1):
+        for nc in range(1, min(cores, problem.n) + 1):
+            for sm in {up(problem.m, mc), up(up(problem.m, mc), 16) * 16}:
+                for sn in {up(problem.n, nc), up(up(problem.n, nc), 16) * 16}:
+                    used = -(-problem.m // sm) * -(-problem.n // sn)
+                    if used <= cores:
+                        splits.add((sm, sn, used))
+    rows: list[dict[str, int]] = []
+    for sm, sn, used in sorted(splits):
+        for bm in range(16, -(-sm // 16) * 16 + 1, 16):
+            for bn in range(16, -(-sn // 16) * 16 + 1, 16):
+                for bk in range(c0, -(-problem.k // c0) * c0 + 1, c0):
+                    mi, ni, ki = -(-sm // bm), -(-sn // bn), -(-problem.k // bk)
+                    for sM, sN, sKa, sKb, da, db, order, a, b, c in itertools.product(
+                        range(1, mi + 1), range(1, ni + 1), range(1, ki + 1),
+                        range(1, ki + 1), (1, 2), (1, 2), (0, 1), (1, 2), (1, 2), (1, 2),
+                    ):  # fmt: skip
+                        rows.append({
+                            "usedCoreNum": used, "singleCoreM": sm, "singleCoreN": sn,
+                            "baseM": bm, "baseN": bn, "baseK": bk, "stepM": sM, "stepN": sN,
+                            "stepKa": sKa, "stepKb": sKb, "depthA1": sM * sKa * da,
+                            "depthB1": sN * sKb * db, "iterateOrder": order,
+                            "dbL0A": a, "dbL0B": b, "dbL0C": c,
+                        })  # fmt: skip
+    f = {name: np.array([r[name] for r in rows]) for name in rows[0]}
+    # The capacity rules of seed 002 table 2 written out here (independently of tiler.space);
+    # a random sample of accepted and rejected points is checked against simcore.legality.
+    size = 1 if problem.dtype.value == "int8" else 2
+    bias_l1 = f["baseN"] * 4 if (problem.bias and preset.bt_bytes) else 0
+    ok = f["baseM"] * f["baseK"] * size * f["dbL0A"] <= preset.l0a_bytes
+    ok &= f["baseN"] * f["baseK"] * size * f["dbL0B"] <= preset.l0b_bytes
+    ok &= f["baseM"] * f["baseN"] * 4 * f["dbL0C"] <= preset.l0c_bytes
+    if problem.bias and preset.bt_bytes:
+        ok &= f["baseN"] * 4 <= preset.bt_bytes
+    ok &= (f["depthA1"] * f["baseM"] + f["depthB1"] * f["baseN"]) * f[
+        "baseK"
+    ] * size + bias_l1 <= preset.l1_bytes
+    if problem.template.value == "mdl":
+        k_iter = -(-problem.k // f["baseK"])
+        ok &= (f["stepKa"] >= k_iter) | (f["stepM"] == 1)
+        ok &= (f["stepKb"] >= k_iter) | (f["stepN"] == 1)
+        ka, kb = -(-k_iter // f["stepKa"]), -(-k_iter // f["stepKb"])
+        ok &= (ka % kb == 0) | (kb % ka == 0)
+    rng = np.random.default_rng(0)
+    for i in rng.choice(len(rows), 300, replace=False):
+        valid = check_tiling(problem, complete_tiling(rows[i], problem, preset), preset).valid
+        assert valid == bool(ok[i]), rows[i]
+    fields = {name: f[name][ok] for name in ESTIMATOR_FIELDS}
+    times = estimate_arrays(problem, preset, fields)["time_us"]
+    best = int(np.argmin(times))
+    best_row = {name: int(f[name][ok][best]) for name in rows[0]}
+    assert check_tiling(problem, complete_tiling(best_row, problem, preset), preset).valid
+    legal = times
+    return float(np.min(times)), len(legal)
+
+
+@pytest.mark.parametrize(
+    ("problem", "soc"),
+    [
+        (Problem(m=32, n=40, k=48), "Ascend910B2"),
+        (Problem(m=20, n=33, k=96, dtype="int8", soc="Ascend310P3"), "Ascend310P3"),
+        (Problem(m=33, n=16, k=64, bias=True, template="mdl"), "Ascend910B2"),
+    ],
+)
+def test_certified_optimum_equals_brute_force(problem: Problem, soc: str) -> None:
+    preset = load_preset(soc)
+    result = screen(build_space(problem, preset, {}))
+    assert result.exact
+    assert result.certificate()["exact"] is True
+    best, n_legal = brute_force(problem, soc)
+    assert n_legal > 100
+    assert result.top[0].time_us == pytest.approx(best, rel=1e-12)

@@ -1,0 +1,263 @@
+"""Tune one Matmul problem: screening, the Optuna study, baselines and the explanation.
+
+This module is the contract the CLI (``tiler tune``) and the HTTP service call:
+
+* :class:`TuneRequest` -- ``problem`` (keys as ``tiler evaluate``), ``fixed`` (pinned struct
+  fields), ``baseline`` (a TCubeTiling to compare with), ``budget`` (Optuna trials after
+  screening; 0 = screening and baselines only), ``sampler`` and ``seed``;
+* :func:`parse_tune_request` -- validation with errors naming the field;
+* :func:`canonical_request` -- the normalized request (a cache key with the preset digest and
+  the model version);
+* :func:`tune` -- the answer: ``tiling``, ``estimate``, ``baselines``, ``certificate``,
+  ``explanation``, ``search``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from simcore.errors import InputError
+from simcore.evaluate import estimate_dict
+from simcore.footprints import complete_tiling
+from simcore.hardware import HardwarePreset, load_preset
+from simcore.problem import Problem, check_supported, parse_problem
+from simcore.tiling import TCubeTiling, parse_tiling_fields
+from tiler.baselines import recommended_fields, user_tiling
+from tiler.explain import explain_tiling, runner_up
+from tiler.screen import screen
+from tiler.space import SEARCH_FIELDS, build_space, parse_fixed
+from tiler.study import Evaluation, Predictor, key_of, run_study
+
+#: Optuna trials after screening when the request does not say (keeps a typical tune near 1 s).
+DEFAULT_BUDGET = 16
+#: The largest budget one request may ask for.
+MAX_BUDGET = 5000
+#: With the default budget the study stops once this many instructions were simulated (about
+#: 0.5 s of simulation), so a tune of a large kernel stays near a second; an explicit budget
+#: always runs in full.
+DEFAULT_STUDY_INSTRUCTIONS = 400_000
+#: Screened points enqueued first in the study (the rest of the budget is the sampler's).
+SEEDED_TRIALS = 8
+
+
+class TuneRequest(BaseModel):
+    """One tuning request (the ``tiler tune --jsonl`` line and the HTTP body)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    problem: dict[str, Any]
+    fixed: dict[str, int] = Field(default_factory=dict)
+    baseline: dict[str, Any] | None = None
+    #: Optuna trials after screening. Left out: DEFAULT_BUDGET trials, stopped early once the
+    #: simulations of a large kernel reach DEFAULT_STUDY_INSTRUCTIONS (deterministic).
+    budget: int = Field(default=DEFAULT_BUDGET, ge=0, le=MAX_BUDGET)
+    sampler: Literal["tpe", "cmaes", "random", "gp"] = "tpe"
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)
+
+
+def parse_tune_request(data: Any) -> TuneRequest:
+    """Validates a tune request, including its problem, pins and baseline.
+
+    Raises:
+        InputError: Naming the field (``problem.m``, ``fixed.baseM``, ``baseline.stepKa``,
+            ``budget``, ...), the rule and the limit.
+    """
+    if not isinstance(data, dict):
+        raise InputError("request", "type", "request must be a JSON object", type(data).__name__)
+    fixed = data.get("fixed")
+    if isinstance(fixed, dict):
+        parse_fixed(fixed)  # names the pinned field before pydantic's generic message
+    try:
+        req = TuneRequest.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "request"
+        rule = {"extra_forbidden": "unknown_field", "missing": "required"}.get(
+            err["type"], err["type"]
+        )
+        ctx = err.get("ctx") or {}
+        limit = next((f"{k} {ctx[k]}" for k in ("ge", "le", "expected") if k in ctx), None)
+        value = err.get("input") if err["type"] != "missing" else None
+        if isinstance(value, dict | list):
+            value = None
+        raise InputError(field, rule, f"{field}: {err['msg']}", value, limit) from exc
+    problem = parse_problem(req.problem)
+    if req.baseline is not None:
+        try:
+            parse_tiling_fields(req.baseline)
+        except InputError as exc:
+            raise InputError(exc.field.replace("tiling", "baseline", 1), exc.rule,
+                             exc.message.replace("tiling", "baseline", 1), exc.value,
+                             exc.limit) from exc  # fmt: skip
+    del problem
+    return req
+
+
+def _context(req: TuneRequest) -> tuple[Problem, HardwarePreset]:
+    problem = parse_problem(req.problem)
+    preset = load_preset(problem.soc)
+    check_supported(problem, preset)
+    return problem, preset
+
+
+def canonical_request(req: TuneRequest) -> dict[str, Any]:
+    """The request normalized: every problem default filled in, pins sorted, baseline complete.
+
+    Equivalent requests give equal dicts (JSON-ready); the service hashes this with the preset
+    digest and the model version into its cache key.
+    """
+    problem = parse_problem(req.problem)
+    preset = load_preset(problem.soc)
+    baseline = None
+    if req.baseline is not None:
+        baseline = complete_tiling(req.baseline, problem, preset).to_dict()
+    return {
+        "problem": problem.canonical(),
+        "fixed": dict(sorted(parse_fixed(req.fixed).items())),
+        "baseline": baseline,
+        "budget": req.budget,
+        # The default budget stops early on large kernels; an explicit one does not.
+        "study_instruction_cap": _instruction_cap(req),
+        "sampler": req.sampler,
+        "seed": req.seed,
+    }
+
+
+def _instruction_cap(req: TuneRequest) -> int | None:
+    return None if "budget" in req.model_fields_set else DEFAULT_STUDY_INSTRUCTIONS
+
+
+def _search_fields(t: TCubeTiling) -> dict[str, int]:
+    return {f: int(getattr(t, f)) for f in SEARCH_FIELDS}
+
+
+def tune(req: TuneRequest, *, storage: str | None = None) -> dict[str, Any]:
+    """Finds the fastest legal TCubeTiling of the request's problem under the model.
+
+    Steps: build the legal space with the pins; screen it with the estimator (exact optimum
+    and runner-up with a certificate, or the proven gap when the point budget ran out); run
+    the Optuna study on the simulator seeded with the screened best; evaluate the baselines;
+    answer with the fastest simulated legal tiling among all of them (so never slower than a
+    legal baseline).
+
+    Args:
+        req: The request.
+        storage: Optuna storage: None (in memory), a journal file path or an RDB URL.
+
+    Returns:
+        ``tiling`` (every struct field), ``estimate`` (as ``tiler evaluate`` prints it),
+        ``baselines`` (``name``, ``tiling``, ``valid``, ``estimate``, ``speedup``),
+        ``certificate``, ``explanation`` and ``search``.
+
+    Raises:
+        InputError: The problem, a pin, the baseline, the sampler or the storage is invalid,
+            or no legal tiling meets the pins.
+    """
+    t0 = time.perf_counter()
+    problem, preset = _context(req)
+    space = build_space(problem, preset, req.fixed)
+    screened = screen(space, top_k=64)
+    predictor = Predictor(space)
+
+    # Baselines: seed 002's recommendation (only when it meets the pins) and the caller's.
+    baseline_rows: list[dict[str, Any]] = []
+    baseline_evals: list[Evaluation] = []
+    rec = recommended_fields(problem, preset)
+    rec_tiling = complete_tiling(rec, problem, preset)
+    rec_eval = predictor(rec)
+    baseline_rows.append({"name": "seed002", "tiling": rec_tiling, "valid": rec_eval.legal})
+    baseline_evals.append(rec_eval)
+    if req.baseline is not None:
+        user_t, report = user_tiling(req.baseline, problem, preset)
+        row: dict[str, Any] = {"name": "user", "tiling": user_t, "valid": report["valid"]}
+        if not report["valid"]:
+            row["violations"] = report["violations"]
+        baseline_rows.append(row)
+        baseline_evals.append(
+            predictor(_search_fields(user_t))
+            if report["valid"]
+            else Evaluation(_search_fields(user_t), float("inf"), False, False)
+        )
+
+    # Candidates: the screened best, the study's trials, and legal baselines that meet the pins.
+    seeds = [c.fields for c in screened.top[:SEEDED_TRIALS]]
+    candidates: list[Evaluation] = [predictor(seeds[0])]
+    study = run_study(
+        space, predictor, seeds, req.budget, req.sampler, req.seed, storage,
+        study_key=key_of(canonical_request(req)),
+        max_instructions=_instruction_cap(req),
+    )  # fmt: skip
+    candidates.extend(e for e in study.evaluations.values() if e.legal)
+    for ev in baseline_evals:
+        if ev.legal and all(ev.fields[k] == v for k, v in space.fixed.items()):
+            candidates.append(ev)
+    best = min(candidates, key=lambda e: (e.time_us, tuple(sorted(e.fields.items()))))
+    best_tiling = complete_tiling(best.fields, problem, preset)
+    estimate = estimate_dict(problem, best_tiling, preset)
+
+    baselines_out = []
+    for row, ev in zip(baseline_rows, baseline_evals, strict=True):
+        out: dict[str, Any] = {
+            "name": row["name"],
+            "tiling": row["tiling"].to_dict(),
+            "valid": row["valid"],
+            "estimate": None,
+            "speedup": None,
+        }
+        if "violations" in row:
+            out["violations"] = row["violations"]
+        if ev.legal:
+            est = estimate_dict(problem, row["tiling"], preset)
+            out["estimate"] = est
+            out["speedup"] = est["time_us"] / estimate["time_us"]
+        baselines_out.append(out)
+
+    explanation = explain_tiling(problem, best_tiling, preset, estimate)
+    if len(screened.top) >= 2:
+        first = screened.top[0]
+        # The runner-up is the best point with a larger time; points that tie with the optimum
+        # (often the same kernel with an iterate order that does not matter) are counted.
+        ties = [c for c in screened.top[1:] if c.time_us <= first.time_us * (1 + 1e-12)]
+        later = [c for c in screened.top[1:] if c.time_us > first.time_us * (1 + 1e-12)]
+        second = later[0] if later else screened.top[1]
+        explanation["runner_up"] = {
+            "source": "screening (estimator)",
+            "ties_with_optimum": len(ties),
+            **runner_up(first.fields, first.time_us, second.fields, second.time_us),
+        }
+    explanation["answer_source"] = _source(best, screened.top[0].fields, baseline_rows,
+                                           baseline_evals)  # fmt: skip
+    certificate = screened.certificate()
+    certificate["optimum_estimator_us"] = screened.top[0].time_us
+    return {
+        "tiling": best_tiling.to_dict(),
+        "estimate": estimate,
+        "baselines": baselines_out,
+        "certificate": certificate,
+        "explanation": explanation,
+        "search": {
+            "strategy": f"screen+optuna-{req.sampler}" if req.budget else "screen",
+            "trials": study.trials,
+            "seconds": time.perf_counter() - t0,
+            "screen_seconds": screened.seconds,
+            "study_seconds": study.seconds,
+            "simulated_points": len(predictor.cache),
+        },
+    }
+
+
+def _source(
+    best: Evaluation,
+    screened_best: dict[str, int],
+    rows: list[dict[str, Any]],
+    evals: list[Evaluation],
+) -> str:
+    if best.fields == screened_best:
+        return "screening optimum"
+    for row, ev in zip(rows, evals, strict=True):
+        if ev.fields == best.fields:
+            return f"baseline {row['name']}"
+    return "optuna study"

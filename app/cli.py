@@ -14,6 +14,10 @@ from typing import Annotated, Any
 
 import typer
 
+from app.cli_db import db_app
+from app.cli_jobs import jobs_app, worker_cmd
+from app.cli_tune import tune_cmd
+from app.cli_ub import ub_analyze_cmd
 from app.jsonl import process_lines
 from simcore.evaluate import evaluate, parse_request, validate
 from simcore.hardware import list_socs, load_preset
@@ -72,6 +76,13 @@ def evaluate_cmd(jsonl: JsonlOption) -> None:
     _run(jsonl, handle)
 
 
+cli.command("ub-analyze")(ub_analyze_cmd)
+cli.command("tune")(tune_cmd)
+cli.add_typer(db_app, name="db")
+cli.command("worker")(worker_cmd)
+cli.add_typer(jobs_app, name="jobs")
+
+
 @cli.command("presets")
 def presets_cmd(
     soc: Annotated[str | None, typer.Argument(help="Show one preset with sources.")] = None,
@@ -99,12 +110,27 @@ def serve_cmd(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
 ) -> None:
-    """Run the HTTP service (SQLite in the data directory by default)."""
+    """Run the HTTP service (SQLite in the data directory unless TILER_DATABASE_URL is set)."""
     import uvicorn
+    from sqlalchemy.engine import make_url
 
-    base = f"http://{host}:{port}"
-    typer.echo(f"tiler service: {base}/docs (Swagger UI), {base}/healthz")
-    uvicorn.run("app.main:app", host=host, port=port, log_level="info")
+    from app.settings import get_settings
+
+    settings = get_settings()
+    shown = "localhost" if host in ("0.0.0.0", "::") else host
+    base = f"http://{shown}:{port}"
+    database = make_url(settings.effective_database_url).render_as_string(hide_password=True)
+    typer.echo(f"tiler service: Swagger UI at {base}/docs, API at {base}/v1, health {base}/healthz")
+    typer.echo(f"database: {database} (migrate on start: {settings.migrate_on_start})")
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        log_level="info",
+        # Open requests get this long to finish on SIGTERM before the process exits.
+        timeout_graceful_shutdown=30,
+    )
 
 
 def main() -> None:

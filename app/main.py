@@ -1,46 +1,148 @@
-"""The HTTP service.
+"""The HTTP service: ``create_app(settings)`` builds the FastAPI app.
 
-This first version serves the model's read-only views; the tuning routes, the cache and the jobs
-come with the app issue.
+Routes: ``/v1`` (tilings, hardware, UB analysis; Swagger UI at ``/docs``, the document at
+``/v1/openapi.json``), ``/healthz``, ``/readyz``, ``/metrics`` and ``/problems/<type>`` outside
+the document, and the explorer page at ``/explore``.
+
+At start (the lifespan) the app migrates the database when ``TILER_MIGRATE_ON_START`` is set
+(single-node mode), opens the database, and starts the bounded search pool.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, HTTPException
+import anyio.to_thread
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 
-from simcore.hardware import list_socs, load_preset
-from simcore.version import MODEL_VERSION
-
-app = FastAPI(
-    title="Ascend Matmul tiling autotuner",
-    version="0.1.0",
-    summary="TCubeTiling for Ascend C Matmul kernels, from a calibrated model of the AI Core.",
+from app import explore
+from app.api import hardware, jobs, meta, tilings
+from app.api.middleware import BodyLimitMiddleware, TokenMiddleware
+from app.db import migrate
+from app.db.engine import Database
+from app.metrics import Metrics, MetricsMiddleware
+from app.problem_json import (
+    document_bearer_token,
+    install_problem_handlers,
+    move_error_schemas_to_problem_json,
 )
+from app.settings import Settings, get_settings
+from app.tuning import SearchPool, TuningService
+
+API_VERSION = "1.0.0"
+
+TAGS = [
+    {
+        "name": "tilings",
+        "description": "Tune a TCubeTiling (cached), check or predict one, look up, list and "
+        "export stored results.",
+    },
+    {"name": "hardware", "description": "The SoC presets and their digests."},
+    {
+        "name": "tuning-jobs",
+        "description": "Batch tuning: submit many problems, follow progress (SSE), fetch results.",
+    },
+    {"name": "ub", "description": "Unified Buffer bank conflicts of vector instructions."},
+]
+
+DESCRIPTION = """\
+TCubeTiling for Ascend C Matmul kernels, predicted by a calibrated model of the AI Core.
+
+* `POST /v1/tilings:tune` - the fastest legal tiling of a problem; answers are cached by the
+  normalized request, the hardware preset's digest and the model version.
+* `POST /v1/tilings:evaluate`, `POST /v1/tilings:validate` - predict or check your own tiling.
+* `GET /v1/tilings/{id}/export?format=json|cpp|bin` - the struct for your kernel.
+
+Errors are `application/problem+json` (RFC 9457) with a stable `type` (`/problems/<slug>`).
+When the server sets `TILER_API_TOKEN`, every non-GET request needs
+`Authorization: Bearer <token>`.
+"""
 
 
-@app.get("/healthz", include_in_schema=False)
-def healthz() -> dict[str, str]:
-    """Liveness."""
-    return {"status": "ok", "model_version": MODEL_VERSION}
+def _operation_id(route: APIRoute) -> str:
+    # "<tag>-<function>": stable names for generated clients.
+    tag = str(route.tags[0]) if route.tags else "default"
+    return f"{tag}-{route.name}"
 
 
-@app.get("/v1/hardware", tags=["hardware"], summary="List the hardware presets")
-def hardware() -> list[dict[str, Any]]:
-    """Every packaged SoC preset with its digest."""
-    out = []
-    for soc in list_socs():
-        p = load_preset(soc)
-        out.append({"soc": soc, "digest": p.digest, "cube_core_count": p.cube_core_count})
-    return out
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Builds the service.
+
+    Args:
+        settings: The settings; None reads them from the environment (``TILER_*``).
+
+    Returns:
+        The app. Nothing touches the database until it starts (its lifespan).
+    """
+    settings = settings or get_settings()
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        url = settings.effective_database_url
+        db = Database.from_url(url, sqlite_busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+        if settings.migrate_on_start:
+            await anyio.to_thread.run_sync(migrate.upgrade, url)
+        pool = SearchPool(settings.search_executor, settings.search_workers)
+        app.state.service = TuningService(settings, db, pool, metrics)
+        app.state.head_revision = migrate.head_revision()
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(pool.shutdown)
+            db.dispose()
+
+    app = FastAPI(
+        title="Ascend Matmul tiling autotuner",
+        version=API_VERSION,
+        summary="TCubeTiling for Ascend C Matmul kernels, from a calibrated model of the AI Core.",
+        description=DESCRIPTION,
+        openapi_tags=TAGS,
+        openapi_url="/v1/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+        generate_unique_id_function=_operation_id,
+        swagger_ui_parameters={"displayRequestDuration": True, "tryItOutEnabled": True},
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = metrics
+    install_problem_handlers(app)
+    app.include_router(tilings.router)
+    app.include_router(hardware.router)
+    app.include_router(jobs.router)
+    app.include_router(meta.router)
+    app.include_router(explore.router)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                summary=app.summary,
+                description=app.description,
+                routes=app.routes,
+                tags=app.openapi_tags,
+            )
+            schema = move_error_schemas_to_problem_json(schema)
+            if settings.token is not None:
+                schema = document_bearer_token(schema)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+    # Outermost last: metrics see every answer, including 401 and 413.
+    token = settings.token
+    if token is not None:
+        app.add_middleware(TokenMiddleware, token=token, exempt_prefixes=("/explore",))
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    return app
 
 
-@app.get("/v1/hardware/{soc}", tags=["hardware"], summary="One hardware preset with sources")
-def hardware_one(soc: str) -> dict[str, Any]:
-    """A preset's values, digest and the source of every value."""
-    if soc not in list_socs():
-        raise HTTPException(status_code=404, detail=f"unknown SoC {soc!r}")
-    p = load_preset(soc)
-    values = p.model_dump(mode="json")
-    return {"soc": soc, "digest": p.digest, "values": values, "sources": p.sources}
+app = create_app()

@@ -1,0 +1,1 @@
+"""The HTTP API: one router module per resource, shared dependencies and middleware."""

@@ -1,0 +1,131 @@
+"""``tiler tune``: the fastest legal TCubeTiling of one problem (flags) or of each JSONL line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from app.jsonl import error_object, process_lines
+from simcore.errors import SimcoreError
+from simcore.hardware import load_preset
+from simcore.problem import parse_problem
+from tiler.tune import DEFAULT_BUDGET, parse_tune_request, tune
+
+
+def _parse_pins(pins: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for pin in pins:
+        name, sep, value = pin.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"{pin!r} is not FIELD=VALUE", param_hint="--fixed")
+        try:
+            out[name.strip()] = int(value)
+        except ValueError as exc:
+            raise typer.BadParameter(f"{pin!r}: {value!r} is not an integer",
+                                     param_hint="--fixed") from exc  # fmt: skip
+    return out
+
+
+def _run_lines(path: Path, handle: Any) -> None:
+    """Processes a JSONL file line by line as ``tiler evaluate`` does (exit 1 if a line failed)."""
+    if str(path) == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot read {path}: {exc.strerror}",
+                                     param_hint="--jsonl") from exc  # fmt: skip
+    failed = False
+    for obj, ok in process_lines(lines, handle):
+        failed |= not ok
+        sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+    raise typer.Exit(1 if failed else 0)
+
+
+def tune_cmd(
+    jsonl: Annotated[
+        Path | None,
+        typer.Option("--jsonl", help="File with one tune request per line ('-' for stdin)."),
+    ] = None,
+    soc: Annotated[str, typer.Option(help="SoC preset.")] = "Ascend910B2",
+    m: Annotated[int | None, typer.Option("--m", help="M (rows of A and C).")] = None,
+    n: Annotated[int | None, typer.Option("--n", help="N (columns of B and C).")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="K (the reduction).")] = None,
+    dtype: Annotated[str, typer.Option(help="Input dtype.")] = "fp16",
+    out_dtype: Annotated[str | None, typer.Option(help="Output dtype.")] = None,
+    format_a: Annotated[str, typer.Option(help="ND or NZ.")] = "ND",
+    format_b: Annotated[str, typer.Option(help="ND or NZ.")] = "ND",
+    format_c: Annotated[str, typer.Option(help="ND or NZ.")] = "ND",
+    trans_a: Annotated[bool, typer.Option(help="A is transposed.")] = False,
+    trans_b: Annotated[bool, typer.Option(help="B is transposed.")] = False,
+    bias: Annotated[bool, typer.Option(help="Add a bias.")] = False,
+    bias_dtype: Annotated[str | None, typer.Option(help="Bias dtype.")] = None,
+    template: Annotated[str, typer.Option(help="norm or mdl.")] = "norm",
+    fixed: Annotated[
+        list[str] | None, typer.Option("--fixed", help="Pin a field: FIELD=VALUE (repeatable).")
+    ] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="A TCubeTiling (JSON object) to compare with.")
+    ] = None,
+    budget: Annotated[int, typer.Option(help="Optuna trials after screening.")] = DEFAULT_BUDGET,
+    sampler: Annotated[str, typer.Option(help="tpe, cmaes, random or gp.")] = "tpe",
+    seed: Annotated[int, typer.Option(help="Sampler seed.")] = 0,
+    storage: Annotated[
+        str | None, typer.Option(help="Optuna storage: a journal file path or an RDB URL.")
+    ] = None,
+    svg: Annotated[
+        Path | None, typer.Option(help="Write a picture of the answer (one problem only).")
+    ] = None,
+) -> None:
+    """Tune: the fastest legal TCubeTiling under the model, with baselines and a certificate."""
+
+    def handle(data: Any) -> dict[str, Any]:
+        return tune(parse_tune_request(data), storage=storage)
+
+    if jsonl is not None:
+        if svg is not None:
+            raise typer.BadParameter(
+                "--svg needs a single problem, not --jsonl", param_hint="--svg"
+            )
+        _run_lines(jsonl, handle)
+        return
+    if m is None or n is None or k is None:
+        raise typer.BadParameter("give --m, --n and --k (or --jsonl FILE)", param_hint="--m")
+    problem: dict[str, Any] = {
+        "soc": soc, "m": m, "n": n, "k": k, "dtype": dtype, "format_a": format_a,
+        "format_b": format_b, "format_c": format_c, "trans_a": trans_a, "trans_b": trans_b,
+        "bias": bias, "template": template,
+    }  # fmt: skip
+    if out_dtype is not None:
+        problem["out_dtype"] = out_dtype
+    if bias_dtype is not None:
+        problem["bias_dtype"] = bias_dtype
+    request: dict[str, Any] = {
+        "problem": problem,
+        "fixed": _parse_pins(fixed or []),
+        "budget": budget,
+        "sampler": sampler,
+        "seed": seed,
+    }
+    if baseline is not None:
+        try:
+            request["baseline"] = json.loads(baseline)
+        except json.JSONDecodeError as exc:
+            raise typer.BadParameter(f"not JSON: {exc.msg}", param_hint="--baseline") from exc
+    try:
+        answer = handle(request)
+    except (SimcoreError, ValueError) as exc:
+        sys.stdout.write(json.dumps(error_object(exc), separators=(",", ":")) + "\n")
+        raise typer.Exit(1) from exc
+    sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+    if svg is not None:
+        from app.svg import answer_svg
+
+        parsed = parse_problem(problem)
+        svg.write_text(answer_svg(answer, parsed, load_preset(parsed.soc)), encoding="utf-8")

@@ -1,0 +1,325 @@
+"""The queries of the service: the tuning cache, the search claims, and listing.
+
+Every function takes a :class:`~app.db.engine.Database` and runs one short transaction, so no
+transaction is ever held open across a search. Writes use :meth:`Database.write` (BEGIN
+IMMEDIATE on SQLite).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import Table, delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+
+from app.db.base import utc_now
+from app.db.engine import Database
+from app.db.models import SearchClaim, TuningResult
+
+_RESULTS = cast(Table, TuningResult.__table__)
+_CLAIMS = cast(Table, SearchClaim.__table__)
+
+#: Columns read for an answer (the JSON documents and what the response adds to them).
+_ANSWER_COLUMNS = (
+    _RESULTS.c.seq,
+    _RESULTS.c.id,
+    _RESULTS.c.cache_key,
+    _RESULTS.c.model_version,
+    _RESULTS.c.preset_digest,
+    _RESULTS.c.request_json,
+    _RESULTS.c.answer_json,
+    _RESULTS.c.created_at,
+)
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """A cached tuning answer as stored.
+
+    Attributes:
+        seq: Insertion order (the list cursor).
+        id: Public id.
+        cache_key: The cache key.
+        model_version: The model that produced the answer.
+        preset_digest: Digest of the hardware preset used.
+        request_json: The canonical request, JSON text.
+        answer_json: The answer, JSON text (served as is).
+        created_at: When it was stored.
+    """
+
+    seq: int
+    id: str
+    cache_key: str
+    model_version: str
+    preset_digest: str
+    request_json: str
+    answer_json: str
+    created_at: dt.datetime
+
+    @classmethod
+    def from_row(cls, row: Any) -> StoredResult:
+        """Builds the record from a row of :data:`_ANSWER_COLUMNS`."""
+        return cls(
+            seq=row.seq,
+            id=row.id,
+            cache_key=row.cache_key,
+            model_version=row.model_version,
+            preset_digest=row.preset_digest,
+            request_json=row.request_json,
+            answer_json=row.answer_json,
+            created_at=row.created_at,
+        )
+
+
+@dataclass(frozen=True)
+class NewResult:
+    """A tuning answer to store.
+
+    Attributes:
+        cache_key: The cache key (its first 24 hex digits become the public id).
+        soc: SoC of the problem.
+        dtype: Input dtype of the problem.
+        m: M of the problem.
+        n: N of the problem.
+        k: K of the problem.
+        model_version: The model version.
+        preset_digest: Digest of the preset.
+        request_json: The canonical request, JSON text.
+        answer_json: The answer, JSON text.
+        search_s: Wall time of the search in seconds.
+    """
+
+    cache_key: str
+    soc: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    model_version: str
+    preset_digest: str
+    request_json: str
+    answer_json: str
+    search_s: float
+
+    @property
+    def id(self) -> str:
+        """The public id: the first 24 hex digits of the cache key."""
+        return self.cache_key[:24]
+
+
+def find_by_key(db: Database, cache_key: str) -> StoredResult | None:
+    """Returns the cached answer of a key, or None."""
+    with db.read() as conn:
+        row = conn.execute(
+            select(*_ANSWER_COLUMNS).where(_RESULTS.c.cache_key == cache_key)
+        ).first()
+    return None if row is None else StoredResult.from_row(row)
+
+
+def find_by_id(db: Database, result_id: str) -> StoredResult | None:
+    """Returns the cached answer with a public id, or None."""
+    with db.read() as conn:
+        row = conn.execute(select(*_ANSWER_COLUMNS).where(_RESULTS.c.id == result_id)).first()
+    return None if row is None else StoredResult.from_row(row)
+
+
+def store_result(db: Database, new: NewResult) -> StoredResult:
+    """Stores an answer unless its key is already stored, and returns the stored record.
+
+    When another process stored the same key first, its record wins (both computed the same
+    answer from the same request; the first one is what every later request is served).
+    """
+    values = {
+        "id": new.id,
+        "cache_key": new.cache_key,
+        "soc": new.soc,
+        "dtype": new.dtype,
+        "m": new.m,
+        "n": new.n,
+        "k": new.k,
+        "model_version": new.model_version,
+        "preset_digest": new.preset_digest,
+        "request_json": new.request_json,
+        "answer_json": new.answer_json,
+        "search_s": new.search_s,
+        "created_at": utc_now(),
+    }
+    with db.write() as conn:
+        if db.dialect == "postgresql":
+            stmt: Any = postgresql.insert(_RESULTS).on_conflict_do_nothing()
+        else:
+            stmt = sqlite.insert(_RESULTS).on_conflict_do_nothing()
+        conn.execute(stmt.values(**values))
+        row = conn.execute(
+            select(*_ANSWER_COLUMNS).where(_RESULTS.c.cache_key == new.cache_key)
+        ).one()
+    return StoredResult.from_row(row)
+
+
+@dataclass(frozen=True)
+class ResultFilter:
+    """Filters of ``GET /v1/tilings`` (None means any).
+
+    Attributes:
+        soc: SoC name.
+        dtype: Input dtype.
+        model_version: Model version.
+        m_min: Smallest M.
+        m_max: Largest M.
+        n_min: Smallest N.
+        n_max: Largest N.
+        k_min: Smallest K.
+        k_max: Largest K.
+    """
+
+    soc: str | None = None
+    dtype: str | None = None
+    model_version: str | None = None
+    m_min: int | None = None
+    m_max: int | None = None
+    n_min: int | None = None
+    n_max: int | None = None
+    k_min: int | None = None
+    k_max: int | None = None
+
+
+@dataclass(frozen=True)
+class ResultSummary:
+    """One row of the listing.
+
+    Attributes:
+        seq: Insertion order.
+        id: Public id.
+        soc: SoC.
+        dtype: Input dtype.
+        m: M.
+        n: N.
+        k: K.
+        model_version: Model version.
+        answer_json: The answer (the listing shows its tiling and time).
+        created_at: When it was stored.
+    """
+
+    seq: int
+    id: str
+    soc: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    model_version: str
+    answer_json: str
+    created_at: dt.datetime
+
+
+def list_results(
+    db: Database, where: ResultFilter, *, before_seq: int | None, limit: int
+) -> list[ResultSummary]:
+    """Returns up to ``limit`` results matching ``where``, newest first, older than a cursor.
+
+    Args:
+        db: The database.
+        where: The filters.
+        before_seq: Only rows inserted before this one (the cursor of the previous page).
+        limit: Page size.
+    """
+    r = _RESULTS.c
+    query = select(
+        r.seq, r.id, r.soc, r.dtype, r.m, r.n, r.k, r.model_version, r.answer_json, r.created_at
+    )
+    conditions = [
+        (where.soc, r.soc.__eq__),
+        (where.dtype, r.dtype.__eq__),
+        (where.model_version, r.model_version.__eq__),
+        (where.m_min, r.m.__ge__),
+        (where.m_max, r.m.__le__),
+        (where.n_min, r.n.__ge__),
+        (where.n_max, r.n.__le__),
+        (where.k_min, r.k.__ge__),
+        (where.k_max, r.k.__le__),
+        (before_seq, r.seq.__lt__),
+    ]
+    for value, condition in conditions:
+        if value is not None:
+            query = query.where(condition(value))
+    query = query.order_by(r.seq.desc()).limit(limit)
+    with db.read() as conn:
+        rows = conn.execute(query).all()
+    return [
+        ResultSummary(
+            seq=row.seq,
+            id=row.id,
+            soc=row.soc,
+            dtype=row.dtype,
+            m=row.m,
+            n=row.n,
+            k=row.k,
+            model_version=row.model_version,
+            answer_json=row.answer_json,
+            created_at=row.created_at,
+        )
+        for row in rows
+    ]
+
+
+def try_claim(db: Database, cache_key: str, owner: str, lease_s: float) -> bool:
+    """Claims the search of a key for ``owner``, or takes over a claim whose lease expired.
+
+    Returns:
+        True when ``owner`` now holds the claim, False when another live process holds it.
+    """
+    now = utc_now()
+    expires = now + dt.timedelta(seconds=lease_s)
+    with db.write() as conn:
+        try:
+            # The primary key makes this the lock: of many processes inserting at once, one
+            # insert succeeds and the others hit the unique constraint.
+            with conn.begin_nested():
+                conn.execute(
+                    insert(_CLAIMS).values(
+                        cache_key=cache_key, owner=owner, claimed_at=now, expires_at=expires
+                    )
+                )
+            return True
+        except IntegrityError:
+            pass
+        # The holder stopped renewing (its process died): take the claim over. The condition
+        # on expires_at makes the take-over itself exclusive.
+        taken = conn.execute(
+            update(_CLAIMS)
+            .where(_CLAIMS.c.cache_key == cache_key, _CLAIMS.c.expires_at < now)
+            .values(owner=owner, claimed_at=now, expires_at=expires)
+        )
+        return taken.rowcount == 1
+
+
+def renew_claim(db: Database, cache_key: str, owner: str, lease_s: float) -> bool:
+    """Extends ``owner``'s lease on a key; False when the claim is no longer its own."""
+    expires = utc_now() + dt.timedelta(seconds=lease_s)
+    with db.write() as conn:
+        done = conn.execute(
+            update(_CLAIMS)
+            .where(_CLAIMS.c.cache_key == cache_key, _CLAIMS.c.owner == owner)
+            .values(expires_at=expires)
+        )
+        return done.rowcount == 1
+
+
+def release_claim(db: Database, cache_key: str, owner: str) -> None:
+    """Drops ``owner``'s claim on a key (after storing the answer, or on failure)."""
+    with db.write() as conn:
+        conn.execute(
+            delete(_CLAIMS).where(_CLAIMS.c.cache_key == cache_key, _CLAIMS.c.owner == owner)
+        )
+
+
+def claim_is_live(db: Database, cache_key: str) -> bool:
+    """True while some process holds an unexpired claim on the key."""
+    with db.read() as conn:
+        expires = conn.execute(
+            select(_CLAIMS.c.expires_at).where(_CLAIMS.c.cache_key == cache_key)
+        ).scalar_one_or_none()
+    return expires is not None and expires >= utc_now()

@@ -1,0 +1,510 @@
+"""The explorer: a small server-rendered page to tune a problem and look at why the tiling wins.
+
+``GET /explore`` shows a problem form; submitted (its fields as query parameters) it tunes the
+problem (:func:`tiler.tune.tune`) and shows the tuned TCubeTiling, its predicted time against the
+baselines, the explanation, the pipeline timeline and the roofline. The tiling is an editable
+table: changing a field and pressing *Re-evaluate* posts it to ``POST /explore/evaluate``, which
+checks and predicts that tiling (:func:`simcore.evaluate.evaluate`) and draws its timeline
+(:func:`simcore.simulator.simulate`) next to the tuned reference.
+
+Plain HTML forms, no script: every state is a URL or a form post, so the page is easy to test and
+works without JavaScript. Bad input answers 422 with the offending field named on the page; an
+illegal tiling answers 422 with every violated rule listed.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from starlette.concurrency import run_in_threadpool
+
+from app import svg
+from simcore.dtypes import INPUT_DTYPES, DType
+from simcore.errors import InputError, UnknownSocError
+from simcore.evaluate import evaluate, parse_request
+from simcore.hardware import HardwarePreset, list_socs, load_preset
+from simcore.problem import Problem, check_supported, parse_problem
+from simcore.tiling import DERIVED_FIELDS, FIELD_ORDER, REQUIRED_FIELDS, TCubeTiling
+from tiler.tune import parse_tune_request, tune
+
+__all__ = ["EDITABLE_FIELDS", "render_evaluate", "render_tune", "router"]
+
+router = APIRouter()
+
+#: Fields taken from the problem (K is never split across cores), never edited on the page.
+PROBLEM_FIELDS: tuple[str, ...] = ("M", "N", "Ka", "Kb", "singleCoreK", "isBias")
+#: Fields the page lets a user change; the others are recomputed from these and the problem.
+EDITABLE_FIELDS: tuple[str, ...] = tuple(
+    f for f in FIELD_ORDER if f not in PROBLEM_FIELDS and f not in DERIVED_FIELDS
+)
+#: The editable fields shown first (the rest sit in a collapsed "other fields" block).
+MAIN_FIELDS: tuple[str, ...] = (*REQUIRED_FIELDS, "iterateOrder", "dbL0A", "dbL0B", "dbL0C")
+
+_INT_PROBLEM_KEYS = ("m", "n", "k")
+_BOOL_PROBLEM_KEYS = ("trans_a", "trans_b", "bias")
+_CHOICE_PROBLEM_KEYS = (
+    "soc", "dtype", "out_dtype", "format_a", "format_b", "format_c", "bias_dtype", "template",
+)  # fmt: skip
+_PROBLEM_KEYS = _INT_PROBLEM_KEYS + _BOOL_PROBLEM_KEYS + _CHOICE_PROBLEM_KEYS
+
+_OUTPUT_DTYPES = ("fp16", "bf16", "fp32", "int8", "int32")
+_BIAS_DTYPES = ("fp16", "bf16", "fp32", "int32")
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.2rem 2rem; color: #222; max-width: 1100px; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 1.6rem; }
+fieldset { border: 1px solid #ccc; margin-bottom: .6rem; }
+label { display: inline-block; margin: .2rem .8rem .2rem 0; }
+input[type=number], input[type=text] { width: 7.5rem; }
+table { border-collapse: collapse; margin: .4rem 0; }
+td, th { border: 1px solid #ddd; padding: .15rem .5rem; text-align: left; font-size: .9rem; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.error { background: #fdecea; border: 1px solid #d62728; padding: .6rem 1rem; }
+.summary { font-size: 1.1rem; }
+.note { color: #555; font-size: .9rem; }
+.pictures svg { max-width: 100%; height: auto; border: 1px solid #eee; margin: .3rem 0; }
+dl { margin: .2rem 0; } dt { font-weight: bold; margin-top: .3rem; } dd { margin-left: 1rem; }
+.columns { display: flex; gap: 2rem; align-items: flex-start; flex-wrap: wrap; }
+.columns > * { flex: 1 1 320px; }
+table.kv th, table.grid th { font-weight: normal; color: #444; }
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# Input parsing
+# --------------------------------------------------------------------------------------------
+
+
+def problem_from_form(form: Mapping[str, str]) -> dict[str, Any]:
+    """Builds the problem dict (the keys of ``tiler evaluate``) from form fields.
+
+    Empty fields are left out so the problem's own defaults apply; checkboxes are true when
+    present.
+
+    Raises:
+        InputError: m, n or k is missing or not an integer.
+    """
+    data: dict[str, Any] = {}
+    for key in _INT_PROBLEM_KEYS:
+        raw = form.get(key, "").strip()
+        if not raw:
+            raise InputError(f"problem.{key}", "required", f"{key} is required")
+        data[key] = _parse_int(f"problem.{key}", raw)
+    for key in _BOOL_PROBLEM_KEYS:
+        data[key] = form.get(key, "") not in ("", "0", "false", "off")
+    for key in _CHOICE_PROBLEM_KEYS:
+        raw = form.get(key, "").strip()
+        if raw:
+            data[key] = raw
+    return data
+
+
+def tiling_from_form(form: Mapping[str, str]) -> dict[str, int]:
+    """Reads the editable TCubeTiling fields (struct names) from form fields; blanks left out.
+
+    Raises:
+        InputError: A field is not an integer.
+    """
+    out: dict[str, int] = {}
+    for name in EDITABLE_FIELDS:
+        raw = form.get(name, "").strip()
+        if raw:
+            out[name] = _parse_int(f"tiling.{name}", raw)
+    return out
+
+
+def _parse_int(field: str, raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise InputError(field, "type", f"{field} must be an integer, got {raw!r}", raw) from None
+
+
+def _reference_from_form(form: Mapping[str, str]) -> dict[str, Any] | None:
+    """The tuned tiling's figures carried along in a hidden field (ignored when malformed)."""
+    try:
+        ref = json.loads(form.get("ref", "") or "null")
+    except ValueError:
+        return None
+    if not isinstance(ref, dict) or not isinstance(ref.get("time_us"), int | float):
+        return None
+    return ref
+
+
+# --------------------------------------------------------------------------------------------
+# Page pieces
+# --------------------------------------------------------------------------------------------
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}" if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def _select(name: str, options: tuple[str, ...], chosen: str, blank: str | None = None) -> str:
+    opts = [f"<option value=''>{_e(blank)}</option>"] if blank is not None else []
+    for opt in options:
+        sel = " selected" if opt == chosen else ""
+        opts.append(f"<option value='{_e(opt)}'{sel}>{_e(opt)}</option>")
+    return f"<select name='{name}' id='f-{name}'>{''.join(opts)}</select>"
+
+
+def _problem_form(form: Mapping[str, str]) -> str:
+    """The problem form, filled with what the user last entered."""
+    g = form.get
+    dtypes = tuple(d.value for d in INPUT_DTYPES)
+    nums = "".join(
+        f"<label>{key} <input type='number' min='1' name='{key}' id='f-{key}' "
+        f"value='{_e(g(key, ''))}' required></label>"
+        for key in _INT_PROBLEM_KEYS
+    )
+    checks = "".join(
+        f"<label><input type='checkbox' name='{key}' id='f-{key}' value='1'"
+        f"{' checked' if g(key) else ''}> {key}</label>"
+        for key in _BOOL_PROBLEM_KEYS
+    )
+    formats = "".join(
+        f"<label>{key} {_select(key, ('ND', 'NZ'), g(key, 'ND'))}</label>"
+        for key in ("format_a", "format_b", "format_c")
+    )
+    return (
+        "<form id='problem-form' method='get' action='/explore'>"
+        "<fieldset><legend>Problem: C[M, N] = A[M, K] · B[K, N]</legend>"
+        f"<label>soc {_select('soc', list_socs(), g('soc', 'Ascend910B2'))}</label>{nums}<br>"
+        f"<label>dtype {_select('dtype', dtypes, g('dtype', DType.FP16.value))}</label>"
+        f"<label>out_dtype {_select('out_dtype', _OUTPUT_DTYPES, g('out_dtype', ''), '')}"
+        f"</label>"
+        f"<label>template {_select('template', ('norm', 'mdl'), g('template', 'norm'))}</label>"
+        f"<br>{formats}<br>{checks}"
+        f"<label>bias_dtype {_select('bias_dtype', _BIAS_DTYPES, g('bias_dtype', ''), '')}"
+        f"</label>"
+        "</fieldset><button type='submit' id='tune-button'>Tune</button></form>"
+    )
+
+
+def _hidden_problem(form: Mapping[str, str]) -> str:
+    return "".join(
+        f"<input type='hidden' name='{key}' value='{_e(form[key])}'>"
+        for key in _PROBLEM_KEYS
+        if form.get(key)
+    )
+
+
+def _tiling_form(
+    form: Mapping[str, str], tiling: Mapping[str, Any], ref: Mapping[str, Any] | None
+) -> str:
+    """The editable tiling table; posting it re-evaluates the tiling for the same problem."""
+
+    def row(name: str) -> str:
+        value = tiling.get(name, "")
+        return (
+            f"<tr><th><label for='t-{name}'>{name}</label></th><td>"
+            f"<input type='number' name='{name}' id='t-{name}' value='{_e(value)}'></td></tr>"
+        )
+
+    main = "".join(row(f) for f in MAIN_FIELDS)
+    others = "".join(row(f) for f in EDITABLE_FIELDS if f not in MAIN_FIELDS)
+    derived = "".join(
+        f"<tr><th>{f}</th><td class='num' id='d-{f}'>{_e(tiling.get(f, ''))}</td></tr>"
+        for f in (*PROBLEM_FIELDS, *DERIVED_FIELDS)
+    )
+    ref_field = f"<input type='hidden' name='ref' value='{_e(json.dumps(ref))}'>" if ref else ""
+    return (
+        "<form id='tiling-form' method='post' action='/explore/evaluate'>"
+        f"{_hidden_problem(form)}{ref_field}"
+        "<p class='note'>Change a field and re-evaluate; blank fields take their defaults. "
+        "M, N, Ka, Kb, singleCoreK, isBias come from the problem and transLength, shareL1Size, "
+        "shareL0CSize, shareUbSize are recomputed from the other fields.</p>"
+        f"<table id='tiling-table'>{main}</table>"
+        f"<details><summary>other fields</summary><table>{others}</table></details>"
+        f"<details><summary>fields from the problem and derived sizes</summary>"
+        f"<table id='derived-table'>{derived}</table></details>"
+        "<button type='submit' id='evaluate-button'>Re-evaluate</button></form>"
+    )
+
+
+def _is_scalar(value: Any) -> bool:
+    return not isinstance(value, Mapping | list | tuple)
+
+
+def _value_html(value: Any) -> str:
+    """Renders an explanation (nested dicts and lists) compactly.
+
+    A dict of scalars becomes a two-column table; a dict of such dicts (the buffers) one table
+    with a column per inner key; anything else nests definition lists.
+    """
+    if isinstance(value, Mapping):
+        if not value:
+            return "<span class='note'>none</span>"
+        if all(_is_scalar(v) for v in value.values()):
+            rows = "".join(
+                f"<tr><th>{_e(k)}</th><td>{_e(_fmt(v))}</td></tr>" for k, v in value.items()
+            )
+            return f"<table class='kv'>{rows}</table>"
+        inner = list(value.values())
+        if all(isinstance(v, Mapping) and all(_is_scalar(x) for x in v.values()) for v in inner):
+            cols = list(dict.fromkeys(k for v in inner for k in v))
+            head = "".join(f"<th>{_e(c)}</th>" for c in cols)
+            rows = "".join(
+                f"<tr><th>{_e(k)}</th>"
+                + "".join(f"<td>{_e(_fmt(v.get(c, '')))}</td>" for c in cols)
+                + "</tr>"
+                for k, v in value.items()
+            )
+            return f"<table class='grid'><tr><th></th>{head}</tr>{rows}</table>"
+        items = "".join(f"<dt>{_e(k)}</dt><dd>{_value_html(v)}</dd>" for k, v in value.items())
+        return f"<dl>{items}</dl>"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "<span class='note'>none</span>"
+        if all(_is_scalar(v) for v in value):
+            return _e(", ".join(_fmt(v) for v in value))
+        return "<ul>" + "".join(f"<li>{_value_html(v)}</li>" for v in value) + "</ul>"
+    return _e(_fmt(value))
+
+
+def _summary(estimate: Mapping[str, Any], ref: Mapping[str, Any] | None = None) -> str:
+    time_us = float(estimate["time_us"])
+    line = (
+        f"<p class='summary' id='summary'>Predicted time <b id='time-us'>{time_us:.2f}</b> us, "
+        f"<b id='tflops'>{float(estimate['tflops']):.1f}</b> TFLOPS, bottleneck pipe "
+        f"<b id='bottleneck'>{_e(estimate['bottleneck'])}</b>"
+        f" ({'simulated' if estimate.get('simulated') else 'estimator'}).</p>"
+    )
+    roof = estimate.get("roofline") or {}
+    bounds = (
+        f"<p class='note'>Bounds: sequential {float(estimate['sequential_bound_us']):.2f} us, "
+        f"resource {float(estimate['resource_bound_us']):.2f} us, roofline "
+        f"{float(roof.get('bound_us', float('nan'))):.2f} us ({_e(roof.get('limited_by', '?'))}"
+        f"-bound); launch overhead {float(estimate.get('launch_overhead_us', 0.0)):.1f} us "
+        f"included.</p>"
+    )
+    if ref:
+        ratio = float(ref["time_us"]) / time_us if time_us > 0 else float("nan")
+        line += (
+            f"<p class='summary' id='versus'>{_e(ref.get('label', 'tuned'))}: "
+            f"{float(ref['time_us']):.2f} us; this tiling is ×{ratio:.3f} its speed.</p>"
+        )
+    return line + bounds
+
+
+def _pictures(
+    problem: Problem,
+    preset: HardwarePreset,
+    tiling: TCubeTiling,
+    points: list[dict[str, Any]],
+    series: list[tuple[str, Mapping[str, Any]]],
+) -> str:
+    """The timeline (when the kernel is short enough to simulate quickly), roofline and pipes."""
+    timeline = svg.timeline_svg_for(problem, tiling, preset, id_prefix="ex-")
+    if timeline is None:
+        timeline = (
+            "<p class='note'>This kernel is too long to simulate for a picture here; "
+            "the figures above come from the estimator.</p>"
+        )
+    parts = [
+        f"<section id='timeline-section'><h2>Pipeline timeline</h2>{timeline}</section>",
+        "<section id='roofline-section'><h2>Roofline</h2>"
+        f"{svg.roofline_svg(problem, preset, points, width=960, id_prefix='ex-')}</section>",
+    ]
+    if len(series) > 1:
+        parts.append(
+            "<section id='pipes-section'><h2>Per-pipe busy time</h2>"
+            f"{svg.pipes_svg(series, width=960, id_prefix='ex-')}</section>"
+        )
+    return "<div class='pictures'>" + "".join(parts) + "</div>"
+
+
+def _page(form: Mapping[str, str], body: str, error: str = "") -> str:
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<title>Ascend Matmul tiling explorer</title>"
+        f"<style>{_CSS}</style></head><body>"
+        "<h1>Ascend Matmul tiling explorer</h1>"
+        "<p class='note'>Tune a Matmul's TCubeTiling, see where the pipes wait, and change a "
+        "field to see what it does. The JSON API is at <a href='/docs'>/docs</a>.</p>"
+        f"{_problem_form(form)}{error}{body}</body></html>"
+    )
+
+
+def _error_html(exc: Exception) -> str:
+    if isinstance(exc, InputError):
+        details = f"field <code>{_e(exc.field)}</code> ({_e(exc.rule)})"
+        if exc.value is not None:
+            details += f", value <code>{_e(exc.value)}</code>"
+        if exc.limit is not None:
+            details += f", limit <code>{_e(exc.limit)}</code>"
+        message = f"{_e(exc.message)}<br><span class='note'>{details}</span>"
+    else:
+        message = _e(str(exc))
+    return f"<div class='error' id='error' role='alert'><b>Cannot do that:</b> {message}</div>"
+
+
+def _violations_html(report: Mapping[str, Any]) -> str:
+    items = "".join(
+        f"<li data-rule='{_e(v['id'])}'><b>{_e(v['id'])}</b>: {_e(v['message'])} "
+        f"(value {_e(v['value'])}, limit {_e(v['limit'])}; fields {_e(', '.join(v['fields']))})"
+        f"</li>"
+        for v in report.get("violations", [])
+    )
+    return (
+        "<div class='error' id='error' role='alert'><b>This tiling is not legal:</b>"
+        f"<ul id='violations'>{items}</ul></div>"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The two views
+# --------------------------------------------------------------------------------------------
+
+
+def render_tune(form: Mapping[str, str]) -> tuple[int, str]:
+    """Tunes the problem in ``form`` and renders the answer page.
+
+    Args:
+        form: The problem form's fields (query parameters).
+
+    Returns:
+        (HTTP status, HTML): 200 with the answer, 422 with the offending field named when the
+        input is bad or cannot be tuned.
+    """
+    try:
+        problem_data = problem_from_form(form)
+        problem = parse_problem(problem_data)
+        preset = load_preset(problem.soc)
+        check_supported(problem, preset)
+        req = parse_tune_request({"problem": problem_data})
+        answer = tune(req)
+        tiling = parse_request({"problem": problem_data, "tiling": answer["tiling"]})[1]
+    except (InputError, UnknownSocError) as exc:
+        return 422, _page(form, "", _error_html(exc))
+
+    estimate: Mapping[str, Any] = answer["estimate"]
+    baselines = [b for b in answer.get("baselines") or [] if isinstance(b, Mapping)]
+    rows = "".join(
+        f"<tr data-baseline='{_e(b.get('name'))}'><td>{_e(b.get('name'))}</td>"
+        + (
+            f"<td class='num'>{float(b['estimate']['time_us']):.2f}</td>"
+            f"<td class='num'>×{float(b['speedup']):.3f}</td>"
+            if b.get("estimate") and isinstance(b.get("speedup"), int | float)
+            else "<td colspan='2'>not legal: "
+            + _e(", ".join(v.get("id", "?") for v in b.get("violations", [])) or "no estimate")
+            + "</td>"
+        )
+        + "</tr>"
+        for b in baselines
+    )
+    baseline_table = (
+        "<table id='baselines'><tr><th>baseline</th><th>time (us)</th>"
+        f"<th>tuned speedup</th></tr>{rows}</table>"
+        if rows
+        else ""
+    )
+    points = svg.roofline_points("tuned", "tuned", estimate, bounds=True)
+    series: list[tuple[str, Mapping[str, Any]]] = [("tuned", estimate)]
+    for b in baselines:
+        name = str(b.get("name", "baseline"))
+        points += svg.roofline_points(name, "baseline", b.get("estimate"))
+        series.append((name, b.get("estimate") or {}))
+    ref = {
+        "label": "tuned",
+        "time_us": float(estimate["time_us"]),
+        "hbm_bytes": estimate.get("hbm_bytes"),
+        "pipe_busy_us": estimate.get("pipe_busy_us", {}),
+    }
+    side = {
+        key: answer[key] for key in ("certificate", "search") if isinstance(answer.get(key), dict)
+    }
+    body = (
+        "<section id='result' data-view='tune'><h2>Tuned tiling</h2>"
+        f"{_summary(estimate)}{baseline_table}"
+        "<div class='columns'>"
+        f"<div><h2>TCubeTiling</h2>{_tiling_form(form, answer['tiling'], ref)}</div>"
+        f"<section id='explanation'><h2>Why this tiling</h2>"
+        f"{_value_html(answer.get('explanation') or {})}</section></div>"
+        f"{_pictures(problem, preset, tiling, points, series)}"
+        f"<details id='search-details'><summary>certificate and search</summary>"
+        f"{_value_html(side)}</details></section>"
+    )
+    return 200, _page(form, body)
+
+
+def render_evaluate(form: Mapping[str, str]) -> tuple[int, str]:
+    """Checks and predicts the tiling posted from the tiling table, and renders it.
+
+    Args:
+        form: The hidden problem fields, the tiling fields and optionally ``ref`` (the tuned
+            tiling's figures, for comparison).
+
+    Returns:
+        (HTTP status, HTML): 200 with the prediction and pictures; 422 when the input is bad or
+        the tiling breaks a rule (each violation listed).
+    """
+    ref = _reference_from_form(form)
+    tiling_values: Mapping[str, Any] = {k: form.get(k, "") for k in EDITABLE_FIELDS}
+    try:
+        problem_data = problem_from_form(form)
+        problem, tiling, preset = parse_request(
+            {"problem": problem_data, "tiling": tiling_from_form(form)}
+        )
+    except (InputError, UnknownSocError) as exc:
+        body = f"<h2>TCubeTiling</h2>{_tiling_form(form, tiling_values, ref)}"
+        return 422, _page(form, body, _error_html(exc))
+    result = evaluate(problem, tiling, preset)
+    values = tiling.model_dump()
+    if not result["valid"]:
+        body = (
+            "<section id='result' data-view='evaluate'>"
+            f"<h2>TCubeTiling</h2>{_tiling_form(form, values, ref)}</section>"
+        )
+        return 422, _page(form, body, _violations_html(result))
+    estimate: Mapping[str, Any] = result["estimate"]
+    points = svg.roofline_points("this tiling", "tiling", estimate, bounds=True)
+    series: list[tuple[str, Mapping[str, Any]]] = [("this tiling", estimate)]
+    if ref:
+        label = str(ref.get("label", "tuned"))
+        points += svg.roofline_points(label, "tuned", ref)
+        series.append((label, ref))
+    warnings = "".join(
+        f"<li>{_e(w['id'])}: {_e(w['message'])}</li>" for w in result.get("warnings", [])
+    )
+    body = (
+        "<section id='result' data-view='evaluate'><h2>Evaluated tiling</h2>"
+        f"{_summary(estimate, ref)}"
+        + (f"<ul id='warnings' class='note'>{warnings}</ul>" if warnings else "")
+        + f"<h2>TCubeTiling</h2>{_tiling_form(form, values, ref)}"
+        f"{_pictures(problem, preset, tiling, points, series)}</section>"
+    )
+    return 200, _page(form, body)
+
+
+@router.get("/explore", include_in_schema=False, response_class=HTMLResponse)
+async def explore(request: Request) -> HTMLResponse:
+    """The explorer page: the problem form, and the tuned answer once the form is submitted."""
+    form = dict(request.query_params)
+    if not any(form.get(key) for key in _INT_PROBLEM_KEYS):
+        return HTMLResponse(_page(form, ""))
+    status, page = await run_in_threadpool(render_tune, form)
+    return HTMLResponse(page, status_code=status)
+
+
+@router.post("/explore/evaluate", include_in_schema=False, response_class=HTMLResponse)
+async def explore_evaluate(request: Request) -> HTMLResponse:
+    """Re-evaluates the tiling posted from the explorer's tiling table."""
+    # Parsed by hand: the url-encoded body of a plain HTML form needs no multipart library.
+    body = (await request.body()).decode("utf-8", errors="replace")
+    form = dict(parse_qsl(body, keep_blank_values=True))
+    status, page = await run_in_threadpool(render_evaluate, form)
+    return HTMLResponse(page, status_code=status)

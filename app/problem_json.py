@@ -1,0 +1,493 @@
+"""Errors as ``application/problem+json`` (RFC 9457), with stable ``type`` URIs.
+
+Every error the service answers is a :class:`ProblemDetail`. ``type`` is a relative URI
+``/problems/<slug>`` (resolved against the service; ``GET /problems/<slug>`` describes it), and
+stays the same across versions so that clients can branch on it:
+
+=========================  ======  ============================================================
+type                       status  when
+=========================  ======  ============================================================
+``validation-error``       422     a field is missing, unknown, of the wrong type or out of range;
+                                   ``errors`` lists every bad field (``field``, ``rule``,
+                                   ``message``, ``value``, ``limit``)
+``unsupported-problem``    422     the chip cannot run the problem (dtype, memory); ``errors``
+``infeasible-problem``     422     no tiling can be legal for the problem (for example K > 65535
+                                   with a non-transposed ND A); ``violations``
+``illegal-tiling``         422     the tiling breaks legality rules; ``violations`` lists each
+                                   rule's ``id``, ``value`` and ``limit``
+``unknown-soc``            422     the body names no known SoC (404 on ``/v1/hardware/{soc}``);
+                                   ``known`` lists the SoCs
+``timeline-too-large``     422     the kernel is too long to simulate for its timeline picture
+``malformed-json``         400     the body is not JSON
+``unauthorized``           401     an API token is configured and the request lacks it
+``not-found``              404     no such route or resource
+``method-not-allowed``     405     the route exists with another method
+``payload-too-large``      413     the body exceeds ``TILER_MAX_BODY_BYTES``
+``not-ready``              503     ``/readyz``: database unreachable or schema not at head
+``internal-error``         500     a bug; the body hides the internals (the log has them)
+=========================  ======  ============================================================
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from simcore.errors import InputError, UnknownSocError, UnsupportedError
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+PROBLEM_BASE = "/problems/"
+
+#: Every problem type: slug -> (title, description).
+PROBLEM_TYPES: Mapping[str, tuple[str, str]] = {
+    "validation-error": (
+        "Invalid request",
+        "A field is missing, unknown, of the wrong type or out of range. `errors` lists every "
+        "bad field with its rule, value and limit.",
+    ),
+    "unsupported-problem": (
+        "Problem not supported by the chip",
+        "The chip cannot run this Matmul (no cube unit for the dtype, or a matrix larger than "
+        "device memory). `errors` names the field.",
+    ),
+    "infeasible-problem": (
+        "No legal tiling exists",
+        "The problem itself breaks a TCubeTiling rule (seed 002 table 1), so no tiling can be "
+        "legal. `violations` lists the rules.",
+    ),
+    "illegal-tiling": (
+        "Illegal tiling",
+        "The tiling breaks legality rules. `violations` lists each rule's id, value and limit.",
+    ),
+    "unknown-soc": (
+        "Unknown SoC",
+        "No hardware preset has this name. `known` lists the presets.",
+    ),
+    "timeline-too-large": (
+        "Timeline too large",
+        "The kernel issues too many instructions per core to simulate and draw its timeline.",
+    ),
+    "malformed-json": ("Malformed JSON", "The request body is not valid JSON."),
+    "unauthorized": (
+        "Unauthorized",
+        "This service requires `Authorization: Bearer <token>` on every non-GET request.",
+    ),
+    "not-found": ("Not found", "No such route or resource."),
+    "method-not-allowed": ("Method not allowed", "The route exists with another method."),
+    "payload-too-large": ("Payload too large", "The request body exceeds the configured limit."),
+    "not-ready": (
+        "Not ready",
+        "The database is unreachable or its schema is not at the latest migration "
+        "(run `tiler db upgrade`).",
+    ),
+    "internal-error": ("Internal error", "An unexpected error; the server log has the details."),
+}
+
+_STATUS_SLUGS = {
+    400: "malformed-json",
+    401: "unauthorized",
+    404: "not-found",
+    405: "method-not-allowed",
+    413: "payload-too-large",
+    503: "not-ready",
+}
+
+
+class FieldError(BaseModel):
+    """One bad field of a request."""
+
+    field: str = Field(description="Dotted path of the field, e.g. `problem.m`.")
+    rule: str = Field(description="Stable id of the broken rule, e.g. `greater_than_equal`.")
+    message: str
+    value: Any = Field(default=None, description="The value given (absent when missing).")
+    limit: Any = Field(default=None, description="The limit the value broke, when there is one.")
+
+
+class ViolationDetail(BaseModel):
+    """One broken legality rule of a tiling or problem."""
+
+    id: str = Field(description="Stable rule id, e.g. `L0A_CAPACITY`.")
+    message: str
+    formula: str
+    value: int
+    limit: int | list[int]
+    fields: list[str]
+
+
+class ProblemDetail(BaseModel):
+    """An RFC 9457 problem document."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "type": "/problems/validation-error",
+                    "title": "Invalid request",
+                    "status": 422,
+                    "detail": "1 invalid field: problem.m",
+                    "errors": [
+                        {
+                            "field": "problem.m",
+                            "rule": "greater_than_equal",
+                            "message": "Input should be greater than or equal to 1",
+                            "value": 0,
+                            "limit": "ge 1",
+                        }
+                    ],
+                }
+            ]
+        }
+    )
+
+    type: str = Field(description="Stable URI of the problem type (`/problems/<slug>`).")
+    title: str
+    status: int
+    detail: str
+    instance: str | None = Field(default=None, description="The request path.")
+    errors: list[FieldError] | None = None
+    violations: list[ViolationDetail] | None = None
+    known: list[str] | None = Field(default=None, description="Known SoCs (unknown-soc).")
+
+
+class ProblemError(Exception):
+    """An error the service answers as problem+json.
+
+    Args:
+        status: HTTP status.
+        slug: Problem type slug (a key of :data:`PROBLEM_TYPES`).
+        detail: Human-readable explanation of this occurrence.
+        headers: Extra response headers.
+        **extensions: Extension members (``errors``, ``violations``, ``known``).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        slug: str,
+        detail: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        **extensions: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.slug = slug
+        self.detail = detail
+        self.headers = dict(headers or {})
+        self.extensions = extensions
+
+
+def problem_body(
+    status: int, slug: str, detail: str, instance: str | None, **extensions: Any
+) -> dict[str, Any]:
+    """Builds a problem document (members with None values are left out)."""
+    title = PROBLEM_TYPES[slug][0]
+    body: dict[str, Any] = {
+        "type": PROBLEM_BASE + slug,
+        "title": title,
+        "status": status,
+        "detail": detail,
+    }
+    if instance is not None:
+        body["instance"] = instance
+    body.update({k: v for k, v in extensions.items() if v is not None})
+    return body
+
+
+def problem_response(
+    status: int,
+    slug: str,
+    detail: str,
+    instance: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    **extensions: Any,
+) -> JSONResponse:
+    """Returns a problem+json response."""
+    return JSONResponse(
+        problem_body(status, slug, detail, instance, **extensions),
+        status_code=status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=dict(headers or {}),
+    )
+
+
+def input_error_problem(exc: InputError) -> ProblemError:
+    """Maps a simcore/tiler input error to a 422 problem naming the field."""
+    slug = "unsupported-problem" if isinstance(exc, UnsupportedError) else "validation-error"
+    return ProblemError(422, slug, exc.message, errors=[_jsonable_error(exc.to_dict())])
+
+
+def unknown_soc_problem(
+    exc: UnknownSocError, status: int = 422, field: str | None = None
+) -> ProblemError:
+    """Maps an unknown SoC to a problem (422 in a body, 404 as a path parameter).
+
+    Args:
+        exc: The error.
+        status: 422 (the SoC came in a body) or 404 (it was the resource).
+        field: The field that named it; default ``problem.soc`` (422) or ``soc`` (404).
+    """
+    if field is None:
+        field = "problem.soc" if status == 422 else "soc"
+    return ProblemError(
+        status,
+        "unknown-soc",
+        f"unknown SoC {exc.soc!r}",
+        known=list(exc.known),
+        errors=[
+            {
+                "field": field,
+                "rule": "unknown_soc",
+                "message": f"unknown SoC {exc.soc!r}",
+                "value": exc.soc,
+                "limit": None,
+            }
+        ],
+    )
+
+
+def violations_problem(
+    slug: str, detail: str, violations: Sequence[Mapping[str, Any]]
+) -> ProblemError:
+    """A 422 problem listing legality violations (``illegal-tiling`` or ``infeasible-problem``)."""
+    return ProblemError(422, slug, detail, violations=[dict(v) for v in violations])
+
+
+def _jsonable(value: Any) -> Any:
+    """Makes an error's value JSON-safe (bytes, sets and other objects become text)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def _jsonable_error(err: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _jsonable(v) for k, v in err.items()}
+
+
+def _limit_of(ctx: Mapping[str, Any]) -> Any:
+    for key in ("ge", "gt", "le", "lt", "max_length", "min_length", "expected", "limit"):
+        if key in ctx:
+            return f"{key} {ctx[key]}"
+    return None
+
+
+def validation_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
+    """Turns FastAPI's validation errors into :class:`FieldError` dicts (every bad field)."""
+    out = []
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ())]
+        # Drop FastAPI's "body"/"query"/"path" prefix: the field path is what the caller wrote.
+        if loc and loc[0] in ("body", "query", "path", "header"):
+            where, loc = loc[0], loc[1:]
+        else:
+            where = ""
+        field = ".".join(loc) or where or "request"
+        if err.get("type") == "json_invalid":
+            # FastAPI locates a JSON syntax error by character position: name the body instead.
+            position = loc[0] if loc else "?"
+            reason = (err.get("ctx") or {}).get("error", "invalid JSON")
+            out.append(
+                {
+                    "field": "body",
+                    "rule": "json_invalid",
+                    "message": f"body is not valid JSON at character {position}: {reason}",
+                    "value": None,
+                    "limit": None,
+                }
+            )
+            continue
+        rule = {"extra_forbidden": "unknown_field", "missing": "required"}.get(
+            err.get("type", ""), err.get("type", "invalid")
+        )
+        value = None if err.get("type") == "missing" else err.get("input")
+        if isinstance(value, dict):
+            value = None  # the whole object is not informative; the field says where
+        out.append(
+            _jsonable_error(
+                {
+                    "field": field,
+                    "rule": rule,
+                    "message": f"{field}: {err.get('msg', 'invalid')}",
+                    "value": value,
+                    "limit": _limit_of(err.get("ctx") or {}),
+                }
+            )
+        )
+    return out
+
+
+async def _api_problem_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ProblemError)
+    return problem_response(
+        exc.status, exc.slug, exc.detail, request.url.path, exc.headers, **exc.extensions
+    )
+
+
+async def _validation_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    allowed = _allowed_methods(request)
+    if allowed and request.method not in allowed:
+        # A path parameter swallowed an action suffix (GET /x/1:cancel routed to GET /x/{id}):
+        # the resource is /x/{id}:cancel, which has no GET.
+        return problem_response(
+            405, "method-not-allowed", f"{request.method} is not allowed here",
+            request.url.path, {"Allow": ", ".join(allowed)},
+        )  # fmt: skip
+    errors = validation_errors(exc)
+    if any(e["rule"] == "json_invalid" for e in errors):
+        return problem_response(
+            400, "malformed-json", "the request body is not valid JSON", request.url.path,
+            errors=errors,
+        )  # fmt: skip
+    names = ", ".join(dict.fromkeys(e["field"] for e in errors))
+    noun = "field" if len(errors) == 1 else "fields"
+    return problem_response(
+        422, "validation-error", f"{len(errors)} invalid {noun}: {names}", request.url.path,
+        errors=errors,
+    )  # fmt: skip
+
+
+async def _input_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, InputError)
+    return await _api_problem_handler(request, input_error_problem(exc))
+
+
+async def _unknown_soc_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, UnknownSocError)
+    return await _api_problem_handler(request, unknown_soc_problem(exc))
+
+
+_HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The documented methods of the path, for ``Allow`` on a 405.
+
+    Starlette lists the methods of the first route whose path matches, which is wrong twice:
+    a path served by two routes (GET and POST on one path) lists one of them, and ``/x/{id}``
+    also matches ``/x/1:cancel``, whose own route is ``/x/{id}:cancel``. So: the OpenAPI path
+    templates that match, the most specific ones (most literal characters), all their methods.
+    Empty for paths outside the document.
+    """
+    path = request.url.path
+    best, methods = -1, set()
+    for template, item in request.app.openapi().get("paths", {}).items():
+        parts = re.split(r"{[^}]+}", template)
+        if not re.fullmatch("[^/]+".join(re.escape(p) for p in parts), path):
+            continue
+        literal = sum(len(p) for p in parts)
+        found = {m.upper() for m in item if m in _HTTP_METHODS}
+        if literal > best:
+            best, methods = literal, found
+        elif literal == best:
+            methods |= found
+    return sorted(methods)
+
+
+async def _http_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    slug = _STATUS_SLUGS.get(exc.status_code, "not-found" if exc.status_code == 404 else "")
+    if not slug:
+        slug = "internal-error" if exc.status_code >= 500 else "validation-error"
+    detail = exc.detail if isinstance(exc.detail, str) else PROBLEM_TYPES[slug][1]
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        allowed = _allowed_methods(request)
+        if allowed:
+            headers["Allow"] = ", ".join(allowed)
+    return problem_response(exc.status_code, slug, detail, request.url.path, headers)
+
+
+async def _unexpected_handler(request: Request, exc: Exception) -> JSONResponse:
+    logger.exception("unexpected error on %s %s", request.method, request.url.path)
+    return problem_response(
+        500, "internal-error", "unexpected error; see the server log", request.url.path
+    )
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Registers the handlers that turn every error into problem+json."""
+    app.add_exception_handler(ProblemError, _api_problem_handler)
+    app.add_exception_handler(RequestValidationError, _validation_handler)
+    app.add_exception_handler(InputError, _input_error_handler)
+    app.add_exception_handler(UnknownSocError, _unknown_soc_handler)
+    app.add_exception_handler(StarletteHTTPException, _http_handler)
+    app.add_exception_handler(Exception, _unexpected_handler)
+
+
+_DESCRIPTIONS = {
+    400: "Malformed JSON (`malformed-json`).",
+    401: "API token missing or wrong (`unauthorized`).",
+    404: "Not found (`not-found`, `unknown-soc`).",
+    413: "Body too large (`payload-too-large`).",
+    422: "Invalid input (`validation-error`, `unsupported-problem`, `infeasible-problem`, "
+    "`illegal-tiling`, `unknown-soc`).",
+    503: "Not ready (`not-ready`).",
+}
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` declaring problem+json bodies for the given statuses.
+
+    FastAPI would document its own 422 shape otherwise; declaring 422 here replaces it.
+    """
+    return {
+        status: {
+            "model": ProblemDetail,
+            "description": _DESCRIPTIONS.get(status, "Error."),
+            "content": {PROBLEM_MEDIA_TYPE: {}},
+        }
+        for status in statuses
+    }
+
+
+def move_error_schemas_to_problem_json(schema: dict[str, Any]) -> dict[str, Any]:
+    """Rewrites an OpenAPI document so error responses are documented as problem+json only.
+
+    FastAPI puts a response ``model`` under ``application/json``; the service answers errors
+    as ``application/problem+json``, which is what clients (and schemathesis) must see.
+    """
+    for path_item in schema.get("paths", {}).values():
+        for operation in path_item.values():
+            if not isinstance(operation, dict):
+                continue
+            for status, response in operation.get("responses", {}).items():
+                if str(status)[0] not in "45":
+                    continue
+                content = response.get("content", {})
+                json_schema = content.pop("application/json", None)
+                if json_schema is not None:
+                    content[PROBLEM_MEDIA_TYPE] = json_schema
+    return schema
+
+
+def document_bearer_token(schema: dict[str, Any]) -> dict[str, Any]:
+    """Declares the API token on every non-GET operation of an OpenAPI document.
+
+    Added only when the server has a token, so the document says what this server requires.
+    """
+    schemes = schema.setdefault("components", {}).setdefault("securitySchemes", {})
+    schemes["bearerToken"] = {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "TILER_API_TOKEN of the server.",
+    }
+    for path_item in schema.get("paths", {}).values():
+        for method, operation in path_item.items():
+            if method.upper() not in ("GET", "HEAD", "OPTIONS") and isinstance(operation, dict):
+                operation["security"] = [{"bearerToken": []}]
+    return schema

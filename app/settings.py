@@ -1,0 +1,94 @@
+"""Service settings, read from the environment with the ``TILER_`` prefix.
+
+Every setting has a default that runs the service on one machine with SQLite in ``./data``:
+
+=================================  ==============================================================
+variable                           meaning
+=================================  ==============================================================
+``TILER_DATA_DIR``                 directory of the SQLite file (default ``./data``)
+``TILER_DATABASE_URL``             SQLAlchemy URL; unset means ``sqlite:///<data_dir>/tiler.db``;
+                                   ``postgresql+psycopg://user@host:5432/db`` for scale-out
+``TILER_MIGRATE_ON_START``         run ``tiler db upgrade`` when the server starts (single-node
+                                   mode, default true); set false when several processes share a
+                                   database and run the migration as its own deployment step
+``TILER_DEFAULT_BUDGET``           trials of a ``tilings:tune`` without ``budget``; unset: the
+                                   tuner's default (16 trials, stopped early on large kernels)
+``TILER_MAX_BUDGET``               largest ``budget`` a request may ask for (422 above it)
+``TILER_SEARCH_WORKERS``           searches (and evaluations) that run at once; further ones wait
+``TILER_SEARCH_EXECUTOR``          ``process`` (default: searches in worker processes, so they
+                                   never hold the server's GIL) or ``thread``
+``TILER_API_TOKEN``                when set, every non-GET request needs
+                                   ``Authorization: Bearer <token>``
+``TILER_MAX_BODY_BYTES``           larger request bodies are answered 413
+``TILER_CLAIM_LEASE_S``            lease of a search claim; a claim not renewed for this long is
+                                   taken over (its process died)
+``TILER_CLAIM_POLL_S``             how often a request waiting for another process's search polls
+``TILER_SQLITE_BUSY_TIMEOUT_MS``   how long an SQLite writer waits for the write lock
+``TILER_MEMO_ENTRIES``             requests and answers remembered in memory per process (a
+                                   repeat then skips parsing and the database read)
+``TILER_JOB_MAX_PROBLEMS``         most shapes one batch job may hold (422 above it)
+``TILER_JOB_LEASE_S``              lease of a job shape claimed by a worker; a shape whose worker
+                                   stops renewing it (died) is claimed again after this long
+``TILER_JOB_HEARTBEAT_S``          how often a worker renews its leases (well under the lease)
+``TILER_JOB_MAX_ATTEMPTS``         claims of one shape before it fails ("worker lost")
+``TILER_JOB_POLL_S``               how often an idle worker looks for work
+``TILER_JOB_EVENTS_POLL_S``        how often an open event stream looks for new job events
+``TILER_JOB_IDEMPOTENCY_TTL_S``    how long an ``Idempotency-Key`` maps to its job
+=================================  ==============================================================
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """The service's configuration (environment variables ``TILER_<NAME>``)."""
+
+    model_config = SettingsConfigDict(env_prefix="TILER_", extra="ignore", frozen=True)
+
+    data_dir: Path = Path("data")
+    database_url: str | None = None
+    migrate_on_start: bool = True
+    default_budget: int | None = Field(default=None, ge=0)
+    max_budget: int = Field(default=2000, ge=0)
+    search_workers: int = Field(default=1, ge=1, le=64)
+    search_executor: Literal["process", "thread"] = "process"
+    api_token: SecretStr | None = None
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    claim_lease_s: float = Field(default=30.0, gt=0)
+    claim_poll_s: float = Field(default=0.05, gt=0)
+    sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
+    memo_entries: int = Field(default=4096, ge=1)
+    job_max_problems: int = Field(default=10_000, ge=1)
+    job_lease_s: float = Field(default=60.0, gt=0)
+    job_heartbeat_s: float = Field(default=10.0, gt=0)
+    job_max_attempts: int = Field(default=3, ge=1)
+    job_poll_s: float = Field(default=0.5, gt=0)
+    job_events_poll_s: float = Field(default=0.25, gt=0)
+    job_idempotency_ttl_s: float = Field(default=86_400.0, gt=0)
+
+    @property
+    def effective_database_url(self) -> str:
+        """The database URL: ``database_url``, or the SQLite file in ``data_dir``."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'tiler.db').resolve()}"
+
+    @property
+    def token(self) -> str | None:
+        """The API token in clear, or None when the service is open."""
+        if self.api_token is None or not self.api_token.get_secret_value():
+            return None
+        return self.api_token.get_secret_value()
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Returns the settings read from the environment (once per process)."""
+    return Settings()

@@ -1,0 +1,440 @@
+"""The tuning service behind the routes: cache key, cache lookup, bounded searches.
+
+A ``tilings:tune`` request goes through :meth:`TuningService.tune`:
+
+1. :func:`prepare_tune` parses it with the tuner's own parser and builds the cache key: SHA-256
+   over the canonical request (problem with every default filled in, fixed fields, baseline,
+   budget, sampler, seed), the preset's content digest and :data:`simcore.version.MODEL_VERSION`.
+   A preset or model change therefore never serves a stale answer.
+2. A hit is served from the stored JSON text as is (``cached: true``).
+3. A miss goes through :class:`app.singleflight.SearchFlights`, which runs the search at most once
+   per key (in this process and across processes) on the :class:`SearchPool`: a bounded pool of
+   worker processes (or threads), so the event loop never runs a search.
+
+Functions named ``*_job`` run inside the pool. They return plain tuples instead of raising
+simcore errors, because those exceptions take several constructor arguments and do not survive
+pickling back from a worker process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+import signal
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Generic, TypeVar
+
+import anyio.to_thread
+
+from app.db import repository as repo
+from app.db.engine import Database
+from app.db.repository import NewResult, StoredResult
+from app.metrics import Metrics
+from app.problem_json import input_error_problem, unknown_soc_problem, violations_problem
+from app.settings import Settings
+from app.singleflight import SearchFlights
+from simcore.errors import InputError, UnknownSocError, UnsupportedError
+from simcore.hardware import load_preset
+from simcore.version import MODEL_VERSION
+
+T = TypeVar("T")
+
+#: What a pool job returns: ("ok", value) or (error kind, error data).
+JobOutcome = tuple[str, Any]
+
+
+@cache
+def preset_digest(soc: str) -> str:
+    """The content digest of a packaged preset (memoized: packaged presets never change).
+
+    Raises:
+        UnknownSocError: No preset has that name.
+    """
+    return load_preset(soc).digest
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic compact JSON (sorted keys): the text that is hashed."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+@dataclass(frozen=True)
+class PreparedTune:
+    """A parsed ``tilings:tune`` request and its cache key.
+
+    Attributes:
+        request: The request as given (with the server's default budget filled in); what the
+            search parses again in its worker.
+        canonical: The canonical request (``tiler.tune.canonical_request``).
+        request_json: ``canonical`` as deterministic JSON text.
+        cache_key: SHA-256 hex of the request, preset digest and model version.
+        preset_digest: Digest of the problem's preset.
+    """
+
+    request: dict[str, Any]
+    canonical: dict[str, Any]
+    request_json: str
+    cache_key: str
+    preset_digest: str
+
+    def new_result(self, answer_json: str, search_s: float) -> NewResult:
+        """The row to store for this request's answer."""
+        problem = self.canonical["problem"]
+        return NewResult(
+            cache_key=self.cache_key,
+            soc=str(problem["soc"]),
+            dtype=str(problem["dtype"]),
+            m=int(problem["m"]),
+            n=int(problem["n"]),
+            k=int(problem["k"]),
+            model_version=MODEL_VERSION,
+            preset_digest=self.preset_digest,
+            request_json=self.request_json,
+            answer_json=answer_json,
+            search_s=search_s,
+        )
+
+
+def prepare_tune(data: dict[str, Any], max_budget: int) -> PreparedTune:
+    """Parses a tune request (as ``tiler tune --jsonl`` takes it) and builds its cache key.
+
+    Args:
+        data: The request.
+        max_budget: Largest budget the server accepts.
+
+    Raises:
+        InputError: A field is invalid (the tuner's parser names it), or the budget is too large.
+        UnknownSocError: The problem names no known SoC.
+    """
+    from tiler.tune import canonical_request, parse_tune_request
+
+    budget = data.get("budget")
+    if isinstance(budget, int) and budget > max_budget:
+        raise InputError(
+            "budget",
+            "max_budget",
+            f"budget {budget} exceeds this server's limit of {max_budget} trials "
+            "(TILER_MAX_BUDGET)",
+            budget,
+            max_budget,
+        )
+    request = parse_tune_request(data)
+    canonical = canonical_request(request)
+    digest = preset_digest(str(canonical["problem"]["soc"]))
+    request_json = canonical_json(canonical)
+    keyed = canonical_json(
+        {"request": canonical, "preset_digest": digest, "model_version": MODEL_VERSION}
+    )
+    cache_key = hashlib.sha256(keyed.encode()).hexdigest()
+    return PreparedTune(data, canonical, request_json, cache_key, digest)
+
+
+def _error_outcome(exc: Exception) -> JobOutcome:
+    if isinstance(exc, UnknownSocError):
+        return ("unknown_soc", {"soc": exc.soc, "known": list(exc.known)})
+    if isinstance(exc, InputError):
+        kind = "unsupported" if isinstance(exc, UnsupportedError) else "input_error"
+        return (kind, exc.to_dict())
+    raise exc
+
+
+def raise_outcome_error(outcome: JobOutcome) -> None:
+    """Re-raises a pool job's error in the server process as the matching problem."""
+    kind, data = outcome
+    if kind == "ok":
+        return
+    if kind == "unknown_soc":
+        raise unknown_soc_problem(UnknownSocError(data["soc"], data["known"]))
+    cls = UnsupportedError if kind == "unsupported" else InputError
+    raise input_error_problem(
+        cls(data["field"], data["rule"], data["message"], data["value"], data["limit"])
+    )
+
+
+def check_feasible(problem_data: dict[str, Any]) -> None:
+    """Refuses a problem that breaks a rule of its own (seed 002 table 1): no tiling is legal.
+
+    Checked before a search is claimed, so the answer names the rule (for example
+    ``ND_A_KA_RANGE`` for K > 65535 with a non-transposed ND A) instead of an empty space.
+
+    Raises:
+        UnsupportedError: The chip cannot run the problem (dtype, device memory).
+        ProblemError: 422 ``infeasible-problem`` listing the violated rules.
+    """
+    from simcore.legality import problem_violations
+    from simcore.problem import check_supported, parse_problem
+
+    problem = parse_problem(problem_data)
+    preset = load_preset(problem.soc)
+    check_supported(problem, preset)
+    violations = [v.to_dict() for v in problem_violations(problem, preset)]
+    if violations:
+        raise violations_problem(
+            "infeasible-problem",
+            "no tiling can be legal for this problem: "
+            + "; ".join(v["message"] for v in violations),
+            violations,
+        )
+
+
+def tune_job(data: dict[str, Any]) -> JobOutcome:
+    """Runs one search (in a pool worker) and returns the answer as JSON text.
+
+    Args:
+        data: The request (parsed again here: a parsed request does not cross processes).
+
+    Returns:
+        ("ok", (answer_json, seconds)), or an error outcome (see :func:`raise_outcome_error`).
+    """
+    from tiler.tune import parse_tune_request, tune
+
+    try:
+        request = parse_tune_request(data)
+        start = time.perf_counter()
+        answer = tune(request)
+        seconds = time.perf_counter() - start
+    except (InputError, UnknownSocError) as exc:
+        return _error_outcome(exc)
+    return ("ok", (json.dumps(_finite(answer), separators=(",", ":"), allow_nan=False), seconds))
+
+
+def _finite(value: Any) -> Any:
+    """Replaces non-finite floats by None: JSON has no infinity, and a client must parse it."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def evaluate_job(request: dict[str, Any], explain: bool) -> JobOutcome:
+    """Validates and predicts a tiling (in a pool worker), as ``tiler evaluate`` does.
+
+    Returns:
+        ("ok", answer), ("illegal", report) for an illegal tiling, or an error outcome.
+    """
+    from simcore.evaluate import estimate_dict, parse_request, validate
+
+    try:
+        problem, tiling, preset = parse_request(request)
+        report = validate(problem, tiling, preset)
+        if not report["valid"]:
+            return ("illegal", report)
+        estimate = estimate_dict(problem, tiling, preset)
+    except (InputError, UnknownSocError) as exc:
+        return _error_outcome(exc)
+    answer = {**report, "estimate": estimate}
+    if explain:
+        answer["explanation"] = _explanation(problem, tiling, preset, estimate)
+    return ("ok", _finite(answer))
+
+
+def timeline_job(request_json: str, answer_json: str) -> JobOutcome:
+    """Simulates a stored tiling (in a pool worker) and draws its pipeline timeline.
+
+    Returns:
+        ("ok", svg text), or ("too_large", message) when the kernel is too long to draw.
+    """
+    from app.export import tiling_from_answer
+    from app.svg import MAX_TIMELINE_INSTRUCTIONS, timeline_svg
+    from simcore.evaluate import instruction_count
+    from simcore.problem import parse_problem
+    from simcore.simulator import simulate
+
+    problem = parse_problem(json.loads(request_json)["problem"])
+    preset = load_preset(problem.soc)
+    tiling = tiling_from_answer(json.loads(answer_json))
+    count = instruction_count(problem, tiling)
+    if count > MAX_TIMELINE_INSTRUCTIONS:
+        return (
+            "too_large",
+            f"the kernel issues about {count} instructions per core, more than the "
+            f"{MAX_TIMELINE_INSTRUCTIONS} the timeline simulates",
+        )
+    return ("ok", timeline_svg(simulate(problem, tiling, preset), preset))
+
+
+def _explanation(problem: Any, tiling: Any, preset: Any, estimate: dict[str, Any]) -> Any:
+    from tiler.explain import explain_tiling
+
+    return explain_tiling(problem, tiling, preset, estimate)
+
+
+def _worker_init() -> None:
+    # Ctrl-C goes to the whole process group; the server shuts its pool down itself, so the
+    # workers must not die mid-task with a KeyboardInterrupt traceback of their own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # One search per worker process: numpy's BLAS threads would only oversubscribe the cores.
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
+class SearchPool:
+    """A bounded pool that runs searches and evaluations off the event loop.
+
+    Args:
+        kind: ``process`` (worker processes: a search never competes with the server for the
+            GIL) or ``thread``.
+        workers: How many run at once; further calls queue.
+    """
+
+    def __init__(self, kind: str, workers: int) -> None:
+        self.kind = kind
+        self.workers = workers
+        self._executor = self._make()
+
+    def _make(self) -> Executor:
+        if self.kind == "thread":
+            return ThreadPoolExecutor(self.workers, thread_name_prefix="tiler-search")
+        # spawn, not fork: the server has threads (anyio's pool, the DB pool) and forking a
+        # threaded process can copy a held lock into the child.
+        return ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_init,
+        )
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Runs ``fn(*args)`` in the pool and returns its result."""
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, fn, *args)
+        except BrokenProcessPool:
+            # A worker died (killed, out of memory): replace the pool and retry the call once.
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = self._make()
+            return await loop.run_in_executor(self._executor, fn, *args)
+
+    def shutdown(self) -> None:
+        """Stops the workers (running tasks finish first)."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def response_json(stored: StoredResult, cached: bool) -> bytes:
+    """The ``tilings:tune`` response: id, cached and model_version, then the stored answer.
+
+    The answer is the stored JSON text, spliced in without re-encoding, so a repeat is the same
+    bytes as the first answer except for ``cached``.
+    """
+    head = (
+        f'{{"id":{json.dumps(stored.id)},"cached":{"true" if cached else "false"},'
+        f'"model_version":{json.dumps(stored.model_version)}'
+    )
+    body = stored.answer_json.strip()
+    rest = body[1:]  # drop the answer's opening brace
+    return (head + ("," + rest if rest.strip() != "}" else "}")).encode()
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Lru(Generic[K, V]):
+    """A small least-recently-used map (used from the event loop thread only)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
+class TuningService:
+    """What the routes call: tuning with the cache, evaluation, lookups.
+
+    Args:
+        settings: The settings.
+        db: The database.
+        pool: Where searches and evaluations run.
+        metrics: The process's metrics.
+    """
+
+    def __init__(self, settings: Settings, db: Database, pool: SearchPool, metrics: Metrics):
+        self.settings = settings
+        self.db = db
+        self.pool = pool
+        self.metrics = metrics
+        self.flights = SearchFlights(
+            db, metrics, lease_s=settings.claim_lease_s, poll_s=settings.claim_poll_s
+        )
+        # Two memos in front of the database, both safe because what they hold never changes:
+        # a request's cache key is a pure function of the request (the preset digest and the
+        # model version are fixed for the life of the process), and a stored answer is never
+        # rewritten (the first one stored for a key is the answer). They make a repeated
+        # request skip the parsing and the database round trip.
+        self._prepared: _Lru[str, PreparedTune] = _Lru(settings.memo_entries)
+        self._stored: _Lru[str, StoredResult] = _Lru(settings.memo_entries)
+
+    async def tune(self, request: dict[str, Any]) -> tuple[StoredResult, bool]:
+        """Answers a tune request from the cache or by one search.
+
+        Returns:
+            The stored result and whether it was in the cache on arrival.
+
+        Raises:
+            ProblemError: The request is invalid (422 naming the field or rule).
+        """
+        request_text = canonical_json(request)
+        prepared = self._prepared.get(request_text)
+        if prepared is None:
+            try:
+                prepared = prepare_tune(request, self.settings.max_budget)
+            except InputError as exc:
+                raise input_error_problem(exc) from exc
+            except UnknownSocError as exc:
+                raise unknown_soc_problem(exc) from exc
+            self._prepared.put(request_text, prepared)
+        stored = self._stored.get(prepared.cache_key)
+        if stored is None:
+            stored = await anyio.to_thread.run_sync(repo.find_by_key, self.db, prepared.cache_key)
+        if stored is not None:
+            self._stored.put(prepared.cache_key, stored)
+            self.metrics.cache_hits.inc()
+            return stored, True
+        self.metrics.cache_misses.inc()
+        check_feasible(prepared.canonical["problem"])
+
+        async def compute() -> NewResult:
+            outcome = await self.pool.call(tune_job, prepared.request)
+            raise_outcome_error(outcome)
+            answer_json, seconds = outcome[1]
+            return prepared.new_result(answer_json, seconds)
+
+        stored = await self.flights.run(prepared.cache_key, compute)
+        self._stored.put(prepared.cache_key, stored)
+        return stored, False
+
+    async def evaluate(self, request: dict[str, Any], *, explain: bool) -> dict[str, Any]:
+        """Validates and predicts a tiling; an illegal tiling is a 422 listing its violations."""
+        outcome = await self.pool.call(evaluate_job, request, explain)
+        if outcome[0] == "illegal":
+            report = outcome[1]
+            ids = ", ".join(v["id"] for v in report["violations"])
+            raise violations_problem(
+                "illegal-tiling", f"the tiling breaks {ids}", report["violations"]
+            )
+        raise_outcome_error(outcome)
+        result: dict[str, Any] = outcome[1]
+        return result

@@ -1,0 +1,1 @@
+"""Alembic migrations of the service's database (run them with ``tiler db upgrade``)."""

@@ -1,0 +1,130 @@
+"""The explorer in a real browser: headless Debian Chromium against a real `tiler serve`.
+
+Skipped when /usr/bin/chromium is missing, except under CI (the ``CI`` environment variable),
+where ``.ci/run`` installs it and a missing browser is a failure. Screenshots go to
+``test-artifacts/`` at the repository root (ignored by git).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from simcore.evaluate import evaluate, parse_request
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+
+if not CHROMIUM.exists():
+    if os.environ.get("CI"):
+        pytest.fail(
+            f"{CHROMIUM} is missing: CI must install Debian's chromium (see .ci/run)",
+            pytrace=False,
+        )
+    pytest.skip(
+        f"{CHROMIUM} is missing; install it with "
+        "`apt-get install -y --no-install-recommends chromium` to run the browser test",
+        allow_module_level=True,
+    )
+
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+
+from tests.app._server import running_server  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # The product as users start it (`tiler serve`, SQLite in a fresh data directory).
+    with running_server(tmp_path_factory.mktemp("explore"), {}, "explore") as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Page]:
+    with sync_playwright() as pw:
+        # Root in CI containers: Chromium's sandbox needs user namespaces it may not get.
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        context = browser.new_context(viewport={"width": 1200, "height": 900})
+        yield context.new_page()
+        context.close()
+        browser.close()
+
+
+def _screenshot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def test_tune_a_problem_then_tweak_a_field(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/explore")
+    page.select_option("#f-soc", "Ascend910B2")
+    page.fill("#f-m", "1024")
+    page.fill("#f-n", "2048")
+    page.fill("#f-k", "512")
+    page.select_option("#f-dtype", "bf16")
+    page.click("#tune-button")
+    page.wait_for_selector("#result")
+
+    # The answer: a predicted time, a tiling field, the explanation and both pictures.
+    time_us = float(page.inner_text("#time-us"))
+    assert 0 < time_us < 1e6
+    base_m = int(page.input_value("#t-baseM"))
+    assert base_m > 0 and base_m % 16 == 0
+    assert page.inner_text("#explanation").strip()
+    assert page.locator("#timeline-section svg.timeline g.lane").count() >= 4
+    assert page.locator("#timeline-section rect.bar").count() > 0
+    assert page.locator("#roofline-section svg.roofline g.point[data-role=tuned]").count() == 1
+    # The form remembers the problem.
+    assert page.input_value("#f-m") == "1024"
+    _screenshot(page, "explore-tuned.png")
+
+    # The time shown is the model's own prediction of the tiling shown.
+    tiling = {
+        name: int(page.input_value(f"#t-{name}"))
+        for name in ("usedCoreNum", "singleCoreM", "singleCoreN", "baseM", "baseN", "baseK",
+                     "depthA1", "depthB1", "stepM", "stepN", "stepKa", "stepKb",
+                     "iterateOrder", "dbL0A", "dbL0B", "dbL0C")
+    }  # fmt: skip
+    problem = {"soc": "Ascend910B2", "m": 1024, "n": 2048, "k": 512, "dtype": "bf16"}
+    tuned = evaluate(*parse_request({"problem": problem, "tiling": tiling}))
+    assert time_us == pytest.approx(tuned["estimate"]["time_us"], abs=0.006)
+
+    # Tweak one field: one L0C buffer instead of two (less L0C, so still legal), or two
+    # instead of one when the tuned tiling had one.
+    new_db = 1 if tiling["dbL0C"] == 2 else 2
+    page.fill("#t-dbL0C", str(new_db))
+    page.click("#evaluate-button")
+    page.wait_for_selector("#result[data-view=evaluate]")
+    assert page.input_value("#t-dbL0C") == str(new_db)
+    tweaked = evaluate(*parse_request({"problem": problem, "tiling": {**tiling, "dbL0C": new_db}}))
+    assert tweaked["valid"], tweaked["violations"]
+    shown = float(page.inner_text("#time-us"))
+    assert shown == pytest.approx(tweaked["estimate"]["time_us"], abs=0.006)
+    # The page compares with the tuned tiling it came from, and redraws both pictures.
+    assert f"tuned: {time_us:.2f} us" in page.inner_text("#versus")
+    assert page.locator("#timeline-section rect.bar").count() > 0
+    assert page.locator("#roofline-section g.point[data-role=tiling]").count() == 1
+    assert page.locator("#roofline-section g.point[data-role=tuned]").count() == 1
+    _screenshot(page, "explore-tweaked.png")
+
+    # An illegal tweak is explained on the page (and answered 422), not a traceback.
+    page.fill("#t-baseM", "4096")
+    with page.expect_response(lambda r: r.url.endswith("/explore/evaluate")) as info:
+        page.click("#evaluate-button")
+    assert info.value.status == 422
+    page.wait_for_selector("#violations")
+    assert "L0A_CAPACITY" in page.inner_text("#violations")
+    assert "Traceback" not in page.content()
+    _screenshot(page, "explore-illegal.png")
+
+
+def test_bad_problem_input_is_a_clear_message(base_url: str, page: Page) -> None:
+    response = page.goto(f"{base_url}/explore?soc=Ascend910A&m=64&n=64&k=64&dtype=bf16")
+    assert response is not None and response.status == 422
+    message = page.inner_text("#error")
+    assert "bf16" in message and "problem.dtype" in message
+    assert "Traceback" not in page.content()

@@ -30,6 +30,9 @@ instead of playing every instruction it composes per-step and per-block periods:
   next A read queues behind this step's B read; a whole pass with one A slot (every B copy of
   the pass up to the second-to-last step, then the last A read); a group change that reloads a
   resident K panel back to back.
+* MTE2 gap (:func:`_mte2_gap_path`): with one L1 slot the operand's second copy of a block waits
+  for the last read of its first chunk, so MTE2 idles after the block's first copies until the
+  chunks (an A chunk through UB with its reorder and UB->L1 legs) have arrived and been read.
 * UB path: the staging buffers chain every GM->UB copy to the previous reorder and every
   reorder to the previous UB->L1 copy, across both operands: between two reorders sits the
   longer of the previous UB->L1 and the next GM->UB leg (alternating A, B when both stream the
@@ -87,6 +90,8 @@ PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 _BLOCK = 16384
 #: A path length that never wins a maximum (finite, so that multiplying it by 0 stays 0).
 _NEVER = -1e30
+#: Debugging aid: when a dict, :func:`_core` stores its named paths in it.
+_TRACE: dict[str, Any] | None = None
 
 
 def _step_chain(la: Any, lb: Any, mm: Any, a1: Any, b1: Any) -> tuple[Any, Any, Any]:
@@ -421,6 +426,8 @@ def _core(
     # staging buffer), so the moves and copies of all blocks chain after the first block.
     drain_path = start + (k_iter - 1) * per + mm + drain_total + (0.0 if fix else m3_out)
     makespan = np.maximum(np.maximum(compute_path, copy_path), drain_path)
+    if _TRACE is not None:
+        _TRACE.update(compute=compute_path, copy=copy_path, drain=drain_path)
     if not fix or via_a or via_b:
         makespan = np.maximum(makespan, ga1 + vec + (m3c if not fix else ua1 + la + lb + mm))
         makespan = np.maximum(makespan, ga1 + va1 + mte3)
@@ -653,7 +660,8 @@ def _core(
     wait_bl = b_last[2] if via_b else b_last[0]
     r_last_b = k_iter - (kc_b - 1) * step_kb
     stay_b = stay(passes_b)
-    hop_f = wait_bf + rb(step_kb) + stay_b
+    rb_kb = rb(step_kb)
+    hop_f = wait_bf + rb_kb + stay_b
     reads_bl = np.where(r_last_b <= 1, lb_kt, rb(np.maximum(r_last_b - 1, 1)) + per_kt)
     hop_l = wait_bl + reads_bl + stay_b
     if not via_b:
@@ -676,7 +684,7 @@ def _core(
         )
         # With A chunks at least as long as B's, a full B chunk holds at most one A boundary:
         # price the hops with and without one apart (the max does not average).
-        reads_bf = rb(step_kb) + stay_b
+        reads_bf = rb_kb + stay_b
         n_with = n_a_full * co_frac_ab
         sum_with = (n_with - a_tail_full * co_frac_ab) * np.maximum(
             reads_bf, a_f0
@@ -698,6 +706,16 @@ def _core(
     )
     chain_b = passes_b * per_pass_b + bias_cyc + np.where(kc_a > 1, a_full[0], a_last[0])
     makespan = np.maximum(makespan, np.maximum(chain_a, chain_b) + mm + dr_last)
+    if _TRACE is not None:
+        _TRACE.update(chain_a=chain_a + mm + dr_last, chain_b=chain_b + mm + dr_last)
+    makespan = np.maximum(
+        makespan,
+        _mte2_gap_path(
+            mte2 + tail_after, via_a, via_b, a_full, a_last, b_full, b_last,
+            (kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, passes_a, passes_b, has_b),
+            (reads_af, rb_kb, rab(step_ka), ra(step_kb) + lb),
+        ),
+    )  # fmt: skip
     # The first block cannot end before MTE2 has brought in every chunk it reads (the first
     # pass of both operands, in order) and the steps after the last of them have run; the
     # drains of all blocks follow it in their queue (with the UB->GM copies without FixPipe).
@@ -713,6 +731,8 @@ def _core(
         bias_cyc + a_pass + b_pass + ub_tail + (k_iter - last_copy_step - 1) * per + la + lb + mm
     )
     makespan = np.maximum(makespan, first_end + drain_total + (0.0 if fix else m3_out))
+    if _TRACE is not None:
+        _TRACE.update(first=first_end + drain_total + (0.0 if fix else m3_out), mk=makespan)
     busy = {
         "MTE2": mte2,
         "MTE1": mte1,
@@ -722,6 +742,81 @@ def _core(
         "MTE3": mte3,
     }
     return {"makespan": makespan, "busy": busy}
+
+
+def _mte2_gap_path(
+    base: Any,
+    via_a: bool,
+    via_b: bool,
+    a_full: tuple[Any, Any, Any],
+    a_last: tuple[Any, Any, Any],
+    b_full: tuple[Any, Any, Any],
+    b_last: tuple[Any, Any, Any],
+    chunking: tuple[Any, ...],
+    reads: tuple[Any, Any, Any, Any],
+) -> Any:
+    """The MTE2 path with the gap a one-slot operand leaves after each pass's first copies.
+
+    With one L1 slot, the copy of an operand's second chunk waits for the last read of its
+    first chunk. MTE2 runs the pass's first copies (A, then B) and idles until that read: the
+    reads restart when the chunks arrive, and an A chunk staged through UB (GM->UB, reorder,
+    UB->L1) arrives long after MTE2 is done with it. Every copy after the gap is in MTE2 order
+    again, so per pass the gap adds to the MTE2 total (``base``: all copies plus what follows
+    the last one). Only direct copies wait on MTE2 for their slot (through UB it is the MTE3
+    leg that waits). Where both operands reload at a block start the larger gap counts; where
+    only one does, its own chunk's restart.
+
+    Args:
+        base: MTE2 total plus the steps and drain after the last copy.
+        via_a: A goes through UB.
+        via_b: B goes through UB.
+        a_full: (MTE2, V, MTE3) legs of a full A chunk; ``a_last`` of the K-tail chunk.
+        a_last: See ``a_full``.
+        b_full: As ``a_full`` for B.
+        b_last: See ``b_full``.
+        chunking: (kc_a, kc_b, stepKa, stepKb, slots_a, slots_b, passes_a, passes_b, has_b).
+        reads: From a chunk's arrival (:func:`_restart_reads`): A's last read of a stepKa
+            chunk, B's of a stepKb chunk, A's last read of a stepKa chunk from the arrival of
+            the B chunk that starts with it, and B's read of step stepKb - 1 from A's arrival.
+
+    Returns:
+        The path's cycles (``base`` where no gap applies).
+    """
+    kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, passes_a, passes_b, has_b = chunking
+    ra_ka, rb_kb, rab_ka, ra_kb_lb = reads
+    a_many = kc_a > 1
+    ga0 = np.where(a_many, a_full[0], a_last[0])
+    gb0 = np.where(kc_b > 1, b_full[0], b_last[0])
+    mte2_free = ga0 + gb0
+    a_arr = ga0
+    b_arr = mte2_free
+    if via_a:
+        a_arr = ga0 + np.where(a_many, a_full[1] + a_full[2], a_last[1] + a_last[2])
+    if via_b:
+        vu_b0 = np.where(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
+        b_arr = (np.maximum(a_arr, ga0 + a_full[1] + gb0) if via_a else mte2_free) + vu_b0
+    co = np.minimum(passes_a, passes_b) * has_b
+    # MTE2 after the step-0 copies: the copy at the first later chunk boundary comes next (A's
+    # first where both operands start a chunk there); a direct one-slot copy waits for the read.
+    first_a = (step_ka <= step_kb) | ~has_b
+    t_a = mte2_free
+    gap = 0.0 * base
+    if not via_a:
+        on_a = (slots_a == 1) & a_many & first_a
+        rd_a = np.maximum(a_arr + ra_ka, b_arr + rab_ka)
+        t_a = np.where(on_a, np.maximum(mte2_free, rd_a), mte2_free)
+        gap = on_a * (passes_a - co) * ra_ka
+    idle = np.where(first_a & a_many, t_a - mte2_free, 0.0)
+    if not via_b:
+        on_b = (slots_b == 1) & (kc_b > 1) & (step_ka >= step_kb) & has_b
+        rd_b = np.maximum(a_arr + ra_kb_lb, b_arr + rb_kb)
+        # Where both start a chunk at the same step, B's copy follows A's on MTE2.
+        ga1 = ((step_ka == step_kb) & a_many) * np.where(kc_a > 2, a_full[0], a_last[0])
+        t_b = np.maximum(np.where(ga1 > 0, t_a + ga1, mte2_free), rd_b)
+        idle = np.where(on_b, t_b - mte2_free - ga1, idle)
+        gap = gap + on_b * (passes_b - co) * rb_kb
+    gap = gap + co * np.maximum(idle, 0.0)
+    return base + gap
 
 
 def _chunk_sum(

@@ -132,6 +132,33 @@ SLOT_CYCLE_CASES: dict[str, tuple[dict[str, object], dict[str, int]]] = {
          "baseK": 656, "depthA1": 8, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 4,
          "stepKb": 1, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
     ),
+    # One B slot, A through UB: after a block's first copies MTE2 idles until B's second copy
+    # may replace the first, i.e. until A's chunk has gone GM->UB->reorder->L1 and step 0 has
+    # read both (was -13 %; seed 2026 of benchmarks/agreement.py).
+    "mte2_waits_for_ub_staged_a": (
+        {"soc": "Ascend310P3", "m": 1024, "n": 1024, "k": 1024, "format_b": "NZ"},
+        {"usedCoreNum": 2, "singleCoreM": 512, "singleCoreN": 1024, "baseM": 32, "baseN": 32,
+         "baseK": 400, "depthA1": 2, "depthB1": 1, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 1, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1},
+    ),
+    # The same gap when A's and B's second copies fall on the same step: B's copy follows A's on
+    # MTE2 and still waits for step 1's B read (was -24 %; seed 7).
+    "mte2_gap_with_a_copy_first": (
+        {"soc": "Ascend310B1", "m": 2048, "n": 2048, "k": 2048, "dtype": "int8",
+         "format_b": "NZ"},
+        {"usedCoreNum": 1, "singleCoreM": 2048, "singleCoreN": 2048, "baseM": 32, "baseN": 16,
+         "baseK": 928, "depthA1": 4, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 2, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
+    ),
+    # One slot per operand, two-step chunks of both starting together, one L0A buffer (was
+    # -7 %; seed 2026).
+    "mte2_gap_one_l0a_buffer": (
+        {"soc": "Ascend310P3", "m": 4096, "n": 512, "k": 768, "dtype": "int8",
+         "format_b": "NZ", "trans_b": True},
+        {"usedCoreNum": 8, "singleCoreM": 512, "singleCoreN": 512, "baseM": 48, "baseN": 32,
+         "baseK": 352, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+    ),
 }  # fmt: skip
 
 

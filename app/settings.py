@@ -34,6 +34,12 @@ variable                           meaning
 ``TILER_JOB_POLL_S``               how often an idle worker looks for work
 ``TILER_JOB_EVENTS_POLL_S``        how often an open event stream looks for new job events
 ``TILER_JOB_IDEMPOTENCY_TTL_S``    how long an ``Idempotency-Key`` maps to its job
+``TILER_JOB_SHARED_STUDY_URL``     PostgreSQL URL of Optuna's own database (or schema): when
+                                   set, a shape with a large budget is searched by several
+                                   workers in one shared Optuna study (unset: one worker each)
+``TILER_JOB_SHARED_MIN_BUDGET``    smallest explicit ``budget`` whose shapes are shared
+``TILER_JOB_SHARED_WAIT_S``        how long a worker waits for the others' running trials of a
+                                   shared study before answering without them
 =================================  ==============================================================
 """
 
@@ -72,6 +78,9 @@ class Settings(BaseSettings):
     job_poll_s: float = Field(default=0.5, gt=0)
     job_events_poll_s: float = Field(default=0.25, gt=0)
     job_idempotency_ttl_s: float = Field(default=86_400.0, gt=0)
+    job_shared_study_url: str | None = None
+    job_shared_min_budget: int = Field(default=64, ge=1)
+    job_shared_wait_s: float = Field(default=120.0, gt=0)
 
     @property
     def effective_database_url(self) -> str:

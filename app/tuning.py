@@ -187,11 +187,12 @@ def check_feasible(problem_data: dict[str, Any]) -> None:
         )
 
 
-def tune_job(data: dict[str, Any]) -> JobOutcome:
+def tune_job(data: dict[str, Any], **options: Any) -> JobOutcome:
     """Runs one search (in a pool worker) and returns the answer as JSON text.
 
     Args:
         data: The request (parsed again here: a parsed request does not cross processes).
+        options: Passed to :func:`tiler.tune.tune` (``storage``, ``shared``).
 
     Returns:
         ("ok", (answer_json, seconds)), or an error outcome (see :func:`raise_outcome_error`).
@@ -201,7 +202,7 @@ def tune_job(data: dict[str, Any]) -> JobOutcome:
     try:
         request = parse_tune_request(data)
         start = time.perf_counter()
-        answer = tune(request)
+        answer = tune(request, **options)
         seconds = time.perf_counter() - start
     except (InputError, UnknownSocError) as exc:
         return _error_outcome(exc)

@@ -12,10 +12,23 @@ The objective is the predicted time the answer reports: the discrete-event simul
 (:func:`simcore.simulator.simulate`) when the kernel is small enough to play
 (``simcore.evaluate.MAX_SIMULATED_INSTRUCTIONS``), the estimator otherwise; results are cached
 by point, so re-proposed points cost nothing.
+
+Shared studies (:class:`SharedStudy`): several processes that call :func:`run_study` with the
+same storage (an RDB URL or a journal file) and the same study name run one search together.
+Whoever creates the study enqueues the whole budget as WAITING trials (the screened seeds
+first, then empty ones the sampler fills), each with a ``tiler_slot`` user attribute, and marks
+the study ready (user attribute ``tiler_budget``). Every process then pops WAITING trials -
+Optuna's atomic WAITING -> RUNNING transition, the same one ``Study.ask`` uses - until none is
+left, so the seeds run once and the trials of all processes total the budget exactly (a new
+trial is never created). Each trial records its worker (``tiler_worker``) and the point it
+evaluated (``tiler_fields``, ``tiler_legal``, ``tiler_simulated``), so a process answers from
+every COMPLETE trial in the storage without simulating the others' points again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import time
@@ -61,6 +74,8 @@ class StudyResult:
     trials: int = 0
     seconds: float = 0.0
     study_name: str = ""
+    #: Trials this process ran (equals ``trials`` unless the study is shared).
+    local_trials: int = 0
 
     def best(self) -> Evaluation | None:
         """The fastest legal point, ties broken by the fields (deterministic)."""
@@ -153,13 +168,30 @@ def make_storage(storage: str | None) -> Any:
         return optuna.storages.InMemoryStorage()
     try:
         if "://" in storage:
-            return optuna.storages.RDBStorage(storage)
+            return _rdb_storage(storage)
         from optuna.storages.journal import JournalFileBackend
 
         return optuna.storages.JournalStorage(JournalFileBackend(storage))
     except Exception as exc:  # Optuna raises several types for a bad URL or path.
         raise InputError("storage", "storage_unavailable", f"cannot open storage: {exc}",
                          storage, None) from exc  # fmt: skip
+
+
+@functools.cache
+def _rdb_storage(url: str) -> Any:
+    """One RDB storage (one connection pool) per URL and process; a worker tunes many shapes."""
+    import optuna
+
+    for attempt in range(3):
+        try:
+            return optuna.storages.RDBStorage(url)
+        except Exception:
+            # Processes starting together on an empty database race to create Optuna's
+            # tables; the loser's CREATE fails and the tables exist when it tries again.
+            if attempt == 2:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def _ranges(space: Space) -> dict[str, tuple[int, int, int, bool]]:
@@ -230,44 +262,41 @@ def _fields_from(
     return f
 
 
-def run_study(
-    space: Space,
-    predictor: Predictor,
-    seeds: list[dict[str, int]],
-    budget: int,
-    sampler: str,
-    seed: int,
-    storage: str | None = None,
-    study_key: str = "",
-    max_instructions: int | None = None,
-) -> StudyResult:
-    """Runs ``budget`` trials: the ``seeds`` first (enqueued), then the sampler's proposals.
+@dataclass(frozen=True)
+class SharedStudy:
+    """How this process takes part in a study shared through a storage with other processes.
 
-    Args:
-        space: The legal space (its core splits and ranges define the parameters).
-        predictor: The cached simulator objective.
-        seeds: Points to enqueue first (at most ``budget`` are used).
-        budget: Number of trials (0: nothing runs).
-        sampler: One of :data:`SAMPLERS`.
-        seed: The sampler's seed (same seed, same trials).
-        storage: None (in memory), a journal file path or an RDB URL.
-        study_key: Text hashed into the study name (with a unique suffix).
-        max_instructions: Stop after the trial that takes the simulated instruction count of
-            ``predictor`` past this (None: run every trial). Deterministic, unlike a clock.
-
-    Raises:
-        InputError: Unknown or unavailable sampler, or a storage that cannot be opened.
+    Attributes:
+        name: The study's name; processes with the same storage and name cooperate. Name it
+            from everything that defines the search (the service uses its cache key).
+        worker: This process's id, recorded on every trial it runs (``tiler_worker``).
+        lead: None: whoever creates the study enqueues its trials. True: the caller knows it is
+            the only lead (it holds a lease) and also finishes a setup that a lead killed
+            mid-way left incomplete. False: never set up; wait until the study is ready.
+        wait_s: How long to wait for a setup to finish, and for the trials other processes
+            are running to complete, before answering from the COMPLETE trials there are.
+        poll_s: Interval of those waits.
+        is_alive: Tells whether another worker (by its id) still lives; a RUNNING trial of a
+            dead worker is marked FAIL instead of being waited for. None: wait ``wait_s``.
+        answer: False for a helper that only runs trials: it neither waits for the others'
+            trials nor reads the study's results.
     """
-    import optuna
 
-    result = StudyResult()
-    if budget <= 0:
-        return result
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # experimental-feature notices of Optuna's samplers
-        sampler_obj = _sampler(sampler, seed)
-    store = make_storage(storage)
-    t0 = time.perf_counter()
+    name: str
+    worker: str = field(default_factory=lambda: uuid.uuid4().hex)
+    lead: bool | None = None
+    wait_s: float = 600.0
+    poll_s: float = 0.05
+    is_alive: Callable[[str], bool] | None = None
+    answer: bool = True
+
+
+#: Study user attribute set once every slot is enqueued: the study's budget.
+READY_ATTR = "tiler_budget"
+
+
+def _suggested(space: Space) -> tuple[list[str], list[tuple[int, int, int]]]:
+    """The suggested parameter names and the core splits of a space (pins respected)."""
     splits = space_splits(space)
     ranges = _ranges(space)
     fixed = space.fixed
@@ -286,35 +315,108 @@ def run_study(
         splits = keep or splits
         if len(splits) > 1:
             suggested.insert(0, "split")
+    return suggested, splits
+
+
+class _Objective:
+    """Suggests a point in a trial, predicts it, and scores it (penalty when illegal)."""
+
+    def __init__(self, space: Space, predictor: Predictor) -> None:
+        self.space = space
+        self.predictor = predictor
+        self.ranges = _ranges(space)
+        self.suggested, self.splits = _suggested(space)
+        self.seen_worst = 0.0
+
+    def evaluate(self, trial: Any) -> tuple[float, Evaluation]:
+        """The trial's objective value and the evaluation of its point."""
+        params: dict[str, int] = {}
+        for pname in self.suggested:
+            lo, hi, step, log = self.ranges[pname]
+            if pname == "split" and hi >= len(self.splits):
+                hi = len(self.splits) - 1
+            if log:
+                params[pname] = trial.suggest_int(pname, lo, hi, log=True)
+            else:
+                params[pname] = trial.suggest_int(pname, lo, hi, step=step)
+        ev = self.predictor(_fields_from(params, self.splits, self.space.fixed))
+        if not ev.legal:
+            # Graded: worse than any legal point, and worse the further from legal it is.
+            worst = self.seen_worst
+            return (2.0 * worst if worst > 0 else 1e6) * (1.0 + ev.excess), ev
+        self.seen_worst = max(self.seen_worst, ev.time_us)
+        return ev.time_us, ev
+
+    def seed_params(self, seeds: list[dict[str, int]]) -> list[dict[str, int]]:
+        """The seeds as trial parameters (seeds outside the space's core splits dropped)."""
+        out = []
+        for point in seeds:
+            params = to_params(point, self.splits, self.space.fixed)
+            if params is not None:
+                out.append({k: v for k, v in params.items() if k in self.suggested})
+        return out
+
+
+def run_study(
+    space: Space,
+    predictor: Predictor,
+    seeds: list[dict[str, int]],
+    budget: int,
+    sampler: str,
+    seed: int,
+    storage: str | None = None,
+    study_key: str = "",
+    max_instructions: int | None = None,
+    shared: SharedStudy | None = None,
+) -> StudyResult:
+    """Runs ``budget`` trials: the ``seeds`` first (enqueued), then the sampler's proposals.
+
+    Args:
+        space: The legal space (its core splits and ranges define the parameters).
+        predictor: The cached simulator objective.
+        seeds: Points to enqueue first (at most ``budget`` are used).
+        budget: Number of trials (0: nothing runs).
+        sampler: One of :data:`SAMPLERS`.
+        seed: The sampler's seed (same seed, same trials).
+        storage: None (in memory), a journal file path or an RDB URL.
+        study_key: Text hashed into the study name (with a unique suffix).
+        max_instructions: Stop after the trial that takes the simulated instruction count of
+            ``predictor`` past this (None: run every trial). Deterministic, unlike a clock.
+            Not applied to a shared study, whose total must not depend on timing.
+        shared: Take part in a study shared with other processes (needs ``storage``): the
+            trials of all of them total ``budget``, and the result holds every COMPLETE legal
+            trial of the study (see the module docstring).
+
+    Raises:
+        InputError: Unknown or unavailable sampler, a storage that cannot be opened, or a
+            shared study without storage, of another budget, or never set up.
+    """
+    import optuna
+
+    if shared is not None:
+        return _run_shared(space, predictor, seeds, budget, sampler, seed, storage, shared)
+    result = StudyResult()
+    if budget <= 0:
+        return result
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # experimental-feature notices of Optuna's samplers
+        sampler_obj = _sampler(sampler, seed)
+    store = make_storage(storage)
+    t0 = time.perf_counter()
+    objective_fn = _Objective(space, predictor)
     digest = hashlib.sha256(study_key.encode()).hexdigest()[:12]
     name = f"tiler-{digest}-{sampler}-{seed}-{uuid.uuid4().hex[:8]}"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(study_name=name, storage=store, sampler=sampler_obj,
                                 direction="minimize")  # fmt: skip
-    seen_worst = [0.0]
 
     def objective(trial: Any) -> float:
-        params: dict[str, int] = {}
-        for pname in suggested:
-            lo, hi, step, log = ranges[pname]
-            if pname == "split" and hi >= len(splits):
-                hi = len(splits) - 1
-            if log:
-                params[pname] = trial.suggest_int(pname, lo, hi, log=True)
-            else:
-                params[pname] = trial.suggest_int(pname, lo, hi, step=step)
-        ev = predictor(_fields_from(params, splits, fixed))
+        value, ev = objective_fn.evaluate(trial)
         result.evaluations[predictor.key(ev.fields)] = ev
-        if not ev.legal:
-            # Graded: worse than any legal point, and worse the further from legal it is.
-            return (2.0 * seen_worst[0] if seen_worst[0] > 0 else 1e6) * (1.0 + ev.excess)
-        seen_worst[0] = max(seen_worst[0], ev.time_us)
-        return ev.time_us
+        return value
 
-    for point in seeds[:budget]:
-        params = to_params(point, splits, fixed)
-        if params is not None:
-            study.enqueue_trial({k: v for k, v in params.items() if k in suggested})
+    for params in objective_fn.seed_params(seeds[:budget]):
+        study.enqueue_trial(params)
     with warnings.catch_warnings():
         # Optuna warns about experimental samplers and independent fallbacks; not our users'.
         warnings.simplefilter("ignore")
@@ -328,9 +430,197 @@ def run_study(
             callbacks.append(stop_when_spent)
         study.optimize(objective, n_trials=budget, gc_after_trial=False, callbacks=callbacks)
     result.trials = len(study.trials)
+    result.local_trials = result.trials
     result.seconds = time.perf_counter() - t0
     result.study_name = name
     return result
+
+
+def _worker_seed(seed: int, worker: str) -> int:
+    """A sampler seed of its own for a joining worker (equal seeds would propose equal points)."""
+    digest = hashlib.sha256(f"{seed}:{worker}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def _open_shared(name: str, store: Any, sampler: str, seed: int, worker: str) -> tuple[Any, bool]:
+    """Creates the study (returns True) or loads it when another process created it first."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            study = optuna.create_study(
+                study_name=name, storage=store, sampler=_sampler(sampler, seed),
+                direction="minimize",
+            )  # fmt: skip
+            return study, True
+        except optuna.exceptions.DuplicatedStudyError:
+            # Unlike load_if_exists=True, this tells the creator (who sets the study up) apart.
+            pass
+        study = optuna.load_study(
+            study_name=name, storage=store, sampler=_sampler(sampler, _worker_seed(seed, worker))
+        )
+    return study, False
+
+
+def _set_up(study: Any, slot_params: list[dict[str, int]], budget: int) -> None:
+    """Enqueues every slot not yet enqueued, then marks the study ready.
+
+    Slots, not ``enqueue_trial(skip_if_exists=True)``: two seeds may share parameters, and a
+    lead that finishes a half-done setup must add exactly the missing trials.
+    """
+    have = {t.user_attrs.get("tiler_slot") for t in study.get_trials(deepcopy=False)}
+    for slot in range(budget):
+        if slot in have:
+            continue
+        params = slot_params[slot] if slot < len(slot_params) else {}
+        study.enqueue_trial(params, user_attrs={"tiler_slot": slot})
+    study.set_user_attr(READY_ATTR, budget)
+
+
+def _wait_ready(study: Any, shared: SharedStudy, budget: int) -> None:
+    deadline = time.monotonic() + shared.wait_s
+    while True:
+        ready = study.user_attrs.get(READY_ATTR)
+        if ready is not None:
+            if int(ready) != budget:
+                raise InputError(
+                    "study_name", "study_mismatch",
+                    f"shared study {shared.name!r} was set up for a budget of {ready} trials, "
+                    f"not {budget}", shared.name, ready,
+                )  # fmt: skip
+            return
+        if time.monotonic() >= deadline:
+            raise InputError(
+                "study_name", "study_not_ready",
+                f"shared study {shared.name!r} was not set up within {shared.wait_s} s (its "
+                "creator stopped while enqueuing; a lead finishes the setup)", shared.name, None,
+            )  # fmt: skip
+        time.sleep(shared.poll_s)
+
+
+def _pop_waiting(study: Any, store: Any) -> int | None:
+    """Takes a WAITING trial (atomically, as ``Study.ask`` does) without ever creating one."""
+    from optuna.exceptions import UpdateFinishedTrialError
+    from optuna.trial import TrialState
+
+    for trial in study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
+        # FrozenTrial has no public id; the storage's compare-and-set needs it.
+        trial_id = int(trial._trial_id)
+        try:
+            if store.set_trial_state_values(trial_id, state=TrialState.RUNNING):
+                return trial_id
+        except UpdateFinishedTrialError:
+            continue
+    return None
+
+
+def _run_trials(study: Any, store: Any, objective: _Objective, worker: str) -> int:
+    """Runs WAITING trials of the study until none is left; returns how many ran here."""
+    import optuna
+    from optuna.trial import TrialState
+
+    ran = 0
+    while (trial_id := _pop_waiting(study, store)) is not None:
+        trial = optuna.trial.Trial(study, trial_id)
+        trial.set_user_attr("tiler_worker", worker)
+        try:
+            value, ev = objective.evaluate(trial)
+        except BaseException:
+            study.tell(trial, state=TrialState.FAIL)
+            raise
+        trial.set_user_attr("tiler_fields", ev.fields)
+        trial.set_user_attr("tiler_legal", ev.legal)
+        trial.set_user_attr("tiler_simulated", ev.simulated)
+        study.tell(trial, value)
+        ran += 1
+    return ran
+
+
+def _settle(study: Any, store: Any, objective: _Objective, shared: SharedStudy) -> int:
+    """Waits for the trials other processes run (running any still WAITING); returns ours."""
+    from optuna.exceptions import UpdateFinishedTrialError
+    from optuna.trial import TrialState
+
+    ran = 0
+    deadline = time.monotonic() + shared.wait_s
+    while True:
+        ran += _run_trials(study, store, objective, shared.worker)
+        running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        if not running or time.monotonic() >= deadline:
+            return ran
+        for trial in running:
+            owner = trial.user_attrs.get("tiler_worker")
+            if shared.is_alive is not None and owner and not shared.is_alive(str(owner)):
+                # Its worker died mid-trial: the trial can never complete.
+                with contextlib.suppress(UpdateFinishedTrialError):
+                    store.set_trial_state_values(int(trial._trial_id), state=TrialState.FAIL)
+        time.sleep(shared.poll_s)
+
+
+def _run_shared(
+    space: Space,
+    predictor: Predictor,
+    seeds: list[dict[str, int]],
+    budget: int,
+    sampler: str,
+    seed: int,
+    storage: str | None,
+    shared: SharedStudy,
+) -> StudyResult:
+    from optuna.trial import TrialState
+
+    result = StudyResult(study_name=shared.name)
+    if budget <= 0:
+        return result
+    if storage is None:
+        raise InputError("storage", "required", "a shared study needs a storage (an RDB URL "
+                         "or a journal file)", None, None)  # fmt: skip
+    t0 = time.perf_counter()
+    store = make_storage(storage)
+    study, created = _open_shared(shared.name, store, sampler, seed, shared.worker)
+    objective = _Objective(space, predictor)
+    with warnings.catch_warnings():
+        # Optuna warns about experimental samplers and independent fallbacks; not our users'.
+        warnings.simplefilter("ignore")
+        if created or (shared.lead and study.user_attrs.get(READY_ATTR) is None):
+            _set_up(study, objective.seed_params(seeds[:budget]), budget)
+        _wait_ready(study, shared, budget)
+        ran = _run_trials(study, store, objective, shared.worker)
+        if shared.answer:
+            ran += _settle(study, store, objective, shared)
+    result.local_trials = ran
+    trials = study.get_trials(deepcopy=False)
+    result.trials = len(trials)
+    if shared.answer:
+        for trial in trials:
+            attrs = trial.user_attrs
+            if trial.state != TrialState.COMPLETE or not attrs.get("tiler_legal"):
+                continue
+            fields = {k: int(v) for k, v in attrs["tiler_fields"].items()}
+            ev = Evaluation(fields, float(trial.value), bool(attrs["tiler_simulated"]), True)
+            result.evaluations[predictor.key(fields)] = ev
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def waiting_trials(storage: str, name: str) -> int:
+    """How many trials of a ready shared study still wait for a worker (0: none, or no study).
+
+    Raises:
+        InputError: The storage cannot be opened.
+    """
+    from optuna.trial import TrialState
+
+    store = make_storage(storage)
+    try:
+        study_id = store.get_study_id_from_name(name)
+    except KeyError:
+        return 0
+    if store.get_study_user_attrs(study_id).get(READY_ATTR) is None:
+        return 0
+    return len(store.get_all_trials(study_id, deepcopy=False, states=(TrialState.WAITING,)))
 
 
 def key_of(obj: Any) -> str:

@@ -14,6 +14,7 @@ This module is the contract the CLI (``tiler tune``) and the HTTP service call:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, Literal
 
@@ -29,7 +30,7 @@ from tiler.baselines import recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
 from tiler.screen import screen
 from tiler.space import SEARCH_FIELDS, build_space, parse_fixed
-from tiler.study import Evaluation, Predictor, key_of, run_study
+from tiler.study import Evaluation, Predictor, SharedStudy, StudyResult, key_of, run_study
 
 #: Optuna trials after screening when the request does not say (keeps a typical tune near 1 s).
 DEFAULT_BUDGET = 16
@@ -134,7 +135,13 @@ def _search_fields(t: TCubeTiling) -> dict[str, int]:
     return {f: int(getattr(t, f)) for f in SEARCH_FIELDS}
 
 
-def tune(req: TuneRequest, *, storage: str | None = None) -> dict[str, Any]:
+def tune(
+    req: TuneRequest,
+    *,
+    storage: str | None = None,
+    study_name: str | None = None,
+    shared: SharedStudy | None = None,
+) -> dict[str, Any]:
     """Finds the fastest legal TCubeTiling of the request's problem under the model.
 
     Steps: build the legal space with the pins; screen it with the estimator (exact optimum
@@ -146,6 +153,11 @@ def tune(req: TuneRequest, *, storage: str | None = None) -> dict[str, Any]:
     Args:
         req: The request.
         storage: Optuna storage: None (in memory), a journal file path or an RDB URL.
+        study_name: Share the study of this name in ``storage`` with every other process that
+            tunes the same request with the same storage and name: the seeds run once, the
+            trials of all of them total the budget, and each answers from every COMPLETE trial
+            of the study (so they answer alike). Short for ``shared=SharedStudy(study_name)``.
+        shared: The same with every option of :class:`tiler.study.SharedStudy`.
 
     Returns:
         ``tiling`` (every struct field), ``estimate`` (as ``tiler evaluate`` prints it),
@@ -157,6 +169,11 @@ def tune(req: TuneRequest, *, storage: str | None = None) -> dict[str, Any]:
             or no legal tiling meets the pins.
     """
     t0 = time.perf_counter()
+    if shared is None and study_name is not None:
+        shared = SharedStudy(study_name)
+    if shared is not None and storage is None:
+        raise InputError("storage", "required", "a shared study needs a storage (an RDB URL "
+                         "or a journal file)", None, None)  # fmt: skip
     problem, preset = _context(req)
     space = build_space(problem, preset, req.fixed)
     screened = screen(space, top_k=64)
@@ -188,7 +205,7 @@ def tune(req: TuneRequest, *, storage: str | None = None) -> dict[str, Any]:
     study = run_study(
         space, predictor, seeds, req.budget, req.sampler, req.seed, storage,
         study_key=key_of(canonical_request(req)),
-        max_instructions=_instruction_cap(req),
+        max_instructions=_instruction_cap(req), shared=shared,
     )  # fmt: skip
     candidates.extend(e for e in study.evaluations.values() if e.legal)
     for ev in baseline_evals:
@@ -245,8 +262,37 @@ def tune(req: TuneRequest, *, storage: str | None = None) -> dict[str, Any]:
             "screen_seconds": screened.seconds,
             "study_seconds": study.seconds,
             "simulated_points": len(predictor.cache),
+            **_shared_search(study, shared),
         },
     }
+
+
+def _shared_search(study: StudyResult, shared: SharedStudy | None) -> dict[str, Any]:
+    if shared is None:
+        return {}
+    return {"shared_study": {"name": shared.name, "worker": shared.worker,
+                             "local_trials": study.local_trials}}  # fmt: skip
+
+
+def contribute(req: TuneRequest, *, storage: str, shared: SharedStudy) -> int:
+    """Runs trials of a shared study that another process set up, without answering.
+
+    A helper's part: the study must already be ready (its creator enqueued the trials); this
+    builds the space, runs WAITING trials until none is left and returns at once, leaving the
+    answer to the processes that called :func:`tune`.
+
+    Returns:
+        How many trials ran here.
+
+    Raises:
+        InputError: The request or storage is invalid, or the study is not (yet) set up.
+    """
+    problem, preset = _context(req)
+    space = build_space(problem, preset, req.fixed)
+    helper = dataclasses.replace(shared, lead=False, answer=False)
+    study = run_study(space, Predictor(space), [], req.budget, req.sampler, req.seed, storage,
+                      shared=helper)  # fmt: skip
+    return study.local_trials
 
 
 def _source(

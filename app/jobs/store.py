@@ -23,7 +23,7 @@ from sqlalchemy import Connection, Table, and_, delete, func, insert, or_, selec
 from app.db.base import utc_now
 from app.db.engine import Database
 from app.db.job_models import IdempotencyKey, Job, JobEvent, JobItem
-from app.db.models import TuningResult
+from app.db.models import SearchClaim, TuningResult
 from app.problem_json import problem_body
 
 _JOBS = cast(Table, Job.__table__)
@@ -31,6 +31,7 @@ _ITEMS = cast(Table, JobItem.__table__)
 _EVENTS = cast(Table, JobEvent.__table__)
 _KEYS = cast(Table, IdempotencyKey.__table__)
 _RESULTS = cast(Table, TuningResult.__table__)
+_CLAIMS = cast(Table, SearchClaim.__table__)
 
 #: Final job statuses.
 FINAL_JOB_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
@@ -623,3 +624,41 @@ def item_status_counts(db: Database, job_id: str) -> dict[str, int]:
             .group_by(_ITEMS.c.status)
         ).all()
     return {str(status): int(count) for status, count in rows}
+
+
+# --- shared studies ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunningItem:
+    """A shape some worker is running now (a candidate for helping in its shared study)."""
+
+    request_json: str
+    cache_key: str
+
+
+def running_items(db: Database, limit: int) -> list[RunningItem]:
+    """Shapes under a live lease, oldest first (what an idle worker may help with)."""
+    query = (
+        select(_ITEMS.c.request_json, _ITEMS.c.cache_key)
+        .where(_ITEMS.c.status == "running", _ITEMS.c.lease_expires_at >= utc_now())
+        .order_by(_ITEMS.c.id)
+        .limit(limit)
+    )
+    with db.read() as conn:
+        return [RunningItem(row.request_json, row.cache_key) for row in conn.execute(query)]
+
+
+def owner_is_live(db: Database, owner: str) -> bool:
+    """True while ``owner`` holds an unexpired search claim: its own search or a helper's claim.
+
+    Both are renewed by the worker's heartbeat, so a worker that stops renewing (died) is
+    reported dead after one lease.
+    """
+    with db.read() as conn:
+        found = conn.execute(
+            select(_CLAIMS.c.cache_key)
+            .where(_CLAIMS.c.owner == owner, _CLAIMS.c.expires_at >= utc_now())
+            .limit(1)
+        ).first()
+    return found is not None

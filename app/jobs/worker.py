@@ -21,6 +21,9 @@ A worker killed at any point loses nothing: its shape's lease runs out and anoth
 it again (after ``TILER_JOB_MAX_ATTEMPTS`` claims the shape fails with a "worker lost"
 ``internal-error``, so a shape that kills every worker cannot block a job). SIGTERM or SIGINT
 stops a worker after the shape it is running; a second signal stops it at once.
+
+With ``TILER_JOB_SHARED_STUDY_URL`` a shape with a large budget is searched in an Optuna study
+shared with idle workers, which run slices of it (:mod:`app.jobs.shared`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from typing import Any
 from app.db import repository as repo
 from app.db.engine import Database
 from app.jobs import store
+from app.jobs.shared import SharedStudies, check_study_url
 from app.jobs.store import ClaimedItem
 from app.problem_json import (
     ProblemError,
@@ -67,6 +71,7 @@ class WorkerStats:
 
     Attributes:
         searched: Shapes this worker searched.
+        helped_trials: Trials this worker ran in shared studies of shapes other workers hold.
         from_cache: Shapes answered from the cache (or by another process's search).
         failed: Shapes recorded with an error.
         lost: Shapes whose result was not recorded because the lease was no longer this
@@ -74,6 +79,7 @@ class WorkerStats:
     """
 
     searched: int = 0
+    helped_trials: int = 0
     from_cache: int = 0
     failed: int = 0
     lost: int = 0
@@ -101,6 +107,7 @@ class _Held:
     """What the heartbeat renews: this worker's search claim, if any (leases go by owner)."""
 
     search_key: str | None = None
+    help_key: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -126,6 +133,11 @@ class Worker:
         self.stats = WorkerStats()
         self.stop = threading.Event()
         self._held = _Held()
+        self.shared = (
+            SharedStudies(db, settings, self.owner)
+            if settings.job_shared_study_url is not None
+            else None
+        )
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -147,6 +159,8 @@ class Worker:
             while not self.stop.is_set():
                 items = self._claim()
                 if not items:
+                    if self._help():
+                        continue
                     if once:
                         break
                     self.stop.wait(poll)
@@ -165,8 +179,10 @@ class Worker:
             beat.join(timeout=5)
             stats = self.stats
             logger.info(
-                "worker %s stopped: %d searched, %d from cache, %d failed, %d lost",
+                "worker %s stopped: %d searched, %d from cache, %d failed, %d lost, "
+                "%d trials helped",
                 *(self.owner, stats.searched, stats.from_cache, stats.failed, stats.lost),
+                stats.helped_trials,
             )
         return self.stats
 
@@ -188,6 +204,24 @@ class Worker:
             logger.exception("claiming work failed; retrying")
             return []
 
+    def _help(self) -> bool:
+        """Runs slices of another worker's shared study; True when some ran."""
+        if self.shared is None:
+            return False
+
+        def hold(key: str | None) -> None:
+            with self._held.lock:
+                self._held.help_key = key
+
+        try:
+            ran = self.shared.help_once(hold)
+        except Exception:
+            # Optuna's database unreachable, or a study gone: helping is optional.
+            logger.exception("helping a shared study failed")
+            return False
+        self.stats.helped_trials += ran
+        return ran > 0
+
     def _heartbeat(self) -> None:
         interval = self.settings.job_heartbeat_s
         lease = self.settings.job_lease_s
@@ -195,9 +229,10 @@ class Worker:
             try:
                 store.renew_leases(self.db, self.owner, lease)
                 with self._held.lock:
-                    key = self._held.search_key
-                if key is not None:
-                    repo.renew_claim(self.db, key, self.owner, lease)
+                    keys = (self._held.search_key, self._held.help_key)
+                for key in keys:
+                    if key is not None:
+                        repo.renew_claim(self.db, key, self.owner, lease)
             except Exception:
                 logger.exception("heartbeat failed; retrying")
 
@@ -291,7 +326,10 @@ class Worker:
         stored = repo.find_by_key(self.db, prepared.cache_key)
         if stored is not None:
             return _Outcome(result_id=stored.id, cached=True)
-        outcome = tune_job(request)
+        if self.shared is not None and self.shared.applies(request):
+            outcome = tune_job(request, **self.shared.lead_options(prepared.cache_key))
+        else:
+            outcome = tune_job(request)
         try:
             raise_outcome_error(outcome)
         except ProblemError as exc:
@@ -355,6 +393,9 @@ def run_one_worker(once: bool, poll_s: float | None, schema_wait_s: float) -> Wo
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     settings = get_settings()
+    if settings.job_shared_study_url is not None:
+        # Before the schema wait: a wrong setting is reported at once, not after a timeout.
+        check_study_url(settings.job_shared_study_url, settings.effective_database_url)
     db = Database.from_url(
         settings.effective_database_url, sqlite_busy_timeout_ms=settings.sqlite_busy_timeout_ms
     )

@@ -163,11 +163,14 @@ def _core(
     cols: Any,
     cap: Any,
     traffic: tuple[Any, Any, Any, Any] | None = None,
+    floor: bool = False,
 ) -> dict[str, Any]:
     """Closed-form schedule of one core with a rows x cols share (arrays).
 
     ``traffic`` passes the (loads, elements) of A and B from :func:`operand_traffic` when the
-    caller already has them for this shape.
+    caller already has them for this shape. With ``floor`` the makespan returned is a lower
+    bound over every dbL0A / dbL0B / dbL0C (see :func:`makespan_floor_arrays`; the caller
+    passes the three flags as 2).
     """
     p = c.preset
     k = problem.k
@@ -425,7 +428,12 @@ def _core(
     # Without FixPipe a block's L0C->UB move waits for the previous block's UB->GM copy (one C
     # staging buffer), so the moves and copies of all blocks chain after the first block.
     drain_path = start + (k_iter - 1) * per + mm + drain_total + (0.0 if fix else m3_out)
-    makespan = np.maximum(np.maximum(compute_path, copy_path), drain_path)
+    if floor:
+        # The compute path is not monotone in the L0 flags (its start-up share shrinks as the
+        # period grows): left out of the floor (the group bound prices it per L0 class).
+        makespan = np.maximum(copy_path, drain_path)
+    else:
+        makespan = np.maximum(np.maximum(compute_path, copy_path), drain_path)
     if _TRACE is not None:
         _TRACE.update(compute=compute_path, copy=copy_path, drain=drain_path)
     if not fix or via_a or via_b:
@@ -597,6 +605,10 @@ def _core(
             b_full[0] - reads_af, 0.0
         ) + b_tail_in * np.maximum(b_last[0] - reads_af, 0.0)
         extra = extra + single_a * (step_kb >= step_ka) * has_b * co_frac * pipe_in
+    if floor:
+        # The gains are differences of read times (not monotone in the L0 flags) and >= 0.
+        gain_f = 0.0 * gain_f
+        extra = 0.0 * extra
     # FIFO slots: with kc a multiple of the slots each slot always holds the same K positions,
     # so the slowest slot's own chain sets the pace, and the slot that holds chunk 0 meets
     # every B chunk that starts with one of its chunks; otherwise the chunks rotate through the
@@ -936,14 +948,67 @@ def estimate_arrays(
         ``hbm_bytes``.
     """
     f = {name: np.asarray(fields[name], dtype=np.int64) for name in ESTIMATOR_FIELDS}
+    return _estimate_blocks(problem, preset, f, False)
+
+
+def makespan_floor_arrays(
+    problem: Problem, preset: HardwarePreset, fields: dict[str, Any]
+) -> dict[str, Any]:
+    """A lower bound of :func:`estimate_arrays` over dbL0A, dbL0B and dbL0C, per L1 choice.
+
+    For each entry (core split, base block, steps, L1 depths, iterateOrder; the three L0 flags
+    are ignored) the returned ``time_us`` is at most the estimated time of the tiling with any
+    dbL0A, dbL0B, dbL0C in {1, 2}. It runs the estimator's own code (:func:`_core` with
+    ``floor``) with the flags at 2, which gives the busy totals exactly (no busy total depends
+    on an L0 flag) and a makespan no longer than the estimator's for any flags, because
+
+    * every K-step period ``max(mm + wa*la + wb*lb, la + lb)`` is smallest with wa = wb = 0
+      (dbL0A = dbL0B = 2), and so are the steady periods of :func:`_step_chain`, the sums of
+      periods and the restart reads of :func:`_restart_reads` (built from ``+`` and ``max``
+      of terms that only grow when a flag is 1);
+    * the chunk-chain hops, the slot cycles, the MTE2 gap path, the copy, drain and first-
+      block paths and the UB paths are built from those by ``+``, ``max`` and non-negative
+      weights, so they are non-decreasing in them; a chunk's stay behind the drain chain
+      ``(others - dbL0C) x drain`` is smallest with dbL0C = 2;
+    * the terms that are not monotone in the flags -- the compute path (its start-up share
+      ``start - (per - mm)`` falls as the period grows) and the chain gains (differences of
+      read times), all non-negative or one argument of a ``max`` -- are left out;
+
+    and the estimate is ``min(max(makespan, busiest), sum of busy) + launch``, non-decreasing
+    in the makespan.
+
+    Args:
+        problem: The problem.
+        preset: The chip.
+        fields: Struct fields (:data:`ESTIMATOR_FIELDS`; dbL0A / dbL0B / dbL0C may be absent).
+
+    Returns:
+        ``cycles`` and ``time_us``: the floor of each entry (launch overhead included).
+    """
+    f = {
+        name: np.asarray(fields[name], dtype=np.int64)
+        for name in ESTIMATOR_FIELDS
+        if not name.startswith("dbL0")
+    }
+    two = np.full(f["baseM"].shape, 2, dtype=np.int64)
+    for name in ("dbL0A", "dbL0B", "dbL0C"):
+        f[name] = two
+    out = _estimate_blocks(problem, preset, f, True)
+    return {"cycles": out["cycles"], "time_us": out["time_us"]}
+
+
+def _estimate_blocks(
+    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray], floor: bool
+) -> dict[str, Any]:
+    """:func:`_estimate_block` over long inputs, block by block."""
     size = f["baseM"].size
     if f["baseM"].ndim != 1 or size <= _BLOCK:
-        return _estimate_block(problem, preset, f)
+        return _estimate_block(problem, preset, f, floor)
     # Long inputs go through in blocks: the estimator keeps ~100 intermediate arrays alive, and
     # at this size they stay in the CPU caches instead of streaming through memory (about 1.5x
     # the throughput of one pass over a million candidates).
     parts = [
-        _estimate_block(problem, preset, {name: a[i : i + _BLOCK] for name, a in f.items()})
+        _estimate_block(problem, preset, {name: a[i : i + _BLOCK] for name, a in f.items()}, floor)
         for i in range(0, size, _BLOCK)
     ]
     return {
@@ -953,9 +1018,12 @@ def estimate_arrays(
 
 
 def _estimate_block(
-    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray]
+    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray], floor: bool = False
 ) -> dict[str, Any]:
-    """:func:`estimate_arrays` on one block of candidates (integer field arrays)."""
+    """:func:`estimate_arrays` on one block of candidates (integer field arrays).
+
+    With ``floor`` the makespan is :func:`_core`'s floor (:func:`makespan_floor_arrays`).
+    """
     c = Costs(problem, preset)
     m, n, k = problem.m, problem.n, problem.k
     sm, sn = f["singleCoreM"], f["singleCoreN"]
@@ -1021,7 +1089,7 @@ def _estimate_block(
     vp = vector_path_array(problem, f, preset)
     if vp is None or vp.all() or not vp.any():
         c = Costs(problem, preset, vp is None or bool(vp.all()))
-        res = _core(c, problem, f, sm, sn, cap, first_traffic)
+        res = _core(c, problem, f, sm, sn, cap, first_traffic, floor)
         busy = {p: np.broadcast_to(res["busy"][p], sm.shape) for p in PIPE_NAMES}
         makespan = res["makespan"]
     else:
@@ -1034,7 +1102,7 @@ def _estimate_block(
             sub = {name: a[idx] for name, a in f.items()}
             res = _core(
                 Costs(problem, preset, on), problem, sub, sm[idx], sn[idx], cap[idx],
-                tuple(x[idx] for x in first_traffic),
+                tuple(x[idx] for x in first_traffic), floor,
             )  # fmt: skip
             makespan[idx] = res["makespan"]
             for p in PIPE_NAMES:

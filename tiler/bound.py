@@ -20,6 +20,13 @@ work (or the HBM floor); both are exact busy totals. So with lower bounds ``MK <
   slowed by the L2 misses of at least the smallest working set of that order
   (:func:`simcore.kernel.chip_bandwidth_cap` is decreasing in traffic and working set).
 * **HBM floor**: the unique bytes plus the reload misses of the least traffic.
+* **Copy and first-block paths**: the estimator's makespan is at least its copy path, ``mte2 +
+  tail_after`` with ``tail_after = (k_iter - last_step - 1) x per + la + lb + mm + dr_last
+  (+ the UB legs of the last copy)``, every term non-negative, so at least the MTE2 bound
+  above plus one typical step's loads and MMAD plus the last drain (all fixed by the group but
+  the drain, priced with the largest bandwidth share); and at least its first-block path
+  ``first_end + drains`` with ``first_end >= la + lb + mm`` plus the latency of the first
+  pass's last A and B copies (direct copies only) and of the bias slice.
 * **MK**: the estimator's compute path (``simcore/estimator.py``, ``compute_path = start -
   (per - mm) + span + bound_ex + inner + dr_last`` with ``bound_ex, inner >= 0``) is at least the
   sum over every K step of its period plus the last drain. A step's period is
@@ -294,7 +301,33 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int) -> Any:
     if not USE_CHAIN_BOUND:
         return resource
     chain = _chain_bound(c, k, g, space.fixed) + dr_last
-    return np.minimum(np.maximum(chain, resource), sequential)
+    # The estimator's copy path (all MTE2 copies, then at least the last step's loads and MMAD
+    # of a typical block and the last drain) and first-block path (the first block's step and
+    # then every drain); see the module doc.
+    r1 = np.where(m_iter == 1, rm_t, bm)
+    c1 = np.where(n_iter == 1, cn_t, bn)
+    step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + c.mmad_cycles(r1, c1, bk)
+    copy_path = mte2 + step1 + dr_last
+    first_copies = _first_copy_latency(c, True) + _first_copy_latency(c, False)
+    if problem.bias:
+        first_copies += p.gm_to_l1_latency_cycles
+    first_path = first_copies + step1 + drain + (0.0 if p.has_fixpipe else c_out)
+    makespan = np.maximum(np.maximum(chain, copy_path), first_path)
+    return np.minimum(np.maximum(makespan, resource), sequential)
+
+
+def _first_copy_latency(c: Costs, is_a: bool) -> float:
+    """Cycles one direct chunk copy of an operand takes at least (0 through UB or by column).
+
+    A direct copy is one instruction, latency plus bytes (:meth:`simcore.costs.Costs.
+    gm_to_l1_cycles`); the other paths are left at 0.
+    """
+    p = c.preset
+    if (c.a_via_ub if is_a else c.b_via_ub) or (c.a_by_column if is_a else c.b_by_column):
+        return 0.0
+    if c.a_nd if is_a else c.b_nd:
+        return float(p.nd2nz_latency_cycles)
+    return float(p.gm_to_l1_latency_cycles)
 
 
 def _copies(

@@ -14,6 +14,12 @@ entries, and for each group a lower bound on the estimated time of every point i
   than min(peak, the chip's L2 bandwidth shared by the active cores), and the chip's HBM moves
   at least the unique bytes, a share of which the slowest core's copies wait for.
 
+Inside a group that its bound cannot rule out, a second level bounds each *L1 choice* (steps,
+L1 depths, iterateOrder) over its L0 flags (dbL0A / dbL0B / dbL0C) with
+:func:`simcore.estimator.makespan_floor_arrays`, the estimator's own code in floor mode; only
+the choices whose floor is below the runner-up's time are expanded into points and scored
+(and each scored point is checked against its choice's floor as well).
+
 Groups are scored in order of their bound; screening stops when the next bound is no better than
 the second best time found (so the optimum and the runner-up are both exact). Every scored
 point is checked against its group's bound: a violation means the bound is unsafe for this
@@ -30,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from simcore.costs import ceil_div
-from simcore.estimator import estimate_arrays
+from simcore.estimator import estimate_arrays, makespan_floor_arrays
 from simcore.version import MODEL_VERSION
 from tiler.bound import cube_lower_bounds, group_lower_bounds
 from tiler.space import SEARCH_FIELDS, Space
@@ -41,7 +47,8 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Points scored per estimator call (bounded memory: ~40 arrays of this length).
 CHUNK_POINTS = 200_000
-#: Points one screening scores at most by default (about 0.5 s of estimator time).
+#: Points (and L1-choice floors) one screening scores at most by default (about 0.5 s of
+#: estimator time).
 DEFAULT_MAX_POINTS = 600_000
 #: Relative tolerance of 'cannot beat': bounds and times agree to rounding (~1e-12), so a group
 #: whose bound is within this of the runner-up can at most tie with it.
@@ -162,6 +169,17 @@ def probe_points(space: Space) -> dict[str, npt.NDArray[np.int64]]:
     return {k: v[keep] for k, v in pts.items()}
 
 
+def _points_of(
+    space: Space, n_cut: int, batch: list[dict[str, npt.NDArray[np.int64]]], live: Any
+) -> int:
+    """Points of the L1 choices the floor cut (each has one point per allowed L0 flag set)."""
+    if n_cut == 0:
+        return 0
+    merged = {f: np.concatenate([b[f] for b in batch]) for f in ("baseM", "group")}
+    cut = {f: v[~live] for f, v in merged.items()}
+    return int(space.with_l0_flags(cut)["baseM"].shape[0])
+
+
 def screen(
     space: Space, top_k: int = 16, max_points: int | None = DEFAULT_MAX_POINTS
 ) -> ScreenResult:
@@ -179,7 +197,8 @@ def screen(
         space: The legal space.
         top_k: How many of the best points to return (at least 2: the optimum and runner-up
             are exact when ``exact`` is true, the others are the best seen).
-        max_points: Points to score at most (None: no limit, always exact).
+        max_points: Points plus L1-choice floors to score at most (None: no limit, always
+            exact).
 
     Returns:
         The best points, best first, and the certificate figures.
@@ -222,36 +241,51 @@ def screen(
     groups_scored = 0
     use_bound = violations == 0
     truncated = False
+    floored = 0  # L1 choices whose floor was computed
+    floor_pruned = 0  # points never scored: their L1 choice's floor cannot beat the runner-up
     pos = 0
     while pos < order.shape[0]:
-        if max_points is not None and scored >= max_points:
+        if max_points is not None and scored + floored >= max_points:
             truncated = True
             break
         batch: list[dict[str, npt.NDArray[np.int64]]] = []
-        batch_lb: list[FloatArray] = []
         size = 0
         # Small batches first so the runner-up's time tightens early.
-        limit = min(CHUNK_POINTS, max(20_000, scored))
+        limit = min(CHUNK_POINTS // 4, max(5_000, (scored + floored) // 4))
         while pos < order.shape[0] and size < limit:
             gi = int(order[pos])
             pos += 1
             done[gi] = True
             if use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):
                 continue  # bounded: cannot beat the runner-up
-            pts = space.inner_points(gi)
+            choices = space.l1_choices(gi)
             groups_scored += 1
-            count = pts["baseM"].shape[0]
+            count = choices["baseM"].shape[0]
             if count == 0:
                 continue
-            batch.append(pts)
-            batch_lb.append(np.full(count, lb[gi]))
+            batch.append(choices)
             size += count
         if not batch:
             continue
-        merged = {f: np.concatenate([b[f] for b in batch]) for f in SEARCH_FIELDS}
-        bounds = np.concatenate(batch_lb)
-        for start in range(0, size, CHUNK_POINTS):
-            part = {f: v[start : start + CHUNK_POINTS] for f, v in merged.items()}
+        merged = {f: np.concatenate([b[f] for b in batch]) for f in batch[0]}
+        # Second level: the floor of each L1 choice over its L0 flags (simcore.estimator.
+        # makespan_floor_arrays); only choices whose floor is below the runner-up are scored.
+        floors = np.maximum(
+            np.asarray(makespan_floor_arrays(space.problem, space.preset, merged)["time_us"]),
+            lb[merged["group"]],
+        )
+        floored += size
+        if use_bound:
+            live = floors < top.threshold() * (1.0 - TIE_RTOL)
+            merged = {f: v[live] for f, v in merged.items()}
+            floors = floors[live]
+        pts = space.with_l0_flags(merged)
+        if use_bound:
+            floor_pruned += _points_of(space, size - int(floors.shape[0]), batch, live)
+        bounds = floors[pts["choice"]]
+        count = pts["baseM"].shape[0]
+        for start in range(0, count, CHUNK_POINTS):
+            part = {f: v[start : start + CHUNK_POINTS] for f, v in pts.items()}
             times = np.asarray(estimate_arrays(space.problem, space.preset, part)["time_us"])
             bad = times < bounds[start : start + CHUNK_POINTS]
             if bad.any():
@@ -266,6 +300,8 @@ def screen(
     gap = 0.0 if exact else max(0.0, (best - min(floor, best)) / best)
     pruned = dict(space.pruned)
     pruned["cube_bound_groups"] = int(cheap_pruned)
+    pruned["l1_floor_points"] = int(floor_pruned)
+    pruned["l1_choices_bounded"] = int(floored)
     return ScreenResult(
         top=top.candidates(),
         exact=exact,

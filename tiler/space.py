@@ -228,6 +228,61 @@ class Space:
             out[name] = flags[rep_flags, col]
         return out
 
+    def l1_choices(self, g: int) -> dict[str, IntArray]:
+        """Every L1 choice of group ``g``: the points of :meth:`inner_points` without the L0 flags.
+
+        One entry per (stepM, stepKa, depthA1, stepN, stepKb, depthB1, iterateOrder) that some
+        point of the group has; :meth:`with_l0_flags` expands entries back into points.
+        """
+        v, a, b, room = self._group_operands(g)
+        ia, ib = self._pairs(v, a, b, room)
+        orders = np.unique(self._flags(v)[:, 0])
+        n_pairs = ia.shape[0]
+        ia = np.tile(ia, orders.shape[0])
+        ib = np.tile(ib, orders.shape[0])
+        n = ia.shape[0]
+        out: dict[str, IntArray] = {
+            name: np.full(n, v[name], dtype=np.int64) for name in GROUP_FIELDS
+        }
+        out["stepM"] = a.step[ia]
+        out["stepKa"] = a.step_k[ia]
+        out["depthA1"] = a.step[ia] * a.step_k[ia] * a.db[ia]
+        out["stepN"] = b.step[ib]
+        out["stepKb"] = b.step_k[ib]
+        out["depthB1"] = b.step[ib] * b.step_k[ib] * b.db[ib]
+        out["iterateOrder"] = np.repeat(orders, n_pairs)
+        out["group"] = np.full(n, g, dtype=np.int64)
+        return out
+
+    def with_l0_flags(self, choices: dict[str, IntArray]) -> dict[str, IntArray]:
+        """The points of L1 choices (from :meth:`l1_choices`, with their ``group``).
+
+        Each choice gets every (dbL0A, dbL0B, dbL0C) its group's L0 buffers hold and the pins
+        allow, as in :meth:`inner_points`. The ``choice`` array gives each point's row in
+        ``choices``.
+        """
+        combos = np.array(
+            [(da, dbb, dc) for da in (1, 2) for dbb in (1, 2) for dc in (1, 2)], dtype=np.int64
+        )
+        n = choices["baseM"].shape[0]
+        rows = np.repeat(np.arange(n), combos.shape[0])
+        flags = np.tile(combos, (n, 1))
+        grp = choices["group"][rows]
+        keep = (
+            (flags[:, 0] <= self.groups["dbA_max"][grp])
+            & (flags[:, 1] <= self.groups["dbB_max"][grp])
+            & (flags[:, 2] <= self.groups["dbC_max"][grp])
+        )
+        for col, name in enumerate(("dbL0A", "dbL0B", "dbL0C")):
+            if name in self.fixed:
+                keep &= flags[:, col] == self.fixed[name]
+        rows, flags = rows[keep], flags[keep]
+        out = {name: arr[rows] for name, arr in choices.items()}
+        for col, name in enumerate(("dbL0A", "dbL0B", "dbL0C")):
+            out[name] = flags[:, col]
+        out["choice"] = rows
+        return out
+
 
 def balanced_steps(iterations: int) -> IntArray:
     """The steps that cut ``iterations`` into chunks as evenly as possible: ``ceil(n / c)``.

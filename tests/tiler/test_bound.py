@@ -1,11 +1,20 @@
-"""The screening's group lower bound never exceeds the estimator (what makes `exact` true)."""
+"""The screening's bounds never exceed the estimator (what makes `exact` true).
+
+Two levels: the group bound (:mod:`tiler.bound`) and the floor of each L1 choice over its L0
+flags (:func:`simcore.estimator.makespan_floor_arrays`).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from simcore.estimator import estimate_one
+from simcore.estimator import (
+    ESTIMATOR_FIELDS,
+    estimate_arrays,
+    estimate_one,
+    makespan_floor_arrays,
+)
 from simcore.hardware import load_preset
 from simcore.problem import Problem
 from simcore.random_tilings import random_tiling
@@ -60,3 +69,42 @@ def test_bound_holds_on_the_column_dma_path_of_ub_chips() -> None:
         if column >= 25:
             break
     assert column >= 5, "no column-path tiling drawn: the test would not test the bound there"
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        Problem(m=4096, n=4096, k=4096),
+        Problem(m=1, n=11008, k=4096, dtype="bf16", soc="Ascend910B4"),
+        Problem(m=300, n=77, k=5000, dtype="int8", soc="Ascend310P3", bias=True),
+        Problem(m=1000, n=2000, k=3000, dtype="fp16", soc="Ascend310P3"),
+        Problem(m=2048, n=640, k=333, trans_a=True, bias=True),
+        Problem(m=33, n=16, k=64, bias=True, template="mdl"),
+    ],
+)
+def test_l1_floor_is_below_every_l0_flag_choice(problem: Problem) -> None:
+    # The second bound level: one floor per L1 choice (steps, depths, iterateOrder) must not
+    # exceed the estimate of any of its points (every dbL0A / dbL0B / dbL0C). Checked on all
+    # the points of random groups, and on the exact estimator points of random legal tilings.
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(3)
+    space = build_space(problem, preset, {})
+    groups = rng.choice(space.size, size=min(12, space.size), replace=False)
+    choices = [space.l1_choices(int(g)) for g in groups]
+    merged = {f: np.concatenate([c[f] for c in choices]) for f in choices[0]}
+    keep = rng.random(merged["baseM"].shape[0]) < min(1.0, 20_000 / merged["baseM"].shape[0])
+    merged = {f: v[keep] for f, v in merged.items()}
+    floors = makespan_floor_arrays(problem, preset, merged)["time_us"]
+    pts = space.with_l0_flags(merged)
+    times = estimate_arrays(problem, preset, pts)["time_us"]
+    assert pts["baseM"].shape[0] > 4 * floors.shape[0]  # several flag sets per choice
+    assert np.all(floors[pts["choice"]] <= times * (1 + 1e-12))
+    # Tight where it matters: some choice's floor equals its best point's estimate.
+    best = np.full(floors.shape[0], np.inf)
+    np.minimum.at(best, pts["choice"], times)
+    assert np.max(floors / best) > 0.999
+    for _ in range(40):
+        t = random_tiling(problem, preset, rng)
+        one = {f: np.array([getattr(t, f)]) for f in ESTIMATOR_FIELDS}
+        floor = float(makespan_floor_arrays(problem, preset, one)["time_us"][0])
+        assert floor <= estimate_one(problem, t, preset)["time_us"] * (1 + 1e-12)

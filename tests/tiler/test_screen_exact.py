@@ -99,3 +99,21 @@ def test_certified_optimum_equals_brute_force(problem: Problem, soc: str) -> Non
     best, n_legal = brute_force(problem, soc)
     assert n_legal > 100
     assert result.top[0].time_us == pytest.approx(best, rel=1e-12)
+    # The L1-choice floor took part: some points were never scored, and none broke a bound.
+    assert result.certificate()["pruned"]["l1_floor_points"] > 0
+    assert result.bound_violations == 0
+
+
+def test_pinned_l0_flags_are_kept_by_the_floor_level() -> None:
+    # With dbL0C pinned the floor level expands each L1 choice only to dbL0C = 1 points, and
+    # the certified optimum is the brute-force minimum over those points.
+    problem = Problem(m=32, n=40, k=48)
+    preset = load_preset("Ascend910B2")
+    result = screen(build_space(problem, preset, {"dbL0C": 1, "dbL0A": 1}))
+    assert result.exact
+    assert all(c.fields["dbL0C"] == 1 and c.fields["dbL0A"] == 1 for c in result.top)
+    space = build_space(problem, preset, {"dbL0C": 1, "dbL0A": 1})
+    pts = [space.inner_points(g) for g in range(space.size)]
+    merged = {f: np.concatenate([p[f] for p in pts]) for f in ESTIMATOR_FIELDS}
+    best = float(np.min(estimate_arrays(problem, preset, merged)["time_us"]))
+    assert result.top[0].time_us == pytest.approx(best, rel=1e-12)

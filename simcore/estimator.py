@@ -564,6 +564,9 @@ def _core(
         if problem.bias
         else 0.0
     )
+    # A's chain without what B adds (per-operand floor, see operand_floor_arrays): the last
+    # hop of a single direct slot is wait + max(reads, ahead) >= wait + reads.
+    hop_l_a_own = wait_al + reads_al + (0.0 if via_a else np.where(single_a, 0.0, stay_a))
     if not via_a:
         # One slot: the next pass's first copy also queues on MTE2 behind what is issued after
         # this pass's last A copy: B's last copy when it starts later (with one B slot it waits
@@ -664,6 +667,10 @@ def _core(
     )
     # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).
     chain_a = passes_a * per_pass_a + bias_cyc
+    # per_pass_a >= ((kc_a - 1) * hop_f + hop_l) / slots_a: equal without fixed slots; with
+    # them (kc_a = rounds x slots_a) rounds x hop_f >= it when hop_l <= hop_f, and
+    # (rounds - 1) x hop_f + hop_l >= it otherwise (hop_l - hop_f >= (hop_l - hop_f) / slots).
+    own_a = passes_a * ((kc_a - 1) * hop_f + hop_l_a_own) / slots_a + bias_cyc
 
     # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
     # slice and the A copy that the block start issues before it.
@@ -676,6 +683,9 @@ def _core(
     hop_f = wait_bf + rb_kb + stay_b
     reads_bl = np.where(r_last_b <= 1, lb_kt, rb(np.maximum(r_last_b - 1, 1)) + per_kt)
     hop_l = wait_bl + reads_bl + stay_b
+    # B's chain without what A adds: the single-slot hops below are >= these (each is the wait
+    # plus a max with, or an average of maxes with, reads_bf = rb_kb + stay_b).
+    own_b = passes_b * ((kc_b - 1) * hop_f + hop_l) / slots_b + bias_cyc
     if not via_b:
         # One slot: the next B copy also queues on MTE2 behind the A copies issued between the
         # two (inside this B chunk; after the last B chunk, those up to the next pass's step 0,
@@ -753,7 +763,16 @@ def _core(
         "V": vec,
         "MTE3": mte3,
     }
-    return {"makespan": makespan, "busy": busy}
+    out: dict[str, Any] = {"makespan": makespan, "busy": busy}
+    if floor:
+        # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
+        # pipes that does not depend on the other operand (its copies are >= 0).
+        fixed_work = mte1 + cube + drain_total
+        out["own_a"] = own_a + mm + dr_last
+        out["own_b"] = own_b + mm + dr_last
+        out["seq_a"] = fixed_work + ga
+        out["seq_b"] = fixed_work + gb
+    return out
 
 
 def _mte2_gap_path(
@@ -995,6 +1014,89 @@ def makespan_floor_arrays(
         f[name] = two
     out = _estimate_blocks(problem, preset, f, True)
     return {"cycles": out["cycles"], "time_us": out["time_us"]}
+
+
+def operand_floor_arrays(
+    problem: Problem, preset: HardwarePreset, fields: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Lower bounds of :func:`estimate_arrays` that depend on one operand's L1 choice only.
+
+    For each entry, ``time_a_us`` bounds the estimated time of every tiling with the same core
+    split, base block, iterateOrder and A choice (stepM, stepKa, depthA1), whatever its B
+    choice (stepN, stepKb, depthB1) and L0 flags; ``time_b_us`` the same for B. A search can
+    so rule out all pairs of an A choice with one evaluation (cost #A + #B instead of #A x #B).
+
+    Why each is a bound: it runs :func:`makespan_floor_arrays`'s code (a floor over the L0
+    flags), with two changes that only lower it:
+
+    * the bandwidth cap is the largest any tiling of the core split can get, the L2 share with
+      every reload hitting (:func:`simcore.kernel.chip_bandwidth_cap` with hit = 1; the miss
+      slowdown is >= 1); every copy and drain cost is ``bytes / min(peak, cap)``, so
+      non-increasing in the cap, and the makespan terms are sums and maxes of them;
+    * of the makespan it keeps A's slot-cycle chain (B's for ``time_b_us``) without the terms
+      the other operand adds (all >= 0; see ``own_a`` / ``own_b`` in :func:`_core`), and of
+      the total work the cube, MTE1, drain and the operand's own copies (the other's >= 0);
+
+    and the estimate is ``min(max(makespan, busiest), total work) + launch``, at least
+    ``min(chain, own work) + launch``. The A terms use no B field (stepN, stepKb, depthB1 only
+    enter B's traffic, B's chain and the chip traffic, i.e. the cap, which is replaced), and
+    conversely.
+
+    Returns None on chips with a UB path (the data path there depends on both operands'
+    buffers), where a caller falls back to :func:`makespan_floor_arrays`.
+
+    Args:
+        problem: The problem.
+        preset: The chip.
+        fields: Struct fields (:data:`ESTIMATOR_FIELDS`; dbL0A / dbL0B / dbL0C may be absent).
+
+    Returns:
+        ``time_a_us`` and ``time_b_us`` per entry, or None (see above).
+    """
+    f = {
+        name: np.asarray(fields[name], dtype=np.int64)
+        for name in ESTIMATOR_FIELDS
+        if not name.startswith("dbL0")
+    }
+    if vector_path_array(problem, f, preset) is not None:
+        return None
+    two = np.full(f["baseM"].shape, 2, dtype=np.int64)
+    for name in ("dbL0A", "dbL0B", "dbL0C"):
+        f[name] = two
+    c = Costs(problem, preset)
+    m, n, k = problem.m, problem.n, problem.k
+    sm, sn = f["singleCoreM"], f["singleCoreN"]
+    cores = ceil_div(m, sm) * ceil_div(n, sn)
+    cap = np.minimum(
+        preset.l2_bytes_per_cycle / np.maximum(cores, 1), preset.l2_bytes_per_cycle_per_core
+    ).astype(np.float64)
+    bm, bn = f["baseM"], f["baseN"]
+    order0 = f["iterateOrder"] == 0
+    slots_a = slots(f["depthA1"], f["stepM"], f["stepKa"])
+    slots_b = slots(f["depthB1"], f["stepN"], f["stepKb"])
+    chunk_a = k_chunking(k, f["baseK"], f["stepKa"], c.c0)
+    chunk_b = k_chunking(k, f["baseK"], f["stepKb"], c.c0)
+    a_full = traffic_coefficients(
+        sm, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0, chunk_a
+    )
+    b_full = traffic_coefficients(
+        sn, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0, chunk_b
+    )
+    m_iter_f, n_iter_f = ceil_div(sm, bm), ceil_div(sn, bn)
+    # The slowest core (full rows x full cols) is the one the estimator prices.
+    first_traffic = (
+        a_full[0] + a_full[1] * n_iter_f,
+        a_full[2] + a_full[3] * n_iter_f,
+        b_full[0] + b_full[1] * m_iter_f,
+        b_full[2] + b_full[3] * m_iter_f,
+    )
+    res = _core(c, problem, f, sm, sn, cap, first_traffic, True)
+    launch = preset.launch_overhead_us * preset.clock_mhz
+    out = {}
+    for op in ("a", "b"):
+        cycles = np.minimum(res[f"own_{op}"], res[f"seq_{op}"]) + launch
+        out[f"time_{op}_us"] = np.broadcast_to(cycles / preset.clock_mhz, sm.shape)
+    return out
 
 
 def _estimate_blocks(

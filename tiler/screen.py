@@ -14,8 +14,12 @@ entries, and for each group a lower bound on the estimated time of every point i
   than min(peak, the chip's L2 bandwidth shared by the active cores), and the chip's HBM moves
   at least the unique bytes, a share of which the slowest core's copies wait for.
 
-Inside a group that its bound cannot rule out, a second level bounds each *L1 choice* (steps,
-L1 depths, iterateOrder) over its L0 flags (dbL0A / dbL0B / dbL0C) with
+Inside a group that its bound cannot rule out, a second level bounds each *operand choice*
+(A: stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the iterateOrder) over every
+partner choice and L0 flag with :func:`simcore.estimator.operand_floor_arrays` (chips without a
+UB path), one evaluation per distinct choice, so #A + #B evaluations rule out #A x #B pairs. A
+third level bounds each remaining *L1 choice* (steps, L1 depths, iterateOrder) over its L0
+flags (dbL0A / dbL0B / dbL0C) with
 :func:`simcore.estimator.makespan_floor_arrays`, the estimator's own code in floor mode; only
 the choices whose floor is below the runner-up's time are expanded into points and scored
 (and each scored point is checked against its choice's floor as well).
@@ -36,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from simcore.costs import ceil_div
-from simcore.estimator import estimate_arrays, makespan_floor_arrays
+from simcore.estimator import estimate_arrays, makespan_floor_arrays, operand_floor_arrays
 from simcore.version import MODEL_VERSION
 from tiler.bound import cube_lower_bounds, group_lower_bounds
 from tiler.space import SEARCH_FIELDS, Space
@@ -172,12 +176,73 @@ def probe_points(space: Space) -> dict[str, npt.NDArray[np.int64]]:
 def _points_of(
     space: Space, n_cut: int, batch: list[dict[str, npt.NDArray[np.int64]]], live: Any
 ) -> int:
-    """Points of the L1 choices the floor cut (each has one point per allowed L0 flag set)."""
+    """Points of the L1 choices the floors cut (each has one point per allowed L0 flag set)."""
     if n_cut == 0:
         return 0
-    merged = {f: np.concatenate([b[f] for b in batch]) for f in ("baseM", "group")}
-    cut = {f: v[~live] for f, v in merged.items()}
-    return int(space.with_l0_flags(cut)["baseM"].shape[0])
+    groups = np.concatenate([b["group"] for b in batch])[~live]
+    per_group = np.ones(groups.shape[0], dtype=np.int64)
+    # As in Space.with_l0_flags: each flag takes 1 or 2 up to its group's maximum, or its pin.
+    for name, top_name in (("dbL0A", "dbA_max"), ("dbL0B", "dbB_max"), ("dbL0C", "dbC_max")):
+        most = space.groups[top_name][groups]
+        if name in space.fixed:
+            per_group *= space.fixed[name] <= most
+        else:
+            per_group *= most
+    return int(per_group.sum())
+
+
+#: The fields of one operand's L1 choice (with its group and the order, which its reuse needs).
+_A_KEY = ("group", "iterateOrder", "stepM", "stepKa", "depthA1")
+_B_KEY = ("group", "iterateOrder", "stepN", "stepKb", "depthB1")
+
+
+def _row_keys(choices: dict[str, npt.NDArray[np.int64]], key: tuple[str, ...]) -> Any:
+    """One integer per row that identifies the row's values of ``key``.
+
+    Mixed radix: a 1-D unique over these is an order of magnitude faster than a row-wise one.
+    """
+    code = np.zeros(choices["baseM"].shape[0], dtype=np.int64)
+    span = 1
+    for f in key:
+        col = choices[f] - int(choices[f].min())
+        radix = int(col.max()) + 1
+        if span * radix >= 2**62:
+            # Does not fit 64 bits (never seen): fall back to the row-wise unique's labels.
+            labels = np.unique(
+                np.stack([choices[g] for g in key], axis=1), axis=0, return_inverse=True
+            )[1]
+            return labels.reshape(-1)
+        code = code * radix + col
+        span *= radix
+    return code
+
+
+def _operand_floors(
+    space: Space, choices: dict[str, npt.NDArray[np.int64]]
+) -> tuple[FloatArray, int]:
+    """Per-choice max of its A choice's and B choice's floors, and how many were evaluated.
+
+    Each distinct A choice (and B choice) of the batch is evaluated once with
+    :func:`simcore.estimator.operand_floor_arrays`, which bounds every pair it is part of.
+    On chips where that bound is not available the floors are 0 and nothing is evaluated.
+    """
+    n = choices["baseM"].shape[0]
+    out = np.zeros(n)
+    if n == 0:
+        return out, 0
+    evaluated = 0
+    for key, name in ((_A_KEY, "time_a_us"), (_B_KEY, "time_b_us")):
+        _, first, inverse = np.unique(
+            _row_keys(choices, key), return_index=True, return_inverse=True
+        )
+        # Any pair holding the operand choice serves: the bound reads only that operand.
+        rep = {f: v[first] for f, v in choices.items()}
+        res = operand_floor_arrays(space.problem, space.preset, rep)
+        if res is None:
+            return np.zeros(n), 0
+        evaluated += int(first.shape[0])
+        out = np.maximum(out, np.asarray(res[name])[inverse.reshape(-1)])
+    return out, evaluated
 
 
 def screen(
@@ -268,18 +333,31 @@ def screen(
         if not batch:
             continue
         merged = {f: np.concatenate([b[f] for b in batch]) for f in batch[0]}
-        # Second level: the floor of each L1 choice over its L0 flags (simcore.estimator.
+        floors = lb[merged["group"]]
+        if use_bound:
+            # Second level, per operand: one floor per A choice and per B choice bounds all
+            # their pairs (simcore.estimator.operand_floor_arrays); only the pairs that both
+            # leave below the runner-up get the floor of the pair.
+            own, evaluated = _operand_floors(space, merged)
+            floored += evaluated
+            floors = np.maximum(floors, own)
+            live = floors < top.threshold() * (1.0 - TIE_RTOL)
+        else:
+            live = np.ones(size, dtype=bool)
+        sub = {f: v[live] for f, v in merged.items()}
+        # Third level: the floor of each L1 choice over its L0 flags (simcore.estimator.
         # makespan_floor_arrays); only choices whose floor is below the runner-up are scored.
         floors = np.maximum(
-            np.asarray(makespan_floor_arrays(space.problem, space.preset, merged)["time_us"]),
-            lb[merged["group"]],
+            np.asarray(makespan_floor_arrays(space.problem, space.preset, sub)["time_us"]),
+            floors[live],
         )
-        floored += size
+        floored += int(floors.shape[0])
         if use_bound:
-            live = floors < top.threshold() * (1.0 - TIE_RTOL)
-            merged = {f: v[live] for f, v in merged.items()}
-            floors = floors[live]
-        pts = space.with_l0_flags(merged)
+            live_pair = floors < top.threshold() * (1.0 - TIE_RTOL)
+            sub = {f: v[live_pair] for f, v in sub.items()}
+            floors = floors[live_pair]
+            live[np.flatnonzero(live)[~live_pair]] = False
+        pts = space.with_l0_flags(sub)
         if use_bound:
             floor_pruned += _points_of(space, size - int(floors.shape[0]), batch, live)
         bounds = floors[pts["choice"]]

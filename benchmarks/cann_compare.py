@@ -52,7 +52,12 @@ def shape_class(m: int, n: int, k: int) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=None, help="First N distinct problems only.")
-    ap.add_argument("--budget", type=int, default=0, help="Optuna trials per problem.")
+    ap.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="Optuna trials per problem (default: the tuner's own).",
+    )
     args = ap.parse_args()
     rows = list(csv.DictReader(CSV.open()))
     problems: dict[tuple[str, ...], list[dict[str, str]]] = defaultdict(list)
@@ -81,7 +86,12 @@ def main() -> None:
         # The search alone, without CANN's rows as baselines: passing them would make "never
         # slower than CANN" hold by construction and prove nothing about the search.
         try:
-            out = tune(parse_tune_request({"problem": prob, "budget": args.budget}))
+            req = (
+                {"problem": prob}
+                if args.budget is None
+                else {"problem": prob, "budget": args.budget}
+            )
+            out = tune(parse_tune_request(req))
         except InputError as exc:
             skipped[exc.rule] += len(cann)
             continue

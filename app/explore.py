@@ -31,6 +31,7 @@ from simcore.errors import InputError, UnknownSocError
 from simcore.evaluate import evaluate, parse_request
 from simcore.hardware import HardwarePreset, list_socs, load_preset
 from simcore.problem import Problem, check_supported, parse_problem
+from simcore.simulator import SimResult
 from simcore.tiling import DERIVED_FIELDS, FIELD_ORDER, REQUIRED_FIELDS, TCubeTiling
 from tiler.tune import parse_tune_request, tune
 
@@ -306,9 +307,10 @@ def _pictures(
     tiling: TCubeTiling,
     points: list[dict[str, Any]],
     series: list[tuple[str, Mapping[str, Any]]],
+    sim: SimResult | None = None,
 ) -> str:
     """The timeline (when the kernel is short enough to simulate quickly), roofline and pipes."""
-    timeline = svg.timeline_svg_for(problem, tiling, preset, id_prefix="ex-")
+    timeline = svg.timeline_svg_for(problem, tiling, preset, sim, id_prefix="ex-")
     if timeline is None:
         timeline = (
             "<p class='note'>This kernel is too long to simulate for a picture here; "
@@ -462,7 +464,14 @@ def render_evaluate(form: Mapping[str, str]) -> tuple[int, str]:
     except (InputError, UnknownSocError) as exc:
         body = f"<h2>TCubeTiling</h2>{_tiling_form(form, tiling_values, ref)}"
         return 422, _page(form, body, _error_html(exc))
-    result = evaluate(problem, tiling, preset)
+    # One simulation serves the estimate and the timeline.
+    sims: list[SimResult | None] = []
+
+    def simulation() -> SimResult | None:
+        sims.append(svg.simulate_for_timeline(problem, tiling, preset))
+        return sims[-1]
+
+    result = evaluate(problem, tiling, preset, simulation)
     values = tiling.model_dump()
     if not result["valid"]:
         body = (
@@ -485,7 +494,7 @@ def render_evaluate(form: Mapping[str, str]) -> tuple[int, str]:
         f"{_summary(estimate, ref)}"
         + (f"<ul id='warnings' class='note'>{warnings}</ul>" if warnings else "")
         + f"<h2>TCubeTiling</h2>{_tiling_form(form, values, ref)}"
-        f"{_pictures(problem, preset, tiling, points, series)}</section>"
+        f"{_pictures(problem, preset, tiling, points, series, sims[0])}</section>"
     )
     return 200, _page(form, body)
 

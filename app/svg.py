@@ -421,8 +421,25 @@ def timeline_svg(
     return "".join(out)
 
 
+def simulate_for_timeline(
+    problem: Problem, tiling: TCubeTiling, preset: HardwarePreset
+) -> SimResult | None:
+    """Simulates a legal tiling when it is short enough to draw, else None.
+
+    Kernels estimated above :data:`MAX_TIMELINE_INSTRUCTIONS` instructions per core are not
+    simulated (it would take seconds).
+    """
+    if instruction_count(problem, tiling) > MAX_TIMELINE_INSTRUCTIONS:
+        return None
+    return simulate(problem, tiling, preset)
+
+
 def timeline_svg_for(
-    problem: Problem, tiling: TCubeTiling, preset: HardwarePreset, **options: Any
+    problem: Problem,
+    tiling: TCubeTiling,
+    preset: HardwarePreset,
+    sim: SimResult | None = None,
+    **options: Any,
 ) -> str | None:
     """Simulates a legal tiling and draws its timeline, or None when the kernel is too long.
 
@@ -433,14 +450,15 @@ def timeline_svg_for(
         problem: The Matmul.
         tiling: A legal tiling of it (:func:`simcore.legality.check_tiling`).
         preset: The chip.
+        sim: The tiling's simulation when the caller already has it.
         **options: Passed to :func:`timeline_svg` (``max_bars``, ``width``, ``id_prefix``...).
 
     Returns:
         The SVG document, or None.
     """
-    if instruction_count(problem, tiling) > MAX_TIMELINE_INSTRUCTIONS:
-        return None
-    return timeline_svg(simulate(problem, tiling, preset), preset, **options)
+    if sim is None:
+        sim = simulate_for_timeline(problem, tiling, preset)
+    return None if sim is None else timeline_svg(sim, preset, **options)
 
 
 def _pipe_of_kind(core: Any, kind_idx: int) -> int:

@@ -9,6 +9,7 @@ an ``"estimate"`` with ``time_us``, ``tflops``, ``bottleneck``, ``sequential_bou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from simcore.costs import ceil_div
@@ -18,7 +19,7 @@ from simcore.hardware import HardwarePreset, load_preset
 from simcore.legality import check_tiling
 from simcore.problem import Problem, check_supported, parse_problem
 from simcore.roofline import roofline
-from simcore.simulator import PIPES, simulate
+from simcore.simulator import PIPES, SimResult, simulate
 from simcore.tiling import TCubeTiling
 from simcore.ub_path import ub_plan
 from simcore.version import MODEL_VERSION
@@ -66,9 +67,21 @@ def instruction_count(problem: Problem, t: TCubeTiling) -> int:
 
 
 def estimate_dict(
-    problem: Problem, tiling: TCubeTiling, preset: HardwarePreset, simulate_if_cheap: bool = True
+    problem: Problem,
+    tiling: TCubeTiling,
+    preset: HardwarePreset,
+    simulate_if_cheap: bool = True,
+    sim: SimResult | None = None,
 ) -> dict[str, Any]:
     """Predicts a legal tiling's time with the simulator (or the estimator when too long).
+
+    Args:
+        problem: The Matmul.
+        tiling: A legal tiling of it.
+        preset: The chip.
+        simulate_if_cheap: Simulate when the kernel is short enough.
+        sim: This tiling's simulation when the caller already ran it (a timeline picture needs
+            it too): it is used instead of simulating again.
 
     Returns:
         The ``estimate`` object of the CLI contract; on chips that stage through UB it also has
@@ -78,9 +91,10 @@ def estimate_dict(
     est = estimate_one(problem, tiling, preset)
     roof = roofline(problem, preset)
     cheap = instruction_count(problem, tiling) <= MAX_SIMULATED_INSTRUCTIONS
-    simulated = simulate_if_cheap and cheap
+    simulated = sim is not None or (simulate_if_cheap and cheap)
     if simulated:
-        sim = simulate(problem, tiling, preset)
+        if sim is None:
+            sim = simulate(problem, tiling, preset)
         time_us = sim.time_us
         busy = sim.busy_cycles
         seq_us = sim.sequential_cycles / preset.clock_mhz
@@ -120,9 +134,23 @@ def estimate_dict(
     return out
 
 
-def evaluate(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) -> dict[str, Any]:
-    """Validates and, when legal, predicts a tiling (the ``tiler evaluate`` answer)."""
+def evaluate(
+    problem: Problem,
+    tiling: TCubeTiling,
+    preset: HardwarePreset,
+    simulation: Callable[[], SimResult | None] | None = None,
+) -> dict[str, Any]:
+    """Validates and, when legal, predicts a tiling (the ``tiler evaluate`` answer).
+
+    Args:
+        problem: The Matmul.
+        tiling: The tiling to check and predict.
+        preset: The chip.
+        simulation: Called only when the tiling is legal; a SimResult it returns is used for
+            the estimate (the caller keeps it, e.g. for a timeline), None lets evaluate decide.
+    """
     out = validate(problem, tiling, preset)
     if out["valid"]:
-        out["estimate"] = estimate_dict(problem, tiling, preset)
+        sim = simulation() if simulation is not None else None
+        out["estimate"] = estimate_dict(problem, tiling, preset, sim=sim)
     return out

@@ -168,8 +168,8 @@ def part_samplers(
             t0 = time.perf_counter()
             res = run_study(space, objective, [], n_max, sampler, 0)
             dt = time.perf_counter() - t0
-            history = [e.time_us for e in res.evaluations.values()]
-            # Evaluations are stored in trial order (dict insertion); duplicates are cached.
+            # Per trial (a re-proposed or projected point counts as the trial it came from).
+            history = res.history_us
             best = float("inf")
             bests = []
             for t in history:

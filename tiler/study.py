@@ -4,9 +4,14 @@ Parameters are the searched struct fields with fixed ranges (so CMA-ES and GP se
 space): ``split`` (an index into the space's core splits), ``baseM``, ``baseN``, ``baseK``
 (steps of 16, 16 and C0), ``stepM``, ``stepN``, ``stepKa``, ``stepKb`` (log scale),
 ``dbL1A``/``dbL1B`` (depth = step product x this), ``iterateOrder``, ``dbL0A/B/C``. Pinned
-fields are not suggested. A point that breaks a rule scores a penalty (twice the worst legal
-time seen, growing with how far the point is from legal), so every sampler, including those
-without constraint support, can run and is steered back to the legal region.
+fields are not suggested. Most of that box is illegal (L0 / L1 capacity, blocks larger than the
+data), so a proposal that breaks a rule is scored as the nearest legal point of the space
+(:meth:`_Objective.project`: same core split, nearest base block, then the group's nearest
+steps, buffering, order and flags); every sampler, including those without constraint support,
+then learns from legal times only, and random sampling finds legal points. Only when no point
+of the space exists does a proposal score a penalty (twice the worst legal time seen, growing
+with how far the point is from legal). Legal proposals outside the space (unbalanced steps)
+are scored as they are.
 
 The objective is the predicted time the answer reports: the discrete-event simulator
 (:func:`simcore.simulator.simulate`) when the kernel is small enough to play
@@ -76,6 +81,8 @@ class StudyResult:
     study_name: str = ""
     #: Trials this process ran (equals ``trials`` unless the study is shared).
     local_trials: int = 0
+    #: Predicted time of each trial's point in trial order (inf: illegal); unshared runs only.
+    history_us: list[float] = field(default_factory=list)
 
     def best(self) -> Evaluation | None:
         """The fastest legal point, ties broken by the fields (deterministic)."""
@@ -327,6 +334,18 @@ class _Objective:
         self.ranges = _ranges(space)
         self.suggested, self.splits = _suggested(space)
         self.seen_worst = 0.0
+        g = space.groups
+        index = {s: i for i, s in enumerate(self.splits)}
+        #: Index into ``splits`` of every group's core split (-1: not a split of the study).
+        self.group_split = np.array(
+            [
+                index.get((int(a), int(b), int(c)), -1)
+                for a, b, c in zip(
+                    g["singleCoreM"], g["singleCoreN"], g["usedCoreNum"], strict=True
+                )
+            ],
+            dtype=np.int64,
+        )
 
     def evaluate(self, trial: Any) -> tuple[float, Evaluation]:
         """The trial's objective value and the evaluation of its point."""
@@ -339,13 +358,59 @@ class _Objective:
                 params[pname] = trial.suggest_int(pname, lo, hi, log=True)
             else:
                 params[pname] = trial.suggest_int(pname, lo, hi, step=step)
-        ev = self.predictor(_fields_from(params, self.splits, self.space.fixed))
+        fields = _fields_from(params, self.splits, self.space.fixed)
+        ev = self.predictor(fields)
+        if not ev.legal:
+            projected = self.project(fields, params)
+            if projected is not None:
+                # The trial keeps the sampler's parameters but scores the nearest legal point.
+                ev = self.predictor(projected)
         if not ev.legal:
             # Graded: worse than any legal point, and worse the further from legal it is.
             worst = self.seen_worst
             return (2.0 * worst if worst > 0 else 1e6) * (1.0 + ev.excess), ev
         self.seen_worst = max(self.seen_worst, ev.time_us)
         return ev.time_us, ev
+
+    def project(self, fields: dict[str, int], params: dict[str, int]) -> dict[str, int] | None:
+        """The point of the space nearest to an illegal suggestion (None: the space is empty).
+
+        Most of the box the parameters span is illegal (L0 / L1 capacity, blocks larger than
+        the data), and a sampler that only sees penalties there learns slowly and random
+        sampling may never find a legal point. So an illegal suggestion is scored as the legal
+        point closest to it: first the group (same core split, base block nearest in log
+        scale), then the group's point nearest in log-scaled steps, L1 double buffering,
+        iterate order and L0 flags. Legal suggestions, also those the space does not contain
+        (unbalanced steps), are scored as they are.
+        """
+        gr = self.space.groups
+        if gr["baseM"].shape[0] == 0:
+            return None
+        split = (fields["singleCoreM"], fields["singleCoreN"], fields["usedCoreNum"])
+        same = self.group_split == self.splits.index(split) if split in self.splits else None
+        dist = np.zeros(gr["baseM"].shape[0])
+        for name in ("baseM", "baseN", "baseK"):
+            dist += np.abs(np.log2(gr[name] / max(fields[name], 1)))
+        if same is not None and same.any():
+            dist = np.where(same, dist, np.inf)
+        else:
+            # A pinned split outside the groups cannot happen; any other: nearest split too.
+            for name in ("singleCoreM", "singleCoreN"):
+                dist += np.abs(np.log2(gr[name] / max(fields[name], 1)))
+        g = int(np.argmin(dist))  # first of equals: deterministic
+        pts = self.space.inner_points(g)
+        if pts["baseM"].shape[0] == 0:
+            return None
+        d = np.zeros(pts["baseM"].shape[0])
+        for name in ("stepM", "stepN", "stepKa", "stepKb"):
+            d += np.abs(np.log2(pts[name] / max(fields[name], 1)))
+        db_a = pts["depthA1"] // (pts["stepM"] * pts["stepKa"])
+        db_b = pts["depthB1"] // (pts["stepN"] * pts["stepKb"])
+        d += np.abs(db_a - params.get("dbL1A", 1)) + np.abs(db_b - params.get("dbL1B", 1))
+        for name in ("iterateOrder", "dbL0A", "dbL0B", "dbL0C"):
+            d += np.abs(pts[name] - fields[name])
+        i = int(np.argmin(d))
+        return {name: int(pts[name][i]) for name in pts}
 
     def seed_params(self, seeds: list[dict[str, int]]) -> list[dict[str, int]]:
         """The seeds as trial parameters (seeds outside the space's core splits dropped)."""
@@ -413,6 +478,7 @@ def run_study(
     def objective(trial: Any) -> float:
         value, ev = objective_fn.evaluate(trial)
         result.evaluations[predictor.key(ev.fields)] = ev
+        result.history_us.append(ev.time_us if ev.legal else float("inf"))
         return value
 
     for params in objective_fn.seed_params(seeds[:budget]):

@@ -158,3 +158,26 @@ def test_gp_sampler_runs_its_trials_and_is_deterministic() -> None:
     again = run(req)
     assert again["tiling"] == first["tiling"]
     assert again["search"]["trials"] == first["search"]["trials"]
+
+
+def test_sampler_trials_score_legal_points_and_keep_the_pins() -> None:
+    # Most of the parameter box is illegal (L0/L1 capacity, blocks larger than the data): a
+    # random sampler without projection scores about one trial in four as legal here (and
+    # none in 1,000 trials on some large shapes).
+    # Every trial must score a legal point of the space (the nearest to an illegal proposal),
+    # and the pins must hold on those projected points too.
+    from tiler.space import build_space
+    from tiler.study import Predictor, run_study
+
+    problem = parse_problem({"m": 128, "n": 1024, "k": 2048, "dtype": "fp16"})
+    preset = load_preset(problem.soc)
+    pins = {"baseM": 128, "dbL0C": 2}
+    space = build_space(problem, preset, pins)
+    res = run_study(space, Predictor(space), [], 30, "random", 3, max_instructions=None)
+    assert len(res.history_us) == 30
+    assert all(t < float("inf") for t in res.history_us)
+    for ev in res.evaluations.values():
+        assert ev.legal
+        assert ev.fields["baseM"] == 128 and ev.fields["dbL0C"] == 2
+        report = check_tiling(problem, complete_tiling(ev.fields, problem, preset), preset)
+        assert report.valid, report.violations

@@ -30,13 +30,27 @@ instead of playing every instruction it composes per-step and per-block periods:
   next A read queues behind this step's B read; a whole pass with one A slot (every B copy of
   the pass up to the second-to-last step, then the last A read); a group change that reloads a
   resident K panel back to back.
+* Slot chains, continued. With one B slot the B copies inside an A chunk also wait for the
+  reads of the B chunk before. With one A slot every MTE2 copy issued from the last A chunk's
+  start on (B's copies of that block, then the next bias slice) precedes the next A copy; with
+  one B slot likewise the A copies between two B copies (those of the block's new A pass and the
+  next block's step-0 copy, which fall in different B passes unless A is reloaded every block).
+  Passes that reload the other operand and passes that do not are priced apart (an average
+  inside the max hides the copies), and B's short K-tail copy behind an A copy is priced as
+  itself. A streamed pass (more chunks than slots) also chains the first copy, the reads of
+  chunks 0 .. kc - slots in one run from its arrival, and the next pass's first copy.
 * MTE2 gap (:func:`_mte2_gap_path`): with one L1 slot the operand's second copy of a block waits
   for the last read of its first chunk, so MTE2 idles after the block's first copies until the
   chunks (an A chunk through UB with its reorder and UB->L1 legs) have arrived and been read.
 * UB path: the staging buffers chain every GM->UB copy to the previous reorder and every
   reorder to the previous UB->L1 copy, across both operands: between two reorders sits the
   longer of the previous UB->L1 and the next GM->UB leg (alternating A, B when both stream the
-  same K chunks).
+  same K chunks; a sparser operand whose copies each sit alone between two of the other's turns
+  one of the other's links into two). With one operand through UB and the other direct, MTE2
+  runs all copies in order and a GM->UB copy right after another one waits for its reorder.
+  Without FixPipe the drain's L0C->UB leg and the reorders share the vector queue: an operand
+  staged through UB in every block puts the drain, the next block's staging chain, the last
+  UB->L1 leg, its reads and the MMAD in a cycle per block.
 * First block and drains: the first block ends after MTE2 brought its chunks and the remaining
   steps ran; every drain follows (with the UB->GM copies on chips without FixPipe, whose one C
   staging buffer chains them).
@@ -86,12 +100,24 @@ ESTIMATOR_FIELDS: tuple[str, ...] = (
 )  # fmt: skip
 
 PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
-#: Candidates per pass of :func:`estimate_arrays` (see there).
-_BLOCK = 16384
+#: Candidates per pass of :func:`estimate_arrays` (see :func:`_estimate_blocks`).
+_BLOCK = 8192
 #: A path length that never wins a maximum (finite, so that multiplying it by 0 stays 0).
 _NEVER = -1e30
 #: Debugging aid: when a dict, :func:`_core` stores its named paths in it.
 _TRACE: dict[str, Any] | None = None
+
+
+def _cdiv(a: Any, b: Any) -> Any:
+    """Integer ceiling division, kept in float64 on arrays (Python ints stay ints).
+
+    :func:`simcore.costs.ceil_div` without its cast back to int64: the values are the same
+    (every operand is an integer below 2**31, exact in float64), the cast is a third of its
+    cost, and float operands make the mixed arithmetic after it cheaper.
+    """
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.ceil(np.true_divide(a, b))
+    return -(-a // b)
 
 
 def _step_chain(la: Any, lb: Any, mm: Any, a1: Any, b1: Any) -> tuple[Any, Any, Any]:
@@ -138,7 +164,10 @@ def _restart_reads(la: Any, lb: Any, mm: Any, per: Any, a1: Any, b1: Any) -> tup
 
     def pick(t0: Any, t1: Any, t2: Any) -> Any:
         def reads(r: Any) -> Any:
-            return np.where(r <= 1, t0, np.where(r == 2, t1, t2 + np.maximum(r - 3, 0) * per))
+            if isinstance(r, int):
+                return t0 if r <= 1 else t1 if r == 2 else t2 + (r - 3) * per
+            # (r - 3 < 0 only where the outer select drops it.)
+            return np.where(r >= 3, t2 + (r - 3) * per, np.where(r == 2, t1, t0))
 
         return reads
 
@@ -175,9 +204,9 @@ def _core(
     p = c.preset
     k = problem.k
     bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
-    m_iter = ceil_div(rows, bm)
-    n_iter = ceil_div(cols, bn)
-    k_iter = ceil_div(k, bk)
+    m_iter = _cdiv(rows, bm)
+    n_iter = _cdiv(cols, bn)
+    k_iter = _cdiv(k, bk)
     blocks = m_iter * n_iter
     rm_t = rows - (m_iter - 1) * bm
     cn_t = cols - (n_iter - 1) * bn
@@ -199,9 +228,9 @@ def _core(
     # Fractal counts of each block dimension (full and tail): the L0 loads and MMADs of every
     # block type are products of them (the formulas of Costs.la_cycles / lb_cycles / mmad_cycles,
     # in the same order of operations, so the busy totals equal the simulator's).
-    fr_f, fr_t = ceil_div(bm, FRACTAL_ROWS), ceil_div(rm_t, FRACTAL_ROWS)
-    fc_f, fc_t = ceil_div(bn, FRACTAL_ROWS), ceil_div(cn_t, FRACTAL_ROWS)
-    fk_f, fk_t = ceil_div(bk, c.c0), ceil_div(k_t, c.c0)
+    fr_f, fr_t = _cdiv(bm, FRACTAL_ROWS), _cdiv(rm_t, FRACTAL_ROWS)
+    fc_f, fc_t = _cdiv(bn, FRACTAL_ROWS), _cdiv(cn_t, FRACTAL_ROWS)
+    fk_f, fk_t = _cdiv(bk, c.c0), _cdiv(k_t, c.c0)
     ka_f = (fk_f * c.c0) * c.in_bytes
     ka_t = (fk_t * c.c0) * c.in_bytes
     rate_a, rate_b = p.l1_to_l0a_bytes_per_cycle, p.l1_to_l0b_bytes_per_cycle
@@ -281,10 +310,14 @@ def _core(
     b_args = (cols, bn, f["stepN"], slots_b, m_iter, order == 1, k, bk, step_kb)
     ga, va, ua = _copy_cycles(c, loads_a, bytes_a, True, cap)
     gb, vb, ub = _copy_cycles(c, loads_b, bytes_b, False, cap)
+    reorders_a: tuple[Any, Any] | None = None
+    reorders_b: tuple[Any, Any] | None = None
     if c.a_via_ub:
-        va = _chunk_sum(c.nd2nz_a_cycles, *a_args)
+        va, ra_f, ra_l = _chunk_costs(c.nd2nz_a_cycles, *a_args)
+        reorders_a = (ra_f, ra_l)
     if c.b_via_ub:
-        vb = _chunk_sum(c.nd2nz_b_cycles, *b_args)
+        vb, rb_f, rb_l = _chunk_costs(c.nd2nz_b_cycles, *b_args)
+        reorders_b = (rb_f, rb_l)
     if c.a_by_column:
         ga = ga + (
             _chunk_sum(lambda r, kk: c.load_instructions(True, r, kk), *a_args) - loads_a
@@ -317,8 +350,8 @@ def _core(
     # B copy issued right after an A copy: behind it on MTE2 (direct) or on the UB staging.
     b_after_a = (vb1 + ub1) if via_b else gb1
 
-    kc_a = ceil_div(k_iter, step_ka)
-    kc_b = ceil_div(k_iter, step_kb)
+    kc_a = _cdiv(k_iter, step_ka)
+    kc_b = _cdiv(k_iter, step_kb)
     passes_a = loads_a / kc_a
     passes_b = loads_b / kc_b
     single_a = slots_a == 1
@@ -343,7 +376,7 @@ def _core(
     # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
     # the A copy), so such a step costs the larger one, not the sum.
     co_lcm = np.lcm(step_ka, step_kb)
-    co_steps = ceil_div(k_iter, co_lcm)  # steps where both operands start a chunk, per pass
+    co_steps = _cdiv(k_iter, co_lcm)  # steps where both operands start a chunk, per pass
     co = (co_steps - 1) * np.minimum(passes_a, passes_b)
     co = np.where(streamed_a & streamed_b, co, 0.0)
     inner = (
@@ -466,6 +499,7 @@ def _core(
     mm = mmad(fr_1, fc_1, fk_f)
     per = _period(la, lb, mm, wa, wb)
     ra, rb, rab = _restart_reads(la, lb, mm, per, a1, b1)
+    rb_kb = rb(step_kb)  # B's last read of a full chunk from its arrival
     la_kt = lat1 + (fr_1 * FRACTAL_ROWS) * ka_t / rate_a
     lb_kt = lat1 + (fc_1 * FRACTAL_ROWS) * ka_t / rate_b
     per_kt = _period(la_kt, lb_kt, mm, wa, wb)
@@ -473,8 +507,8 @@ def _core(
     # affine in the rows, so the chain over all passes sums to passes x the average hop.
     grp_a = el_a / np.maximum(loads_a / kc_a * _k_elements(k, bk, step_ka, kc_a, c.c0), 1.0)
     grp_b = el_b / np.maximum(loads_b / kc_b * _k_elements(k, bk, step_kb, kc_b, c.c0), 1.0)
-    a_full, a_last = _first_last_legs(c, True, grp_a, k, bk, step_ka, kc_a, cap)
-    b_full, b_last = _first_last_legs(c, False, grp_b, k, bk, step_kb, kc_b, cap)
+    a_full, a_last = _first_last_legs(c, True, grp_a, k, bk, step_ka, kc_a, cap, reorders_a)
+    b_full, b_last = _first_last_legs(c, False, grp_b, k, bk, step_kb, kc_b, cap, reorders_b)
     # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1).
     b_many = kc_b > 1
     if via_b:
@@ -489,6 +523,12 @@ def _core(
     # A further B copy queued behind the previous one (MTE2 order, or the UB staging chain).
     b_next = (np.maximum(b_full[0], b_full[2]) + b_full[1]) if via_b else b_full[0]
     b_next_l = (np.maximum(b_last[0], b_full[2]) + b_last[1]) if via_b else b_last[0]
+    # With one B slot the next B copy's slot-waiting leg also waits for the last read of the
+    # previous B chunk (a full one): the copies arrive a chunk's reads plus that leg apart.
+    b_slot_f = rb_kb + (b_full[2] if via_b else b_full[0])
+    b_slot_l = rb_kb + (b_last[2] if via_b else b_last[0])
+    b_next_in = np.where(slots_b == 1, np.maximum(b_next, b_slot_f), b_next)
+    b_next_in_l = np.where(slots_b == 1, np.maximum(b_next_l, b_slot_l), b_next_l)
     has_b = loads_b > 0
     co_per_pass = np.where(has_b, co_steps, 0)
     # Share of A passes that reload B too, and of B passes that reload A.
@@ -500,10 +540,12 @@ def _core(
         # half), so the reorders chain through max(GM->UB, UB->L1) of consecutive copies: per
         # pass, chunk j's GM->UB pairs with chunk j-1's UB->L1 (the first with the last one).
         pairs: Any = 0.0
+        own_pairs: list[Any] = []
         for via, kc, passes, legs_f, legs_l in (
             (via_a, kc_a, passes_a, a_full, a_last),
             (via_b, kc_b, passes_b, b_full, b_last),
         ):
+            own_pairs.append(0.0)
             if via:
                 g_f, _, u_f = legs_f
                 g_l, _, u_l = legs_l
@@ -514,7 +556,8 @@ def _core(
                     + np.maximum(kc - 2, 0) * np.maximum(g_f, u_f)
                     + np.maximum(g_l, u_f),
                 )
-                pairs = pairs + passes * per_pass
+                own_pairs[-1] = passes * per_pass
+                pairs = pairs + own_pairs[-1]
         if via_a and via_b:
             # Both through UB with the same K chunks: the copies alternate A, B, so each A
             # copy's UB->L1 leg pairs with the B copy's GM->UB leg after it and vice versa.
@@ -530,9 +573,52 @@ def _core(
                 + np.maximum(gb_l, ua_l)
                 + np.maximum(np.where(many, ga_f, ga_l), ub_l)
             )
-            pairs = np.where((step_ka == step_kb) & (passes_a == passes_b), cross, pairs)
+            # One operand's copies sparser and in longer K chunks than the other's: each sits
+            # alone between two of the other's, so it turns one pair of the dense operand into
+            # a pair with its GM->UB leg and a pair with its UB->L1 leg. A copy is issued before
+            # the other operand's copy of the same step, so a sparse A copy sits between B's
+            # copy before it and B's copy of its own step (B's last one when both are the last),
+            # and a sparse B copy between A's copy of its step (A's last one when both are the
+            # last) and A's next copy (the next pass's first after B's last copy).
+            at_last = (kc_a - 1) * step_ka == (kc_b - 1) * step_kb
+
+            def ins(g: Any, u: Any, g_prev_u: Any, g_next: Any) -> Any:
+                return (
+                    np.maximum(g, g_prev_u) + np.maximum(g_next, u) - np.maximum(g_next, g_prev_u)
+                )
+
+            gb_n = np.where(at_last, gb_l, gb_f)
+            ins_a = passes_a * (
+                (kc_a - 1) * ins(ga_f, ua_f, ub_f, gb_f) + ins(ga_l, ua_l, ub_f, gb_n)
+            )
+            ua_p = np.where(at_last, ua_l, ua_f)
+            ga_n = np.where(many, ga_f, ga_l)
+            ins_b = passes_b * (
+                (kc_b - 1) * ins(gb_f, ub_f, ua_f, ga_f) + ins(gb_l, ub_l, ua_p, ga_n)
+            )
+            iso = np.where(
+                (loads_a <= loads_b) & (step_ka >= step_kb),
+                own_pairs[1] + ins_a,
+                np.where((loads_b < loads_a) & (step_kb >= step_ka), own_pairs[0] + ins_b, pairs),
+            )
+            pairs = np.where(
+                (step_ka == step_kb) & (passes_a == passes_b), cross, np.maximum(pairs, iso)
+            )
         first = a_full[0] if via_a else b_full[0]
         makespan = np.maximum(makespan, first + va + vb + pairs + la + lb + mm + dr_last)
+    if via_a != via_b:
+        # One operand through UB, the other direct: MTE2 runs every copy in program order, and
+        # a GM->UB copy right after another one (no direct copy or bias slice between) also
+        # waits for that one's reorder. The direct operand's copies (and the bias slices not at
+        # the start of its passes) break such pairs, each at most one when its K chunks are at
+        # least as long as the staged operand's (otherwise assume all are broken).
+        loads_u, loads_d = (loads_a, loads_b) if via_a else (loads_b, loads_a)
+        step_u, step_d = (step_ka, step_kb) if via_a else (step_kb, step_ka)
+        passes_d = passes_b if via_a else passes_a
+        v_u1, u_u1 = (va1, ua1) if via_a else (vb1, ub1)
+        breaks = loads_d + (blocks - passes_d if problem.bias else 0.0)
+        linked = np.where(step_d >= step_u, np.maximum(loads_u - 1 - breaks, 0.0), 0.0)
+        makespan = np.maximum(makespan, mte2 + linked * v_u1 + v_u1 + u_u1 + after)
 
     # A: hops of its full chunks and of its last (K-tail) chunk.
     single_a = slots_a == 1
@@ -566,7 +652,9 @@ def _core(
     )
     # A's chain without what B adds (per-operand floor, see operand_floor_arrays): the last
     # hop of a single direct slot is wait + max(reads, ahead) >= wait + reads.
-    hop_l_a_own = wait_al + reads_al + (0.0 if via_a else np.where(single_a, 0.0, stay_a))
+    # (Only the floors use it.)
+    if floor:
+        hop_l_a_own = wait_al + reads_al + (0.0 if via_a else np.where(single_a, 0.0, stay_a))
     if not via_a:
         # One slot: the next pass's first copy also queues on MTE2 behind what is issued after
         # this pass's last A copy: B's last copy when it starts later (with one B slot it waits
@@ -581,24 +669,37 @@ def _core(
     # behind them.
     n_in = np.floor((np.maximum(step_ka, 2) - 2) / step_kb) + 1
     r_in = step_ka - (n_in - 1) * step_kb
-    gain_f = np.maximum(b_leg_f + (n_in - 1) * b_next + rab(r_in) - reads_af, 0.0)
+    # (B's reads between its copies count where its chunks tile the A chunk.)
+    b_in = np.where(step_ka % step_kb == 0, b_next_in, b_next)
+    gain_f = np.maximum(b_leg_f + (n_in - 1) * b_in + rab(r_in) - reads_af, 0.0)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
     b_leg_l = np.where(b_at_last, b_leg_lc, b_leg_f)
     gain_l = np.maximum(b_leg_l + rab(r_last_a) - la + la_kt - reads_al, 0.0)
+    # A full A chunk that starts with B's last (K-tail) chunk: that shorter B copy is the one
+    # behind it (B chunks at least as long as A's, so the shared boundaries are exact).
+    b_tail_co = (
+        (kc_b > 1)
+        & (step_kb >= step_ka)
+        & (b_last_start - np.floor(b_last_start / step_ka) * step_ka == 0)
+        & ~b_at_last
+        & has_b
+    )
+    gain_fl = np.maximum(b_leg_lc + (n_in - 1) * b_in + rab(r_in) - reads_af, 0.0)
     if not via_a:
         g_b_l = np.where(b_at_last, b_last[0], b_first[0])
         gain_f = np.maximum(gain_f, single_a * (b_first[0] - reads_af))
+        gain_fl = np.maximum(gain_fl, single_a * (b_last[0] - reads_af))
         gain_l = np.maximum(gain_l, single_a * (g_b_l - reads_al))
     # Shared boundaries per pass (one may be the last A chunk's start); shorter B chunks start
     # inside every A chunk, aligned or not.
     last_co = (a_last_start - np.floor(a_last_start / step_kb) * step_kb == 0) & (co_per_pass > 0)
     full_co = np.where((step_kb < step_ka) & has_b, kc_a - 1, np.maximum(co_per_pass - last_co, 0))
-    extra = co_frac * (full_co * gain_f + last_co * gain_l)
+    extra = co_frac * (full_co * gain_f + b_tail_co * (gain_fl - gain_f) + last_co * gain_l)
     if not via_a:
         # One slot, B chunks at least as long as A's: a B boundary inside a full A chunk that is
         # not its start still puts that B copy on MTE2 before the next A copy.
-        n_b_in = ceil_div(a_last_start, step_kb)
+        n_b_in = _cdiv(a_last_start, step_kb)
         b_tail_in = (
             (kc_b > 1)
             & (b_last_start < a_last_start)
@@ -608,6 +709,28 @@ def _core(
             b_full[0] - reads_af, 0.0
         ) + b_tail_in * np.maximum(b_last[0] - reads_af, 0.0)
         extra = extra + single_a * (step_kb >= step_ka) * has_b * co_frac * pipe_in
+        # Every B copy from the last A chunk's start on (the one issued with that A copy too)
+        # precedes the next A copy on MTE2. The B copy issued with it is the one whose delay of
+        # the last A read ``gain_l`` prices (in ``extra``): the hop with ``extra`` is then
+        # ``wait + max(reads + gain, ahead)``.
+        # With one direct B slot the last B copy also waits for the reads of the chunk before
+        # (from its arrival when it is among these copies, else B's read of the step before).
+        n_ahead = kc_b - _cdiv(a_last_start, step_kb)
+        b_hold = np.where(
+            n_ahead >= 2, (slots_b == 1) * (not via_b) * rb_kb, (b_after > 0) * b_wait
+        )
+        # Only the share co_frac of the passes reloads B: price the two kinds of pass apart
+        # (an average inside the max would hide the B copies).
+        ahead_all = bias_cyc + has_b * (
+            (n_ahead >= 1) * ((n_ahead - 1) * b_full[0] + b_last[0]) + b_hold
+        )
+        g_l = 0.0 if floor else last_co * gain_l
+        hop_l_co = (
+            wait_al
+            + co_frac * np.maximum(reads_al, ahead_all - g_l)
+            + (1.0 - co_frac) * np.maximum(reads_al, bias_cyc)
+        )
+        hop_l = np.where(single_a, np.maximum(hop_l, hop_l_co), hop_l)
     if floor:
         # The gains are differences of read times (not monotone in the L0 flags) and >= 0.
         gain_f = 0.0 * gain_f
@@ -620,7 +743,7 @@ def _core(
     rounds = kc_a // slots_a
     # B boundaries meet the chunks of slot 0 every lcm(slots, q) chunks, q = lcm / stepKa.
     q = co_lcm // step_ka
-    n_co0 = has_b * ceil_div(kc_a, np.where(q % slots_a == 0, q, q * slots_a))
+    n_co0 = has_b * _cdiv(kc_a, np.where(q % slots_a == 0, q, q * slots_a))
     # With the whole K panel resident (one slot per chunk) and read by several blocks, a group
     # change reloads every chunk back to back on MTE2 (each waits for the old chunk's read in
     # the group's last block) before the first block of the new group can run through.
@@ -639,11 +762,15 @@ def _core(
     # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
     n_star = np.floor(np.maximum(k_iter - 2, 0) / step_kb) + 1
     sigma = (n_star - 1) * step_kb
+    # B copies with no A copy between them (all in one A chunk) chain through B's reads too.
+    no_a_between = sigma < step_ka
+    b_nx = np.where(no_a_between, b_next_in, b_next)
+    b_nx_l = np.where(no_a_between, b_next_in_l, b_next_l)
     w_pass = (
         np.where(kc_a > 1, wait_af, wait_al)
         + b_leg_f
-        + (n_star - 1) * b_next
-        + ((n_star == kc_b) & (n_star > 1)) * (b_next_l - b_next)
+        + (n_star - 1) * b_nx
+        + ((n_star == kc_b) & (n_star > 1)) * (b_nx_l - b_nx)
         + rab(k_iter - sigma)
         - la
         + la_kt
@@ -665,12 +792,18 @@ def _core(
         per_pass_a,
         co_frac * np.maximum(single_a * (k_iter >= 2) * w_pass, one_step * w_next) * has_b,
     )
+    # A streamed pass (more chunks than slots): the next pass's first copy waits for the last
+    # read of chunk kc - slots, and the reads of chunks 0 .. kc - slots run in order from the
+    # arrival of chunk 0 (the hops above restart at every chunk's arrival; with unequal chunks
+    # rotating through the slots this longer chain can be the binding one).
+    thru_a = np.minimum((kc_a - slots_a + 1) * step_ka, k_iter - 1)
+    per_pass_a = np.maximum(per_pass_a, (kc_a > slots_a) * (wait_af + ra(thru_a)))
     # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).
     chain_a = passes_a * per_pass_a + bias_cyc
     # per_pass_a >= ((kc_a - 1) * hop_f + hop_l) / slots_a: equal without fixed slots; with
     # them (kc_a = rounds x slots_a) rounds x hop_f >= it when hop_l <= hop_f, and
     # (rounds - 1) x hop_f + hop_l >= it otherwise (hop_l - hop_f >= (hop_l - hop_f) / slots).
-    own_a = passes_a * ((kc_a - 1) * hop_f + hop_l_a_own) / slots_a + bias_cyc
+    own_a = passes_a * ((kc_a - 1) * hop_f + hop_l_a_own) / slots_a + bias_cyc if floor else 0.0
 
     # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
     # slice and the A copy that the block start issues before it.
@@ -679,13 +812,12 @@ def _core(
     wait_bl = b_last[2] if via_b else b_last[0]
     r_last_b = k_iter - (kc_b - 1) * step_kb
     stay_b = stay(passes_b)
-    rb_kb = rb(step_kb)
     hop_f = wait_bf + rb_kb + stay_b
     reads_bl = np.where(r_last_b <= 1, lb_kt, rb(np.maximum(r_last_b - 1, 1)) + per_kt)
     hop_l = wait_bl + reads_bl + stay_b
     # B's chain without what A adds: the single-slot hops below are >= these (each is the wait
     # plus a max with, or an average of maxes with, reads_bf = rb_kb + stay_b).
-    own_b = passes_b * ((kc_b - 1) * hop_f + hop_l) / slots_b + bias_cyc
+    own_b = passes_b * ((kc_b - 1) * hop_f + hop_l) / slots_b + bias_cyc if floor else 0.0
     if not via_b:
         # One slot: the next B copy also queues on MTE2 behind the A copies issued between the
         # two (inside this B chunk; after the last B chunk, those up to the next pass's step 0,
@@ -697,13 +829,15 @@ def _core(
         n_a_full = np.floor(b_last_start / step_ka)
         a_tail_in = ((kc_a - 1) * step_ka > b_last_start) & (kc_a > 1)
         a_tail_full = ((kc_a - 1) * step_ka <= b_last_start) & (kc_a > 1)
-        mte2_f = (
-            co_frac_ab * (n_a_full * a_f0 + a_tail_full * (a_l0 - a_f0)) / np.maximum(kc_b - 1, 1)
-        )
+        # (Only the share co_frac_ab of B's passes reloads A: those passes and the others are
+        # priced apart, an average inside the max would hide the A copies.)
+        mte2_f = (n_a_full * a_f0 + a_tail_full * (a_l0 - a_f0)) / np.maximum(kc_b - 1, 1)
         n_a_last = np.floor((k_iter - 1) / step_ka) - n_a_full
-        mte2_l = bias_cyc + co_frac_ab * (
-            n_a_last * a_f0 + a_tail_in * (a_l0 - a_f0) + np.where(kc_a > 1, a_f0, a_l0)
-        )
+        # A copies after B's last boundary in this block (a new A pass starts here) and the next
+        # block's step-0 A copy (a new A pass starts there): in different B passes unless A is
+        # reloaded in every block.
+        a_here = n_a_last * a_f0 + a_tail_in * (a_l0 - a_f0)
+        a_next = np.where(kc_a > 1, a_f0, a_l0)
         # With A chunks at least as long as B's, a full B chunk holds at most one A boundary:
         # price the hops with and without one apart (the max does not average).
         reads_bf = rb_kb + stay_b
@@ -712,9 +846,21 @@ def _core(
             reads_bf, a_f0
         ) + a_tail_full * co_frac_ab * np.maximum(reads_bf, a_l0)
         hop_one = wait_bf + (sum_with + (kc_b - 1 - n_with) * reads_bf) / np.maximum(kc_b - 1, 1)
-        hop_many = wait_bf + np.maximum(reads_bf, mte2_f)
+        hop_many = wait_bf + reads_bf + co_frac_ab * np.maximum(mte2_f - reads_bf, 0.0)
         hop_f = np.where(single_b, np.where(step_ka >= step_kb, hop_one, hop_many), hop_f)
-        hop_l = np.where(single_b, wait_bl + np.maximum(reads_bl + stay_b, mte2_l), hop_l)
+        reads_bl_s = reads_bl + stay_b
+        # Shares of B's passes: A's passes start in passes_a of them (the copies here), and
+        # the next block starts one in passes_a - 1 (the first A copy precedes every B copy).
+        f_next = np.minimum(np.maximum(passes_a - 1.0, 0.0) / np.maximum(passes_b, 1), 1.0)
+        co_both = np.maximum(co_frac_ab + f_next - 1.0, 0.0)
+        hop_l_one = (
+            wait_bl
+            + co_both * np.maximum(reads_bl_s, bias_cyc + a_here + a_next)
+            + (co_frac_ab - co_both) * np.maximum(reads_bl_s, bias_cyc + a_here)
+            + (f_next - co_both) * np.maximum(reads_bl_s, bias_cyc + a_next)
+            + (1.0 - co_frac_ab - f_next + co_both) * np.maximum(reads_bl_s, bias_cyc)
+        )
+        hop_l = np.where(single_b, hop_l_one, hop_l)
     fixed_b = (slots_b > 1) & (kc_b % slots_b == 0)
     rounds = kc_b // slots_b
     burst_b = (kc_b - 1) * wait_bf + wait_bl + stay_b + rb(1)
@@ -726,6 +872,8 @@ def _core(
         ),
         ((kc_b - 1) * hop_f + hop_l) / slots_b,
     )
+    thru_b = np.minimum((kc_b - slots_b + 1) * step_kb, k_iter - 1)
+    per_pass_b = np.maximum(per_pass_b, (kc_b > slots_b) * (wait_bf + rb(thru_b)))
     chain_b = passes_b * per_pass_b + bias_cyc + np.where(kc_a > 1, a_full[0], a_last[0])
     makespan = np.maximum(makespan, np.maximum(chain_a, chain_b) + mm + dr_last)
     if _TRACE is not None:
@@ -738,6 +886,26 @@ def _core(
             (reads_af, rb_kb, rab(step_ka), ra(step_kb) + lb),
         ),
     )  # fmt: skip
+    if not fix and (via_a or via_b):
+        # Without FixPipe the drain's L0C->UB leg and the reorders share the vector queue: an
+        # operand staged through UB and reloaded in every block puts a cycle through each block
+        # (the drain, then the next block's staging chain -- reorders linked by the GM->UB and
+        # UB->L1 legs between them -- the last chunk's UB->L1 leg, its reads and the MMAD).
+        per_a = (passes_a >= blocks) if via_a else False
+        per_b = (passes_b >= blocks) if via_b else False
+        n_via = (loads_a if via_a else 0.0) + (loads_b if via_b else 0.0)
+        n_blk = (per_a * loads_a + per_b * loads_b) / blocks_n
+        links = pairs / np.maximum(n_via, 1.0) * np.maximum(n_blk - 1.0, 0.0)
+        b_end = per_b & ((b_last_start >= a_last_start) | np.logical_not(per_a))
+        cyc = (
+            drain_total / blocks_n
+            + (per_a * va + per_b * vb) / blocks_n
+            + links
+            + np.where(b_end, b_last[2] + reads_bl, a_last[2] + reads_al)
+            + mm_kt
+        )
+        v_cycle = start + (n_blk >= 1.0) * (blocks - 1) * cyc + (k_iter - 1) * per + mm + dr_last
+        makespan = np.maximum(makespan, v_cycle)
     # The first block cannot end before MTE2 has brought in every chunk it reads (the first
     # pass of both operands, in order) and the steps after the last of them have run; the
     # drains of all blocks follow it in their queue (with the UB->GM copies without FixPipe).
@@ -868,6 +1036,32 @@ def _chunk_sum(
     here (vector reorders with their bank conflicts, DMA instruction counts) are not linear in
     the bytes, so each shape is priced.
     """
+    return _chunk_costs(cost, extent, base, step, n_slots, other_blocks, inner, k, base_k, step_k)[
+        0
+    ]
+
+
+def _chunk_costs(
+    cost: Any,
+    extent: Any,
+    base: Any,
+    step: Any,
+    n_slots: Any,
+    other_blocks: Any,
+    inner: Any,
+    k: int,
+    base_k: Any,
+    step_k: Any,
+) -> tuple[Any, Any, Any]:
+    """:func:`_chunk_sum` and the average cost of one full-K and of one K-tail chunk copy.
+
+    The averages weigh the full groups and the tail group by their passes: a cost that is not
+    linear in the rows (the reorders' bank conflicts) priced at the average rows can be far off
+    both (128 rows, the average of 144 and 112, conflicts where neither does).
+
+    Returns:
+        ``(total, per full-K chunk, per K-tail chunk)``.
+    """
     k_iter = ceil_div(k, base_k)
     kc = ceil_div(k_iter, step_k)
     chunk_k = step_k * base_k
@@ -876,10 +1070,17 @@ def _chunk_sum(
     groups = ceil_div(ceil_div(extent, base), step)
     last_rows = extent - (groups - 1) * group_rows
     full, tail = operand_passes(extent, base, step, n_slots, kc, other_blocks, inner)
-    total = 0.0
+    total: Any = 0.0
+    sum_f: Any = 0.0
+    sum_l: Any = 0.0
     for rows, passes in ((group_rows, full), (last_rows, tail)):
-        total = total + passes * ((kc - 1) * cost(rows, chunk_k) + cost(rows, k_last))
-    return total
+        c_f = cost(rows, chunk_k)
+        c_l = cost(rows, k_last)
+        total = total + passes * ((kc - 1) * c_f + c_l)
+        sum_f = sum_f + passes * c_f
+        sum_l = sum_l + passes * c_l
+    n = np.maximum(full + tail, 1)
+    return total, sum_f / n, sum_l / n
 
 
 def _leg_after_a(via_a: bool, via_b: bool, legs_b: tuple[Any, Any, Any]) -> Any:
@@ -897,13 +1098,23 @@ def _k_elements(k: int, base_k: Any, step_k: Any, kc: Any, c0: int) -> Any:
 
 
 def _first_last_legs(
-    c: Costs, is_a: bool, rows: Any, k: int, base_k: Any, step_k: Any, kc: Any, cap: Any
+    c: Costs,
+    is_a: bool,
+    rows: Any,
+    k: int,
+    base_k: Any,
+    step_k: Any,
+    kc: Any,
+    cap: Any,
+    reorders: tuple[Any, Any] | None = None,
 ) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
     """(MTE2, V, MTE3) cycles of one full chunk copy and of the last (K-tail) chunk copy.
 
     The formulas of the simulator's chunk copies (:mod:`simcore.costs`); V and MTE3 are zero
     on the direct path. ``rows`` are the chunk's rows as L1 stores them (already aligned: an
-    average over groups is not rounded up again).
+    average over groups is not rounded up again). ``reorders`` gives the V legs (full-K and
+    K-tail chunk, averaged over the groups' shapes by :func:`_chunk_costs`) instead of pricing
+    the reorder at the average rows.
     """
     p = c.preset
     chunk_k = step_k * base_k
@@ -912,7 +1123,7 @@ def _first_last_legs(
     by_column = c.a_by_column if is_a else c.b_by_column
     eff = c.a_eff if is_a else c.b_eff
     out = []
-    for kk in (chunk_k, last_k):
+    for i, kk in enumerate((chunk_k, last_k)):
         nbytes = rows * align_up(kk, c.c0) * c.in_bytes
         if by_column:
             g = c.load_instructions(is_a, rows, kk) * p.gm_to_l1_latency_cycles + nbytes / (
@@ -922,7 +1133,10 @@ def _first_last_legs(
         elif not via_ub:
             out.append((c.gm_to_l1_cycles(nbytes, c.a_nd if is_a else c.b_nd, eff, cap), 0.0, 0.0))
         else:
-            reorder = c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk)
+            if reorders is not None:
+                reorder = reorders[i]
+            else:
+                reorder = c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk)
             out.append((c.gm_to_ub_cycles(nbytes, eff, cap), reorder, c.ub_to_l1_cycles(nbytes)))
     return out[0], out[1]
 
@@ -991,7 +1205,10 @@ def makespan_floor_arrays(
       ``(others - dbL0C) x drain`` is smallest with dbL0C = 2;
     * the terms that are not monotone in the flags -- the compute path (its start-up share
       ``start - (per - mm)`` falls as the period grows) and the chain gains (differences of
-      read times), all non-negative or one argument of a ``max`` -- are left out;
+      read times, also the one the one-slot A hop subtracts from its MTE2 term), all
+      non-negative or one argument of a ``max`` -- are left out;
+    * the hops that price passes apart are weighted sums, weights >= 0 and independent of the
+      flags, of ``max``es of read times, so they are non-decreasing in them too;
 
     and the estimate is ``min(max(makespan, busiest), sum of busy) + launch``, non-decreasing
     in the makespan.
@@ -1108,7 +1325,9 @@ def _estimate_blocks(
         return _estimate_block(problem, preset, f, floor)
     # Long inputs go through in blocks: the estimator keeps ~100 intermediate arrays alive, and
     # at this size they stay in the CPU caches instead of streaming through memory (about 1.5x
-    # the throughput of one pass over a million candidates).
+    # the throughput of one pass over a million candidates). 8192 measured ~5 % faster than
+    # 16384 on the 1 MiB-L2 benchmark host (benchmarks/model_speed.py, 2026-11); much smaller
+    # blocks pay the per-call overhead of the ~1,000 numpy calls instead.
     parts = [
         _estimate_block(problem, preset, {name: a[i : i + _BLOCK] for name, a in f.items()}, floor)
         for i in range(0, size, _BLOCK)

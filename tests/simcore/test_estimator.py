@@ -69,30 +69,32 @@ def _errors(pairs: list[tuple[dict[str, float], object]], ub_path: bool) -> list
 
 def test_agreement_without_vector_stages(pairs: list[tuple[dict[str, float], object]]) -> None:
     # Regression guard at the level reached (910B class, and 310B1 tilings on the column-DMA path,
-    # over these 36 draws: median 0.2 %, p95 2.3 %, worst 4.5 %; before the per-chunk slot
-    # cycles 0.4 %, 7.2 %, 19 %); benchmarks/agreement.py reports the full figures on 1,000 draws.
+    # over these 36 draws: median 0.09 %, p95 1.6 %, worst 2.2 %; before the B-read and MTE2-order
+    # cycles 0.2 %, 2.3 %, 4.5 %; before the per-chunk slot cycles 0.4 %, 7.2 %, 19 %);
+    # benchmarks/agreement.py reports the full figures on 1,000 draws.
     errs = _errors(pairs, ub_path=False)
     assert len(errs) >= 20
     assert np.median(errs) <= 0.005
-    assert np.percentile(errs, 95) <= 0.03
+    assert np.percentile(errs, 95) <= 0.025
 
 
 def test_agreement_with_vector_stages(pairs: list[tuple[dict[str, float], object]]) -> None:
-    # 310P / 310B with V work (reorders, or the L0C->UB moves of the column path): median 0.5 %,
-    # p95 7.1 % over these 24 draws (before: 1.7 %, 9.9 %).
+    # 310P / 310B with V work (reorders, or the L0C->UB moves of the column path): median 0.3 %,
+    # p95 5.8 % over these 24 draws (before the UB staging and vector-queue cycles: 0.5 %,
+    # 7.1 %; before that 1.7 %, 9.9 %).
     errs = _errors(pairs, ub_path=True)
     assert len(errs) >= 20
     assert np.median(errs) <= 0.01
-    assert np.percentile(errs, 95) <= 0.08
+    assert np.percentile(errs, 95) <= 0.07
 
 
 def test_estimator_never_far_from_the_simulator(
     pairs: list[tuple[dict[str, float], object]],
 ) -> None:
     # The search trusts the estimate for ranking: no draw may be off by more than a tenth
-    # (worst over these draws 8.6 %; before the per-chunk slot cycles 19 %).
+    # (worst over these draws 7.0 %, before 8.6 %; before the per-chunk slot cycles 19 %).
     worst = max(_errors(pairs, ub_path=False) + _errors(pairs, ub_path=True))
-    assert worst <= 0.10
+    assert worst <= 0.09
 
 
 #: Tilings whose per-block cycle the averaged closed form missed by a quarter or more (from the
@@ -158,6 +160,83 @@ SLOT_CYCLE_CASES: dict[str, tuple[dict[str, object], dict[str, int]]] = {
         {"usedCoreNum": 8, "singleCoreM": 512, "singleCoreN": 512, "baseM": 48, "baseN": 32,
          "baseK": 352, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 2,
          "stepKb": 2, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+    ),
+    # One B slot inside a whole-K A chunk: the second B copy waits for the reads of the first
+    # B chunk, so a block is the A copy, a B copy, six steps, a B copy, six steps (was -14 %).
+    "b_copies_wait_for_b_reads": (
+        {"soc": "Ascend910B4", "m": 128, "n": 4096, "k": 4096, "dtype": "bf16",
+         "format_a": "NZ", "bias": True},
+        {"usedCoreNum": 8, "singleCoreM": 32, "singleCoreN": 2048, "baseM": 16, "baseN": 32,
+         "baseK": 352, "depthA1": 12, "depthB1": 6, "stepM": 1, "stepN": 1, "stepKa": 12,
+         "stepKb": 6, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+    ),
+    # One A slot, B reloaded every fourth block: the blocks that reload B queue both B copies
+    # on MTE2 before the next A copy, the others do not; priced apart, not averaged inside one
+    # max (was -8.5 %).
+    "b_copies_ahead_of_the_next_a_copy": (
+        {"soc": "Ascend910B2", "m": 1024, "n": 1024, "k": 1024, "format_a": "NZ"},
+        {"usedCoreNum": 16, "singleCoreM": 64, "singleCoreN": 1024, "baseM": 16, "baseN": 16,
+         "baseK": 864, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1},
+    ),
+    # One-step A chunks with one slot: the A copy after B's short K-tail copy waits for that
+    # one, not for a full B chunk (was +20 %).
+    "a_behind_b_k_tail_copy": (
+        {"soc": "Ascend310P3", "m": 200, "n": 3000, "k": 8192, "trans_a": True},
+        {"usedCoreNum": 1, "singleCoreM": 200, "singleCoreN": 3000, "baseM": 16, "baseN": 16,
+         "baseK": 656, "depthA1": 1, "depthB1": 10, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 10, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+    ),
+    # One B slot, A loaded once at the very start: its first copy precedes every B copy, only
+    # its K-tail copy sits between two B copies, once (was +30 %).
+    "a_loaded_once_before_b": (
+        {"soc": "Ascend910A", "m": 333, "n": 777, "k": 1999},
+        {"usedCoreNum": 28, "singleCoreM": 24, "singleCoreN": 389, "baseM": 32, "baseN": 32,
+         "baseK": 480, "depthA1": 5, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 5,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+    ),
+    # Two B slots, B chunks of 2, 2 and 1 steps: the next block's first B copy waits for the
+    # last read of the second chunk, whose reads follow the first chunk's in one run from its
+    # arrival (was -16 %).
+    "rotating_slots_read_through": (
+        {"soc": "Ascend910B2", "m": 128, "n": 4096, "k": 4096, "trans_a": True},
+        {"usedCoreNum": 20, "singleCoreM": 26, "singleCoreN": 1024, "baseM": 32, "baseN": 16,
+         "baseK": 1008, "depthA1": 6, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 3,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+    ),
+    # Both through UB, A's whole-K copies alone between B's one-step copies: each turns one
+    # B-B link of the staging chain into an A-B and a B-A link (was -11 %).
+    "ub_copy_between_the_other_operands": (
+        {"soc": "Ascend910A", "m": 1024, "n": 1024, "k": 1024, "trans_a": True, "trans_b": True},
+        {"usedCoreNum": 15, "singleCoreM": 69, "singleCoreN": 1024, "baseM": 32, "baseN": 16,
+         "baseK": 208, "depthA1": 5, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 5,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+    ),
+    # A through UB, B direct: consecutive A copies on MTE2 each wait for the reorder before
+    # (was -11 %).
+    "mte2_chain_through_reorders": (
+        {"soc": "Ascend310P3", "m": 1024, "n": 1024, "k": 1024, "dtype": "int8", "format_b": "NZ"},
+        {"usedCoreNum": 8, "singleCoreM": 128, "singleCoreN": 1024, "baseM": 64, "baseN": 32,
+         "baseK": 864, "depthA1": 1, "depthB1": 4, "stepM": 1, "stepN": 2, "stepKa": 1,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+    ),
+    # No FixPipe, B through UB and reloaded every block: the drain's L0C->UB leg, then B's
+    # reorders, UB->L1 leg, read and MMAD form each block's cycle on the vector queue (was -6 %).
+    "drain_and_reorders_share_the_vector_queue": (
+        {"soc": "Ascend910A", "m": 1024, "n": 4096, "k": 1024},
+        {"usedCoreNum": 31, "singleCoreM": 34, "singleCoreN": 4096, "baseM": 16, "baseN": 16,
+         "baseK": 528, "depthA1": 2, "depthB1": 1, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 1, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+    ),
+    # A's groups of 64 rows and a 19-row tail: the reorder legs of the staging chain average
+    # the reorders of the two shapes, not one reorder at the average rows, whose UB bank
+    # conflicts neither shape has (was +5 %).
+    "reorders_averaged_over_group_shapes": (
+        {"soc": "Ascend310P3", "m": 1024, "n": 1024, "k": 1024, "dtype": "int8",
+         "format_b": "NZ", "trans_a": True, "trans_b": True},
+        {"usedCoreNum": 7, "singleCoreM": 147, "singleCoreN": 1024, "baseM": 32, "baseN": 16,
+         "baseK": 864, "depthA1": 2, "depthB1": 1, "stepM": 2, "stepN": 1, "stepKa": 1,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
     ),
 }  # fmt: skip
 

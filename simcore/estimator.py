@@ -24,8 +24,10 @@ instead of playing every instruction it composes per-step and per-block periods:
   chunks that start inside the A chunk), with one slot the other operand's copies that MTE2
   issues before the next copy (the bias slice at a block start too), and for a chunk that
   several blocks read before its slot is reused, their compute (or their share of the drain
-  chain). With ``kc`` a multiple of the slots each slot keeps the same K positions and the
-  slowest slot sets the pace (the slot of chunk 0 meets the shared boundaries); otherwise the
+  chain; without FixPipe, where a drain waits for the previous block's UB->GM copy, the drains
+  up to the one dbL0C before the last block, then that block's steps; with one slot too). With
+  ``kc`` a multiple of the slots each slot keeps the same K positions and the slowest slot
+  sets the pace (the slot of chunk 0 meets the shared boundaries); otherwise the
   chunks rotate and the hops average over the slots. Special cycles: one-step A chunks whose
   next A read queues behind this step's B read; a whole pass with one A slot (every B copy of
   the pass up to the second-to-last step, then the last A read); a group change that reloads a
@@ -38,7 +40,16 @@ instead of playing every instruction it composes per-step and per-block periods:
   Passes that reload the other operand and passes that do not are priced apart (an average
   inside the max hides the copies), and B's short K-tail copy behind an A copy is priced as
   itself. A streamed pass (more chunks than slots) also chains the first copy, the reads of
-  chunks 0 .. kc - slots in one run from its arrival, and the next pass's first copy.
+  chunks 0 .. kc - slots in one run from its arrival, and the next pass's first copy; in a
+  pass that reloads B that chain runs through MTE2 in program order (every A and B copy up to
+  the B chunk under chunk kc - slots's last step, B's staging legs, the reads from its arrival).
+  B chunks that start inside the last A chunk (not with it) hold its last read back by their
+  copies and the reads from the last one's arrival. With one A slot the whole-pass cycle
+  through B's copies holds only in the passes that reload B; the others run A's own chain.
+* Phases: a B reloaded in every block runs its slot chain once per block, and the tail row's
+  blocks take a shorter step chain; per block type the longer of the step chain and the slot
+  chain counts (sum of maxima, not maximum of sums); likewise the step chain and MTE2 when
+  an operand is reloaded in every block (its copies are the same in every block type).
 * MTE2 gap (:func:`_mte2_gap_path`): with one L1 slot the operand's second copy of a block waits
   for the last read of its first chunk, so MTE2 idles after the block's first copies until the
   chunks (an A chunk through UB with its reorder and UB->L1 legs) have arrived and been read.
@@ -118,6 +129,15 @@ def _cdiv(a: Any, b: Any) -> Any:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.ceil(np.true_divide(a, b))
     return -(-a // b)
+
+
+def _divides(a: Any, b: Any) -> Any:
+    """``a % b == 0`` for integer-valued arrays, through a float division.
+
+    Exact for operands below 2**26 (the quotient's fraction is at least 1 / b, far above the
+    rounding of a float64), and several times cheaper than numpy's float or integer modulo.
+    """
+    return np.floor(a / b) * b == a
 
 
 def _step_chain(la: Any, lb: Any, mm: Any, a1: Any, b1: Any) -> tuple[Any, Any, Any]:
@@ -246,19 +266,27 @@ def _core(
         la_t = lat1 + (fr * FRACTAL_ROWS) * ka_t / rate_a
         rows_types.append((r, fr, nr, la_f, la_t))
         mte1 = mte1 + (nr * n_iter) * (kf * la_f + la_t)
-    for col, fc, nc in ((bn, fc_f, n_iter - 1), (cn_t, fc_t, 1)):
+    # The span of the tail row's blocks and of the tail column's, for the phases (below).
+    span_tail: Any = 0.0
+    span_ctail: Any = 0.0
+    for j, (col, fc, nc) in enumerate(((bn, fc_f, n_iter - 1), (cn_t, fc_t, 1))):
         lb_f = lat1 + (fc * FRACTAL_ROWS) * ka_f / rate_b
         lb_t = lat1 + (fc * FRACTAL_ROWS) * ka_t / rate_b
         mte1 = mte1 + (nc * m_iter) * (kf * lb_f + lb_t)
-        for r, fr, nr, la_f, la_t in rows_types:
+        for i, (r, fr, nr, la_f, la_t) in enumerate(rows_types):
             count = nr * nc
             frc_rc = fr * fc * frc
             mm_f = ovh + frc_rc * fk_f
             mm_t = ovh + frc_rc * fk_t
             # Sum of the steps' periods: the MMAD-start to MMAD-start chain through the core.
-            span = span + count * (
+            span_rc = count * (
                 kf * _period(la_f, lb_f, mm_f, wa, wb) + _period(la_t, lb_t, mm_t, wa, wb)
             )
+            span = span + span_rc
+            if i == 1:
+                span_tail = span_tail + span_rc
+            if j == 1:
+                span_ctail = span_ctail + span_rc
             cube = cube + count * (kf * mm_f + mm_t)
             if fix:
                 drain_total = drain_total + count * c.fix_cycles(r, col, cap)
@@ -639,7 +667,15 @@ def _core(
 
     def stay(passes: Any) -> Any:
         others = blocks / np.maximum(passes, 1) - 1
-        return np.maximum(others * step_per, (others - f["dbL0C"]) * drain_per)
+        held = np.maximum(others * step_per, (others - f["dbL0C"]) * drain_per)
+        if fix or floor:
+            return held
+        # Without FixPipe a block's L0C->UB leg waits for the previous block's UB->GM copy (one
+        # C staging buffer), so the drain chain runs from the first block's last MMAD through
+        # the drains of the blocks up to the one dbL0C before the last, whose L0C->UB leg the
+        # last block's first MMAD waits for; then that block's steps.
+        enter = (others >= f["dbL0C"]) * (drain_total / blocks_n + step_per)
+        return np.maximum(held, (others - f["dbL0C"]) * drain_per + enter)
 
     stay_a = stay(passes_a)
     hop_f = wait_af + reads_af + stay_a
@@ -651,7 +687,7 @@ def _core(
         else 0.0
     )
     # A's chain without what B adds (per-operand floor, see operand_floor_arrays): the last
-    # hop of a single direct slot is wait + max(reads, ahead) >= wait + reads.
+    # hop of a single direct slot is wait + max(reads + stay, ahead) >= wait + reads.
     # (Only the floors use it.)
     if floor:
         hop_l_a_own = wait_al + reads_al + (0.0 if via_a else np.where(single_a, 0.0, stay_a))
@@ -662,7 +698,7 @@ def _core(
         b_after = np.maximum(b_last_start - a_last_start, 0)
         b_wait = np.where(slots_b == 1, ra(np.maximum(b_after, 1)) + lb, 0.0)
         ahead = bias_cyc + (b_after > 0) * has_b * co_frac * (b_wait + b_last[0])
-        hop_l = np.where(single_a, wait_al + np.maximum(reads_al, ahead), hop_l)
+        hop_l = np.where(single_a, wait_al + np.maximum(reads_al + stay_a, ahead), hop_l)
     # B chunks that start with an A chunk or inside it (up to its second-to-last step: the
     # last A read precedes the B read of its own step on MTE1) queue behind the A copy, and the
     # last A read waits for the last of them; with one slot the next A copy also queues on MTE2
@@ -670,8 +706,9 @@ def _core(
     n_in = np.floor((np.maximum(step_ka, 2) - 2) / step_kb) + 1
     r_in = step_ka - (n_in - 1) * step_kb
     # (B's reads between its copies count where its chunks tile the A chunk.)
-    b_in = np.where(step_ka % step_kb == 0, b_next_in, b_next)
-    gain_f = np.maximum(b_leg_f + (n_in - 1) * b_in + rab(r_in) - reads_af, 0.0)
+    b_in = np.where(_divides(step_ka, step_kb), b_next_in, b_next)
+    in_reads = (n_in - 1) * b_in + rab(r_in) - reads_af
+    gain_f = np.maximum(b_leg_f + in_reads, 0.0)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
     b_leg_l = np.where(b_at_last, b_leg_lc, b_leg_f)
@@ -685,7 +722,7 @@ def _core(
         & ~b_at_last
         & has_b
     )
-    gain_fl = np.maximum(b_leg_lc + (n_in - 1) * b_in + rab(r_in) - reads_af, 0.0)
+    gain_fl = np.maximum(b_leg_lc + in_reads, 0.0)
     if not via_a:
         g_b_l = np.where(b_at_last, b_last[0], b_first[0])
         gain_f = np.maximum(gain_f, single_a * (b_first[0] - reads_af))
@@ -727,10 +764,28 @@ def _core(
         g_l = 0.0 if floor else last_co * gain_l
         hop_l_co = (
             wait_al
-            + co_frac * np.maximum(reads_al, ahead_all - g_l)
-            + (1.0 - co_frac) * np.maximum(reads_al, bias_cyc)
+            + co_frac * np.maximum(reads_al + stay_a, ahead_all - g_l)
+            + (1.0 - co_frac) * np.maximum(reads_al + stay_a, bias_cyc)
         )
         hop_l = np.where(single_a, np.maximum(hop_l, hop_l_co), hop_l)
+    if not floor:
+        # B chunks that start inside the last A chunk, after its first step and before its last
+        # one (B's last chunk among them): their copies follow the A copy (MTE2 order, or the
+        # UB staging), and the last A read waits for the reads from the last one's arrival.
+        # (The chains above only hold B chunks that start with an A chunk.)
+        fb = (np.floor(a_last_start / step_kb) + 1) * step_kb
+        n_off = np.floor((b_last_start - fb) / step_kb) + 1
+        off = has_b & (fb <= b_last_start) & (b_last_start <= k_iter - 2)
+        hop_off = (
+            wait_al
+            + np.maximum(n_off - 1, 0) * b_next
+            + b_leg_lc
+            + rab(np.maximum(k_iter - b_last_start, 2))
+            - la
+            + la_kt
+            + stay_a
+        )
+        hop_l = hop_l + co_frac * off * np.maximum(hop_off - hop_l, 0.0)
     if floor:
         # The gains are differences of read times (not monotone in the L0 flags) and >= 0.
         gain_f = 0.0 * gain_f
@@ -739,11 +794,11 @@ def _core(
     # so the slowest slot's own chain sets the pace, and the slot that holds chunk 0 meets
     # every B chunk that starts with one of its chunks; otherwise the chunks rotate through the
     # slots and the chain averages over them.
-    fixed_a = (slots_a > 1) & (kc_a % slots_a == 0)
-    rounds = kc_a // slots_a
+    rounds = np.floor(kc_a / slots_a)
+    fixed_a = (slots_a > 1) & (rounds * slots_a == kc_a)
     # B boundaries meet the chunks of slot 0 every lcm(slots, q) chunks, q = lcm / stepKa.
-    q = co_lcm // step_ka
-    n_co0 = has_b * _cdiv(kc_a, np.where(q % slots_a == 0, q, q * slots_a))
+    q = co_lcm / step_ka
+    n_co0 = has_b * _cdiv(kc_a, np.where(_divides(q, slots_a), q, q * slots_a))
     # With the whole K panel resident (one slot per chunk) and read by several blocks, a group
     # change reloads every chunk back to back on MTE2 (each waits for the old chunk's read in
     # the group's last block) before the first block of the new group can run through.
@@ -787,17 +842,45 @@ def _core(
     # L0A buffer behind its MMAD too: the A copy, the B copy behind it, the B read, (the
     # MMAD,) the next A read.
     w_next = wait_af + b_leg_f + lb + wa * mm + np.where(k_iter == 2, la_kt, la)
-    one_step = (step_ka == 1) & (kc_a == slots_a + 1) & (kc_a % step_kb == 0)
+    one_step = (step_ka == 1) & (kc_a == slots_a + 1) & _divides(kc_a, step_kb)
+    # Only the share co_frac of the passes reloads B: the other passes run A's own chain (its
+    # hops, the last one behind the bias slice on MTE2), so price the two kinds apart.
+    own_pass = (kc_a - 1) * hop_f + wait_al + np.maximum(reads_al + stay_a, bias_cyc * (not via_a))
+    w_mix = co_frac * w_pass + (1.0 - co_frac) * own_pass
     per_pass_a = np.maximum(
         per_pass_a,
-        co_frac * np.maximum(single_a * (k_iter >= 2) * w_pass, one_step * w_next) * has_b,
+        np.maximum(single_a * (k_iter >= 2) * w_mix, co_frac * one_step * w_next) * has_b,
     )
     # A streamed pass (more chunks than slots): the next pass's first copy waits for the last
     # read of chunk kc - slots, and the reads of chunks 0 .. kc - slots run in order from the
     # arrival of chunk 0 (the hops above restart at every chunk's arrival; with unequal chunks
     # rotating through the slots this longer chain can be the binding one).
     thru_a = np.minimum((kc_a - slots_a + 1) * step_ka, k_iter - 1)
-    per_pass_a = np.maximum(per_pass_a, (kc_a > slots_a) * (wait_af + ra(thru_a)))
+    own_thru = wait_af + ra(thru_a)
+    per_pass_a = np.maximum(per_pass_a, (kc_a > slots_a) * own_thru)
+    if not via_a:
+        # In a pass that reloads B the same chain runs through MTE2 in program order: every A
+        # and B copy issued up to the B chunk under chunk kc - slots's last step (B's staging
+        # legs when it comes through UB), then the reads from that B chunk's arrival to the
+        # last read of A's chunk (where the A read of that step precedes B's, B is not on it).
+        end_a = np.minimum((kc_a - slots_a + 1) * step_ka, k_iter) - 1
+        n_bq = np.floor(end_a / step_kb) + 1
+        s_bq = (n_bq - 1) * step_kb
+        n_aq = np.floor(s_bq / step_ka) + 1
+        g_q = (
+            n_aq * a_full[0]
+            + (n_aq >= kc_a) * (a_last[0] - a_full[0])
+            + n_bq * b_full[0]
+            + (n_bq >= kc_b) * (b_last[0] - b_full[0])
+        )
+        if via_b:
+            g_q = g_q + np.where(n_bq >= kc_b, b_last[1] + b_last[2], b_full[1] + b_full[2])
+        r_q = end_a - s_bq + 1
+        thru_q = (r_q >= 2) * (g_q + rab(np.maximum(r_q, 2)) + (end_a == k_iter - 1) * (la_kt - la))
+        per_pass_a = np.maximum(
+            per_pass_a,
+            (kc_a > slots_a) * has_b * (co_frac * thru_q + (1.0 - co_frac) * own_thru),
+        )
     # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).
     chain_a = passes_a * per_pass_a + bias_cyc
     # per_pass_a >= ((kc_a - 1) * hop_f + hop_l) / slots_a: equal without fixed slots; with
@@ -861,8 +944,8 @@ def _core(
             + (1.0 - co_frac_ab - f_next + co_both) * np.maximum(reads_bl_s, bias_cyc)
         )
         hop_l = np.where(single_b, hop_l_one, hop_l)
-    fixed_b = (slots_b > 1) & (kc_b % slots_b == 0)
-    rounds = kc_b // slots_b
+    rounds = np.floor(kc_b / slots_b)
+    fixed_b = (slots_b > 1) & (rounds * slots_b == kc_b)
     burst_b = (kc_b - 1) * wait_bf + wait_bl + stay_b + rb(1)
     per_pass_b = np.where(
         fixed_b,
@@ -878,6 +961,34 @@ def _core(
     makespan = np.maximum(makespan, np.maximum(chain_a, chain_b) + mm + dr_last)
     if _TRACE is not None:
         _TRACE.update(chain_a=chain_a + mm + dr_last, chain_b=chain_b + mm + dr_last)
+    if not floor:
+        # Phases: a B reloaded in every block runs its slot chain once per block, and the blocks
+        # of the tail row take a shorter step chain, so those may be bound by B's copies while
+        # the others are bound by the compute. The paths above are totals over all blocks; per
+        # block type the core takes the longer of the two. With d = chain - compute per type
+        # (the chain's reads after each chunk's first step follow the type's step period, a
+        # share w of the steps; its copies are the same) and x, y = blocks x d of the full and
+        # the tail row, sum(max) - max(sum) = relu(x) + relu(y) - relu(x + y), which is
+        # min(|x|, |y|) where their signs differ, else 0.
+        w = (k_iter - kc_b) / k_iter
+        c_blk = (passes_b * per_pass_b - w * span - bound_ex - inner) / blocks_n
+        x = (blocks - n_iter) * c_blk - (1.0 - w) * (span - span_tail)
+        y = n_iter * c_blk - (1.0 - w) * span_tail
+        gain = np.maximum(np.minimum(x, -y), 0.0) + np.maximum(np.minimum(-x, y), 0.0)
+        gain = (passes_b >= blocks) * gain
+        makespan = np.maximum(makespan, np.maximum(compute_path, chain_b + mm + dr_last) + gain)
+        # Likewise MTE2 with one operand reloaded in every block (A, or B): its copies are the
+        # same in the blocks of the full and the tail column (row), whose step chains differ,
+        # so the tail blocks may be bound by MTE2 and the others by the compute.
+        only_a = (passes_a >= blocks) & (passes_b < blocks)
+        n_t = np.where(only_a, m_iter, n_iter)
+        sp_t = np.where(only_a, span_ctail, span_tail)
+        m_blk = (mte2 - bound_ex - inner) / blocks_n
+        x = (blocks - n_t) * m_blk - (span - sp_t)
+        y = n_t * m_blk - sp_t
+        gain = np.maximum(np.minimum(x, -y), 0.0) + np.maximum(np.minimum(-x, y), 0.0)
+        gain = (only_a | ((passes_b >= blocks) & (passes_a < blocks))) * gain
+        makespan = np.maximum(makespan, np.maximum(compute_path, copy_path) + gain)
     makespan = np.maximum(
         makespan,
         _mte2_gap_path(

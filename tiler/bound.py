@@ -12,14 +12,25 @@ work (or the HBM floor); both are exact busy totals. So with lower bounds ``MK <
 
 * **M, MTE1, FIX**: fixed by the group (every K step's MMAD and L0 loads are the same whatever
   the inner fields; the drain is priced with the largest bandwidth share a core can get).
-* **MTE2 (and the UB legs V / MTE3)**: for each iterate order, the cheapest of the four reuse
-  cases of :func:`simcore.kernel.pass_coefficients` that L1 can hold: an operand is loaded once
-  only when what must stay resident fits next to one block of the other operand (the inner
+* **MTE2 (and the UB legs V / MTE3)**: for each iterate order, each of the four reuse cases
+  of :func:`simcore.kernel.pass_coefficients` that L1 can hold: an operand is loaded once only
+  when what must stay resident fits next to one block of the other operand (the inner
   operand: all its blocks of the core; the outer one: one K panel), otherwise once per block of
   the other operand. The copies move at most at ``min(L2 share, core rate)``, the core rate
   slowed by the L2 misses of at least the smallest working set of that order
-  (:func:`simcore.kernel.chip_bandwidth_cap` is decreasing in traffic and working set).
-* **HBM floor**: the unique bytes plus the reload misses of the least traffic.
+  (:func:`simcore.kernel.chip_bandwidth_cap` is decreasing in traffic and working set). Each
+  copy pays its latency; the copy count per pass is at least the operand's blocks over its
+  share of L1, and A's and B's shares are traded off over intervals of A's share.
+* **Vector reorder and column DMAs** (UB-path chips, :func:`_pass_floor`): per pass at least
+  the repeats of the operand's ND rows, each issued alone in chunks of more than 255 ND rows
+  (every repeat then pays the issue overhead); on the column path one DMA per 32 B column of
+  every row group (or K chunk) of a pass.
+* **HBM floor**: the unique bytes plus the reload misses of the chip's reads in each reuse
+  case (the cores with the largest core's rows load A as it does; likewise B by columns).
+* **UB staging paths**: through UB the estimator's makespan is at least ``V(inputs) +
+  max(GM->UB, UB->L1) + la + lb + mm + dr_last`` (every reorder waits for the previous UB->L1
+  copy and every GM->UB copy for the previous reorder, across both operands).
+
 * **Copy and first-block paths**: the estimator's makespan is at least its copy path, ``mte2 +
   tail_after`` with ``tail_after = (k_iter - last_step - 1) x per + la + lb + mm + dr_last
   (+ the UB legs of the last copy)``, every term non-negative, so at least the MTE2 bound
@@ -32,6 +43,11 @@ work (or the HBM floor); both are exact busy totals. So with lower bounds ``MK <
   sum over every K step of its period plus the last drain. A step's period is
   ``max(mm + wa*la + wb*lb, la + lb)``; for each L0 buffering class the smallest period and the
   smallest ``start - (per - mm)`` of that class are taken (see :func:`_chain_bound`).
+
+Every tiling falls in one reuse case and one interval of A's share of L1, where each of its
+busy totals and paths is at least what is priced there, and ``min(max(MK, RB), SQ)`` is
+non-decreasing in each; so the bound is the smallest over the cases and intervals of the
+figure combined in each (not the combination of separate minimums).
 
 On UB-path chips (no on-the-fly ND->NZ) a tiling whose reorder halves do not fit in UB takes the
 column DMA path with other costs (:func:`simcore.costs.vector_path_array`): the bound is the
@@ -49,10 +65,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from simcore.costs import Costs, align_up, ceil_div
+from simcore.costs import Costs, align_up, ceil_div, vector_path_array
 from simcore.dtypes import FRACTAL_ROWS, bits
 from simcore.hardware import HardwarePreset
 from simcore.problem import Problem
+from simcore.vector import strided_repeat_cycles
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -79,12 +96,15 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
     return np.asarray((cube + launch) / preset.clock_mhz * (1.0 - _ROUNDING), dtype=np.float64)
 
 
-def group_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
+def group_lower_bounds(space: Any, idx: Any = None, splits: int = _SPLITS) -> FloatArray:
     """A lower bound of the estimated time (us) of every point of each group (module doc).
 
     Args:
         space: A :class:`tiler.space.Space`.
         idx: Indices of the groups to bound (None: every group).
+        splits: Intervals of A's share of L1 (module doc). Each interval of a finer cut lies
+            in one of a coarser cut whose figure is no larger, so more splits never lower the
+            bound; 1 is several times cheaper, a first pass before the full bound.
 
     Returns:
         One bound per selected group, in microseconds (launch overhead included).
@@ -92,15 +112,56 @@ def group_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
     problem, preset = space.problem, space.preset
     g = _select(space.groups, idx)
     orders = [space.fixed["iterateOrder"]] if "iterateOrder" in space.fixed else [0, 1]
-    paths = [True, False] if _has_two_paths(problem, preset) else [True]
-    best: Any = np.inf
-    for vector_path in paths:
+    best = np.full(g["baseM"].shape, np.inf)
+    for vector_path, reach in _reachable_paths(space, g):
+        sub = g if reach is None else {name: arr[reach] for name, arr in g.items()}
+        if sub["baseM"].shape[0] == 0:
+            continue
         c = Costs(problem, preset, vector_path)
+        part: Any = np.inf
         for order in orders:
-            best = np.minimum(best, _bound(space, c, g, order))
+            part = np.minimum(part, _bound(space, c, sub, order, splits))
+        if reach is None:
+            best = np.minimum(best, part)
+        else:
+            best[reach] = np.minimum(best[reach], part)
     launch = preset.launch_overhead_us * preset.clock_mhz
-    out = (np.broadcast_to(best, g["baseM"].shape) + launch) / preset.clock_mhz
+    out = (best + launch) / preset.clock_mhz
     return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
+
+
+def _reachable_paths(space: Any, g: dict[str, Any]) -> list[tuple[bool, Any]]:
+    """The data paths (vector reorder or not) some tiling of each group can take.
+
+    On chips without the two UB paths only the one (``None``: every group). Otherwise
+    (:func:`simcore.costs.vector_path_array`) the vector path needs ``max(shareUbSize, 2 x
+    transLength) <= UB``, where shareUbSize is fixed by the group and transLength is the
+    largest of the A, B, C and bias tiles in UB, each non-decreasing in the steps (a tile of
+    ``rows x cols`` takes ``rows x cols`` elements, ``rows x (cols + 16)`` when cols is a
+    multiple of 256, and the step extents are multiples of 16): a group reaches the vector
+    path only if it fits with every step at 1, and the column path only if it does not fit
+    with every step at its largest (the core's blocks, all of K).
+    """
+    problem, preset = space.problem, space.preset
+    if not _has_two_paths(problem, preset):
+        return [(True, None)]
+    if preset.nd2nz_on_the_fly:
+        # Only the C drain differs (no FixPipe): price both paths everywhere.
+        return [(True, None), (False, None)]
+    one = np.ones_like(g["baseM"])
+    lo = {**g, "stepM": one, "stepN": one, "stepKa": one, "stepKb": one}
+    hi = {
+        **g,
+        "stepM": g["m_iter"],
+        "stepN": g["n_iter"],
+        "stepKa": g["k_iter"],
+        "stepKb": g["k_iter"],
+    }
+    vec_lo = vector_path_array(problem, lo, preset)
+    vec_hi = vector_path_array(problem, hi, preset)
+    if vec_lo is None or vec_hi is None:
+        return [(True, None)]
+    return [(True, np.flatnonzero(vec_lo)), (False, np.flatnonzero(~vec_hi))]
 
 
 def _select(groups: dict[str, Any], idx: Any) -> dict[str, Any]:
@@ -192,7 +253,7 @@ def _chain_bound(c: Costs, k: int, g: dict[str, Any], fixed: dict[str, int]) -> 
     return np.minimum.reduce([np.broadcast_to(x, rows.shape) for x in classes])
 
 
-def _bound(space: Any, c: Costs, g: dict[str, Any], order: int) -> Any:
+def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _SPLITS) -> Any:
     """``min(max(MK, RB), SQ)`` in cycles (no launch) for one path and one iterate order."""
     problem, preset = space.problem, space.preset
     p = preset
@@ -239,7 +300,32 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int) -> Any:
     else:
         dr_last = c.c_to_ub_cycles(rm_t, cn_t) + c.c_ub_to_gm_cycles(rm_t, cn_t, cap)
 
-    # --- copies: the cheapest reuse case L1 can hold -----------------------------------------
+    # --- fixed by the group: the compute chain, the last step and drain, the first block ------
+    bias_mte2: Any = 0.0
+    if problem.bias:
+        # The estimator fetches one bias slice per block before its copies (exact).
+        bias_mte2 = m_iter * n_iter * p.gm_to_l1_latency_cycles + m_iter * cols * (
+            c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
+        )
+    fixed = [cube, mte1, drain] if p.has_fixpipe else [cube, mte1]
+    fixed_busy = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in fixed])
+    fixed_sum = sum(fixed)
+    r1 = np.where(m_iter == 1, rm_t, bm)
+    c1 = np.where(n_iter == 1, cn_t, bn)
+    step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + c.mmad_cycles(r1, c1, bk)
+    makespan_fixed: Any = 0.0
+    if USE_CHAIN_BOUND:
+        chain = _chain_bound(c, k, g, space.fixed) + dr_last
+        # The estimator's first-block path: the first block's step and then every drain (see
+        # the module doc).
+        first_copies = _first_copy_latency(c, True) + _first_copy_latency(c, False)
+        if problem.bias:
+            first_copies += p.gm_to_l1_latency_cycles
+        first_path = first_copies + step1 + drain + (0.0 if p.has_fixpipe else c_out)
+        makespan_fixed = np.maximum(chain, first_path)
+    via_ub = c.a_via_ub or c.b_via_ub
+
+    # --- copies: every reuse case L1 can hold, and the split of L1 between A and B ----------
     room = p.l1_bytes - g["bias_l1"]
     a_blk = bm * bk * in_b
     b_blk = bn * bk * in_b
@@ -252,68 +338,77 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int) -> Any:
     # and a pass covers all the operand's (row block, K step) blocks. A and B share L1, so
     # their copy counts trade off: for A holding ``ua`` blocks, B holds at most
     # ``(room - ua x a_blk) / b_blk``. The range of ``ua`` is cut into intervals; on each, A's
-    # copies are at least those at its top and B's at least those at its bottom.
+    # copies are at least those at its top and B's at least those at its bottom. Every tiling
+    # of the group falls in one reuse case and one interval, where each of its busy totals and
+    # paths is at least the figure priced here, and ``min(max(MK, RB), SQ)`` is non-decreasing
+    # in each: the bound is the smallest over the cases and intervals of the combined figure.
     a_total = m_iter * k_iter
     b_total = n_iter * k_iter
-    mte2: Any = np.inf
-    vec: Any = np.inf
-    mte3: Any = np.inf
+    a_pass = _pass_floor(c, True, rows, bm, rm_t, k, bk)
+    b_pass = _pass_floor(c, False, cols, bn, cn_t, k, bk)
+    # Chip reads of each reuse case. Whether an operand is loaded once depends on its L1 slots
+    # (shared by all cores) and on the core's row groups, so every core with the largest
+    # core's rows loads A as it does (once, or at least once per block of its columns); the
+    # tail-row cores, with fewer rows, at least once. Likewise B by columns. The HBM floor is
+    # increasing in the reads (at the least miss rate).
+    tail_m = problem.m - (m_cores - 1) * rows
+    tail_n = problem.n - (n_cores - 1) * cols
+    full_m = (m_cores - 1) + (tail_m == rows)
+    full_n = (n_cores - 1) + (tail_n == cols)
+    a_col_blocks = (n_cores - 1) * n_iter + ceil_div(tail_n, bn)
+    b_row_blocks = (m_cores - 1) * m_iter + ceil_div(tail_m, bm)
+    a_rows_k = rows * k * in_b * full_m
+    b_cols_k = cols * k * in_b * full_n
+    a_tail_read = (tail_m != rows) * tail_m * k * in_b * n_cores
+    b_tail_read = (tail_n != cols) * tail_n * k * in_b * m_cores
+    best: Any = np.inf
     for a_once in (True, False):
         for b_once in (True, False):
             a_lo = np.ceil(np.where(a_once, a_need, a_blk) / a_blk)
             b_lo = np.ceil(np.where(b_once, b_need, b_blk) / b_blk)
             a_hi = np.floor((room - b_lo * b_blk) / a_blk)
-            feasible = a_hi >= a_lo
+            infeasible = np.where(a_hi >= a_lo, 0.0, np.inf)
             a_passes = 1 if a_once else n_iter
             b_passes = 1 if b_once else m_iter
-            best_g: Any = np.inf
-            best_v: Any = np.inf
-            best_u: Any = np.inf
-            for j in range(_SPLITS):
-                u0 = a_lo + np.floor(j / _SPLITS * (a_hi - a_lo))
-                u1 = a_lo + np.floor((j + 1) / _SPLITS * (a_hi - a_lo))
+            a_terms = _copy_terms(c, True, a_passes, rows, k, cap, a_pass)
+            b_terms = _copy_terms(c, False, b_passes, cols, k, cap, b_pass)
+            read = (
+                a_rows_k * (n_cores if a_once else a_col_blocks)
+                + a_tail_read
+                + b_cols_k * (m_cores if b_once else b_row_blocks)
+                + b_tail_read
+            )
+            hbm = (unique + np.maximum(read + write - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
+            hbm = np.maximum(hbm, hbm_floor)
+            for j in range(splits):
+                u0 = a_lo + np.floor(j / splits * (a_hi - a_lo))
+                u1 = np.maximum(a_lo + np.floor((j + 1) / splits * (a_hi - a_lo)), 1.0)
                 ub_max = np.maximum(np.floor((room - u0 * a_blk) / b_blk), 1.0)
-                a_copies = np.ceil(a_total / np.maximum(u1, 1.0))
+                a_copies = np.ceil(a_total / u1)
                 b_copies = np.ceil(b_total / ub_max)
-                ga, va, ua = _copies(c, True, a_passes, a_copies, rows, k, cap)
-                gb, vb, ub = _copies(c, False, b_passes, b_copies, cols, k, cap)
-                best_g = np.minimum(best_g, ga + gb)
-                best_v = np.minimum(best_v, va + vb)
-                best_u = np.minimum(best_u, ua + ub)
-            inf = np.where(feasible, 0.0, np.inf)
-            mte2 = np.minimum(mte2, best_g + inf)
-            vec = np.minimum(vec, best_v + inf)
-            mte3 = np.minimum(mte3, best_u + inf)
-    if problem.bias:
-        # The estimator fetches one bias slice per block before its copies (exact).
-        mte2 = mte2 + (
-            m_iter * n_iter * p.gm_to_l1_latency_cycles
-            + m_iter * cols * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
-        )
-    if p.has_fixpipe:
-        pipes = [cube, mte1, drain, mte2, vec, mte3]
-    else:
-        pipes = [cube, mte1, mte2, drain + vec, c_out + mte3]
-    shape = rows.shape
-    pipes = [np.broadcast_to(np.asarray(x, dtype=np.float64), shape) for x in pipes]
-    resource = np.maximum(np.maximum.reduce(pipes), hbm_floor)
-    sequential = np.maximum(sum(pipes), hbm_floor)
-    if not USE_CHAIN_BOUND:
-        return resource
-    chain = _chain_bound(c, k, g, space.fixed) + dr_last
-    # The estimator's copy path (all MTE2 copies, then at least the last step's loads and MMAD
-    # of a typical block and the last drain) and first-block path (the first block's step and
-    # then every drain); see the module doc.
-    r1 = np.where(m_iter == 1, rm_t, bm)
-    c1 = np.where(n_iter == 1, cn_t, bn)
-    step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + c.mmad_cycles(r1, c1, bk)
-    copy_path = mte2 + step1 + dr_last
-    first_copies = _first_copy_latency(c, True) + _first_copy_latency(c, False)
-    if problem.bias:
-        first_copies += p.gm_to_l1_latency_cycles
-    first_path = first_copies + step1 + drain + (0.0 if p.has_fixpipe else c_out)
-    makespan = np.maximum(np.maximum(chain, copy_path), first_path)
-    return np.minimum(np.maximum(makespan, resource), sequential)
+                ga, va, ua = _copies(a_terms, a_passes * a_copies, u1)
+                gb, vb, ub = _copies(b_terms, b_passes * b_copies, ub_max)
+                mte2 = ga + gb + bias_mte2
+                vec = va + vb
+                mte3 = ua + ub
+                # Without FixPipe the drain's legs are on V and MTE3 too.
+                pipes = [mte2, vec, mte3] if p.has_fixpipe else [mte2, drain + vec, c_out + mte3]
+                busiest = np.maximum(np.maximum(np.maximum.reduce(pipes), fixed_busy), hbm)
+                total = np.maximum(sum(pipes) + fixed_sum, hbm)
+                makespan = makespan_fixed
+                if USE_CHAIN_BOUND:
+                    # The estimator's copy path: all MTE2 copies, then at least the last
+                    # step's loads and MMAD of a typical block and the last drain.
+                    makespan = np.maximum(makespan, mte2 + step1 + dr_last)
+                    if via_ub:
+                        # Its UB staging paths (module doc).
+                        g_ub = ga * c.a_via_ub + gb * c.b_via_ub
+                        makespan = np.maximum(
+                            makespan, vec + np.maximum(g_ub, mte3) + step1 + dr_last
+                        )
+                split = np.minimum(np.maximum(makespan, busiest), total)
+                best = np.minimum(best, split + infeasible)
+    return best
 
 
 def _first_copy_latency(c: Costs, is_a: bool) -> float:
@@ -330,39 +425,120 @@ def _first_copy_latency(c: Costs, is_a: bool) -> float:
     return float(p.gm_to_l1_latency_cycles)
 
 
-def _copies(
-    c: Costs, is_a: bool, passes: Any, copies: Any, rows: Any, k: int, cap: Any
-) -> tuple[Any, Any, Any]:
-    """(MTE2, V, MTE3) cycles at least of ``passes`` loads of an operand's ``rows`` x K.
+def _pass_floor(
+    c: Costs, is_a: bool, rows: Any, base: Any, tail: Any, k: int, base_k: Any
+) -> tuple[Any, Any, Any, Any]:
+    """Least reorder repeat cycles, reorder issues and column DMAs of one pass of an operand.
 
-    At least ``copies`` copies per pass, each paying the copy latency; bytes as L1 stores them
-    (rows aligned to 16, K to C0) for the copies, unaligned for the vector reorder (each
-    8-row x 32 B repeat moves at most 256 B).
+    A pass copies every K chunk of every row group of the core's ``rows`` once. Whatever the
+    steps (stepM / stepKa for A), the chunks tile ``rows`` x K, so:
+
+    * a reorder (:func:`simcore.vector.nd2nz_reorder_cycles`) of a chunk of ``r`` ND rows of
+      ``w`` bytes costs ``ceil(r / 8) x ceil(w / 32)`` repeats of at least the cheapest strided
+      repeat (:func:`simcore.vector.strided_repeat_cycles`), and the sums of ceilings over the
+      chunks are at least the ceilings of the sums: ``ceil(R / 8) x ceil(W / 32)`` repeats per
+      pass, with (R, W) the operand's ND rows and row bytes (K x rows bytes or rows x K bytes
+      by its transpose);
+    * each group of 8 ND rows of a chunk is issued at least once (``ceil(R / 8)`` issues per
+      pass), and a chunk of more than 255 ND rows issues every repeat on its own (the NZ side's
+      uint8 repeat stride): when the ND rows are the operand's rows and ``base`` > 255, every
+      row group but a lone tail block (``tail`` rows) has more than 255 rows; when they are
+      K rows and baseK > 255, every K chunk but a lone K tail;
+    * on the column path a chunk takes one DMA per 32 B column of its ND rows, and the chunks
+      that share ND rows (the K chunks of one row group when the ND rows are the operand's
+      rows, the row groups of one K chunk when they are K rows) tile one row of W bytes:
+      ``ceil(W / 32)`` DMAs per row group (or K chunk), of which a pass has at least
+      ``iters / step`` (``iters`` the blocks along that dimension, see :func:`_copies`).
+
+    Returns:
+        Per pass: repeat cycles, issues, column DMAs per row group (or K chunk), and
+        ``iters`` (arrays broadcast over the groups).
+    """
+    p = c.preset
+    # K is the ND row dimension when A is transposed (A^T is K x M) or B is not (B is K x N).
+    k_rows = c.trans_a if is_a else not c.trans_b
+    k_t = k - (ceil_div(k, base_k) - 1) * base_k
+    if k_rows:
+        nd_rows, row_bytes = 0 * rows + k, rows * c.in_bytes
+        big_base, big_tail = base_k, k_t
+        iters = ceil_div(k, base_k)
+    else:
+        nd_rows, row_bytes = rows, 0 * rows + k * c.in_bytes
+        big_base, big_tail = base, tail
+        iters = ceil_div(rows, base)
+    blocks, max_repeat = 8, 255
+    per_repeat = float(np.min(strided_repeat_cycles(np.arange(p.ub_bank_groups) * 32, p)))
+    columns = np.ceil(row_bytes / 32.0)
+    repeats = np.ceil(nd_rows / blocks) * columns
+    # ND rows in chunks of more than 255 rows: all, or all but a lone tail of <= 255.
+    big = np.where(
+        big_base > max_repeat, np.where(big_tail > max_repeat, nd_rows, nd_rows - big_tail), 0
+    )
+    issues = np.maximum(np.ceil(nd_rows / blocks), np.ceil(big / blocks) * columns)
+    return repeats * per_repeat, issues, columns, iters
+
+
+def _copy_terms(
+    c: Costs, is_a: bool, passes: Any, rows: Any, k: int, cap: Any, per_pass: tuple[Any, ...]
+) -> tuple[Any, ...]:
+    """The parts of :func:`_copies` that do not depend on the copy count.
+
+    ``passes`` loads of an operand's ``rows`` x K: bytes as L1 stores them (rows aligned to
+    16, K to C0), moved at no more than ``min(peak, cap)``; the vector reorder's repeats and
+    least issues (:func:`_pass_floor`) per pass; on the column path the column DMAs.
+
+    Returns:
+        (MTE2 latency per copy, MTE2 bytes time, V repeat cycles, least V issues, V issue
+        cycles, MTE3 latency per copy, MTE3 bytes time, passes x column DMAs per chunk row,
+        the block count those columns repeat over); V and MTE3 terms are 0 for direct copies.
     """
     p = c.preset
     nbytes = passes * c.l1_tile_bytes(rows, k)
-    loads = passes * copies
     via_ub = c.a_via_ub if is_a else c.b_via_ub
     eff = c.a_eff if is_a else c.b_eff
+    rep_cycles, issues, columns, iters = per_pass
     if via_ub:
-        mte2 = loads * p.gm_to_ub_latency_cycles + nbytes / np.minimum(
-            p.gm_to_ub_peak_bytes_per_cycle * eff, cap
+        return (
+            p.gm_to_ub_latency_cycles,
+            nbytes / np.minimum(p.gm_to_ub_peak_bytes_per_cycle * eff, cap),
+            passes * rep_cycles,
+            passes * issues,
+            p.vector_issue_overhead_cycles,
+            p.gm_to_ub_latency_cycles,
+            nbytes / p.ub_to_l1_bytes_per_cycle,
+            0.0,
+            1.0,
         )
-        raw = passes * rows * k * c.in_bytes
-        vec = loads * p.vector_issue_overhead_cycles + raw / p.vector_bytes_per_cycle
-        mte3 = loads * p.gm_to_ub_latency_cycles + nbytes / p.ub_to_l1_bytes_per_cycle
-        return mte2, vec, mte3
     nd = c.a_nd if is_a else c.b_nd
-    if (c.a_by_column if is_a else c.b_by_column) or not nd:
+    by_column = c.a_by_column if is_a else c.b_by_column
+    if by_column or not nd:
         lat, peak = (
             p.gm_to_l1_latency_cycles,
             p.gm_to_l1_peak_bytes_per_cycle * (eff if nd else 1.0),
         )
     else:
         lat, peak = p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
-    mte2 = loads * lat + nbytes / np.minimum(peak, cap)
-    zero = 0.0 * mte2
-    return mte2, zero, zero
+    least = passes * columns if by_column else 0.0
+    return (lat, nbytes / np.minimum(peak, cap), 0.0, 0.0, 0.0, 0.0, 0.0, least, iters)
+
+
+def _copies(terms: tuple[Any, ...], loads: Any, share: Any) -> tuple[Any, Any, Any]:
+    """(MTE2, V, MTE3) cycles at least of an operand's copies, ``loads`` of them in all.
+
+    Each copy pays the copy latency and the bytes move at their rate (:func:`_copy_terms`).
+    The vector reorder pays the repeats and issues of :func:`_pass_floor` per pass and at
+    least one issue per copy. On the column path a chunk takes one DMA per 32 B column of its
+    ND rows: the columns of one pass tile ``iters`` x the columns of :func:`_pass_floor` (each
+    row group, or each K chunk, spans the whole other dimension), and the operand holding at
+    most ``share`` blocks of L1 cuts the ``iters`` blocks into at least ``iters / share``
+    groups or K chunks.
+    """
+    g_lat, g_bytes, v_rep, v_issues, v_ovh, u_lat, u_bytes, least, iters = terms
+    instructions = np.maximum(loads, least * np.ceil(iters / np.maximum(share, 1.0)))
+    mte2 = instructions * g_lat + g_bytes
+    vec = v_rep + np.maximum(loads, v_issues) * v_ovh
+    mte3 = loads * u_lat + u_bytes
+    return mte2, vec, mte3
 
 
 del align_up, FRACTAL_ROWS

@@ -14,15 +14,19 @@ entries, and for each group a lower bound on the estimated time of every point i
   than min(peak, the chip's L2 bandwidth shared by the active cores), and the chip's HBM moves
   at least the unique bytes, a share of which the slowest core's copies wait for.
 
-Inside a group that its bound cannot rule out, a second level bounds each *operand choice*
+(:mod:`tiler.bound` has the full list; it is computed first with one interval of A's share of
+L1, then with the full cut only for the groups the coarse one leaves.)
+
+Inside a group that its bound cannot rule out, a second level bounds each *operand option*
 (A: stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the iterateOrder) over every
-partner choice and L0 flag with :func:`simcore.estimator.operand_floor_arrays` (chips without a
-UB path), one evaluation per distinct choice, so #A + #B evaluations rule out #A x #B pairs. A
-third level bounds each remaining *L1 choice* (steps, L1 depths, iterateOrder) over its L0
-flags (dbL0A / dbL0B / dbL0C) with
-:func:`simcore.estimator.makespan_floor_arrays`, the estimator's own code in floor mode; only
-the choices whose floor is below the runner-up's time are expanded into points and scored
-(and each scored point is checked against its choice's floor as well).
+partner option and L0 flag, with :func:`simcore.estimator.operand_floor_arrays` on chips
+without a UB path and :func:`simcore.floors.ub_operand_floor_arrays` on UB-path chips (310P,
+910A), one evaluation per option, so #A + #B evaluations rule out #A x #B pairs: only the
+pairs of options that both leave below the runner-up are formed at all. A third level bounds
+each remaining *L1 choice* (steps, L1 depths, iterateOrder) over its L0 flags (dbL0A / dbL0B /
+dbL0C) with :func:`simcore.estimator.makespan_floor_arrays`, the estimator's own code in floor
+mode; only the choices whose floor is below the runner-up's time are expanded into points and
+scored (and each scored point is checked against its choice's floor as well).
 
 Groups are scored in order of their bound; screening stops when the next bound is no better than
 the second best time found (so the optimum and the runner-up are both exact). Every scored
@@ -41,9 +45,11 @@ import numpy.typing as npt
 
 from simcore.costs import ceil_div
 from simcore.estimator import estimate_arrays, makespan_floor_arrays, operand_floor_arrays
+from simcore.floors import ub_operand_floor_arrays
+from simcore.problem import Template
 from simcore.version import MODEL_VERSION
 from tiler.bound import cube_lower_bounds, group_lower_bounds
-from tiler.space import SEARCH_FIELDS, Space
+from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand
 
 __all__ = ["Candidate", "ScreenResult", "group_lower_bounds", "probe_points", "screen"]
 
@@ -51,12 +57,19 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Points scored per estimator call (bounded memory: ~40 arrays of this length).
 CHUNK_POINTS = 200_000
-#: Points (and L1-choice floors) one screening scores at most by default (about 0.5 s of
-#: estimator time).
-DEFAULT_MAX_POINTS = 600_000
+#: Points and floors (operand options and L1 choices) one screening evaluates at most by default.
+#: About 1 s of work with the batched operand level (under 0.5 s of it in the estimator); it was
+#: 600k when the per-group overhead made each unit twice as costly, and the screening time
+#: (median, p95 over benchmarks/tune_suite.py) is what it answers to.
+DEFAULT_MAX_POINTS = 1_200_000
 #: Relative tolerance of 'cannot beat': bounds and times agree to rounding (~1e-12), so a group
 #: whose bound is within this of the runner-up can at most tie with it.
 TIE_RTOL = 2e-9
+#: Relative margin of the floors from simcore.estimator (operand and L1-choice floors) against
+#: floating-point rounding: they run the estimator's own formulas, so a floor that equals a
+#: point's estimate in exact arithmetic can exceed it by an ulp (seen: 2e-16 relative on 310P3
+#: 512x28672x8192 fp16). The tests check the floors with the same tolerance.
+FLOOR_RTOL = 1e-12
 #: Groups probed (two points each) for the first incumbent.
 PROBE_GROUPS = 4000
 
@@ -132,15 +145,23 @@ class _Top:
         ]
 
 
-def probe_points(space: Space) -> dict[str, npt.NDArray[np.int64]]:
+def probe_points(space: Space, groups: Any = None) -> dict[str, npt.NDArray[np.int64]]:
     """Two points per group, K resident first as seed 002 recommends, both iterate orders.
 
     stepM = stepN = 1, L1 double buffered (depth = 2 x step) with the largest balanced equal
     stepKa = stepKb that fits (single buffered when even one double-buffered step does not),
     the L0 buffers doubled where they fit. Used to order the groups (the best probes are
     enumerated first); pinned fields are honoured by filtering.
+
+    Args:
+        space: The legal space.
+        groups: Indices of the groups to probe (None: every group).
+
+    Returns:
+        The probe points (with their ``group``), as arrays of the search fields.
     """
-    g = space.groups
+    index = np.arange(space.size) if groups is None else np.asarray(groups, dtype=np.int64)
+    g = {name: arr[index] for name, arr in space.groups.items()}
     in_bits = space.in_bits
     a_blk = g["baseM"] * g["baseK"] * in_bits // 8
     b_blk = g["baseN"] * g["baseK"] * in_bits // 8
@@ -166,83 +187,196 @@ def probe_points(space: Space) -> dict[str, npt.NDArray[np.int64]]:
     pts["dbL0A"] = np.concatenate([g["dbA_max"], g["dbA_max"]])
     pts["dbL0B"] = np.concatenate([g["dbB_max"], g["dbB_max"]])
     pts["dbL0C"] = np.concatenate([g["dbC_max"], g["dbC_max"]])
-    pts["group"] = np.concatenate([np.arange(n), np.arange(n)])
+    pts["group"] = np.concatenate([index, index])
+    if not space.fixed:
+        return pts
     keep = np.ones(2 * n, dtype=bool)
     for name, value in space.fixed.items():
         keep &= pts[name] == value
     return {k: v[keep] for k, v in pts.items()}
 
 
-def _points_of(
-    space: Space, n_cut: int, batch: list[dict[str, npt.NDArray[np.int64]]], live: Any
-) -> int:
-    """Points of the L1 choices the floors cut (each has one point per allowed L0 flag set)."""
-    if n_cut == 0:
-        return 0
-    groups = np.concatenate([b["group"] for b in batch])[~live]
-    per_group = np.ones(groups.shape[0], dtype=np.int64)
-    # As in Space.with_l0_flags: each flag takes 1 or 2 up to its group's maximum, or its pin.
+def _flag_sets(space: Space, groups: Any) -> Any:
+    """Points per L1 choice of each group: its allowed (dbL0A, dbL0B, dbL0C) combinations.
+
+    As in :meth:`tiler.space.Space.with_l0_flags`: each flag takes 1 or 2 up to its group's
+    maximum, or its pin.
+    """
+    per_group = np.ones(np.shape(groups), dtype=np.int64)
     for name, top_name in (("dbL0A", "dbA_max"), ("dbL0B", "dbB_max"), ("dbL0C", "dbC_max")):
         most = space.groups[top_name][groups]
         if name in space.fixed:
             per_group *= space.fixed[name] <= most
         else:
             per_group *= most
-    return int(per_group.sum())
+    return per_group
 
 
-#: The fields of one operand's L1 choice (with its group and the order, which its reuse needs).
-_A_KEY = ("group", "iterateOrder", "stepM", "stepKa", "depthA1")
-_B_KEY = ("group", "iterateOrder", "stepN", "stepKb", "depthB1")
+@dataclass
+class _GroupOptions:
+    """One group's operand options (from :meth:`tiler.space.Space._group_operands`)."""
+
+    index: int
+    scalars: dict[str, int]
+    a: _Operand
+    b: _Operand
+    room: int
+    orders: npt.NDArray[np.int64]
 
 
-def _row_keys(choices: dict[str, npt.NDArray[np.int64]], key: tuple[str, ...]) -> Any:
-    """One integer per row that identifies the row's values of ``key``.
+def _options(space: Space, gi: int) -> _GroupOptions:
+    """The operand options of group ``gi`` (:meth:`tiler.space.Space._group_operands`)."""
+    v, a, b, room = space._group_operands(gi)
+    # (A plain sorted set: np.unique's fixed cost dominates on four entries.)
+    orders = np.array(sorted(set(space._flags(v)[:, 0].tolist())), dtype=np.int64)
+    return _GroupOptions(gi, v, a, b, room, orders)
 
-    Mixed radix: a 1-D unique over these is an order of magnitude faster than a row-wise one.
+
+@dataclass
+class _Table:
+    """The options of one operand over a batch of groups, concatenated group after group."""
+
+    step: npt.NDArray[np.int64]
+    step_k: npt.NDArray[np.int64]
+    db: npt.NDArray[np.int64]
+    group: npt.NDArray[np.int64]
+    offset: npt.NDArray[np.int64]  # each group's first row
+    count: npt.NDArray[np.int64]  # each group's options
+
+
+def _table(opts: list[_GroupOptions], is_a: bool) -> _Table:
+    own = [o.a if is_a else o.b for o in opts]
+    count = np.array([x.step.shape[0] for x in own], dtype=np.int64)
+    offset = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    return _Table(
+        np.concatenate([x.step for x in own]),
+        np.concatenate([x.step_k for x in own]),
+        np.concatenate([x.db for x in own]),
+        np.repeat(np.array([o.index for o in opts], dtype=np.int64), count),
+        offset,
+        count,
+    )
+
+
+def _operand_rows(
+    space: Space,
+    opts: list[_GroupOptions],
+    orders: npt.NDArray[np.int64],
+    own: _Table,
+    is_a: bool,
+) -> dict[str, npt.NDArray[np.int64]]:
+    """One row per (iterateOrder, option of the operand), order after order.
+
+    Each option is partnered with the other operand's first option of its group: any legal
+    partner serves, the floors read one operand only.
     """
-    code = np.zeros(choices["baseM"].shape[0], dtype=np.int64)
-    span = 1
-    for f in key:
-        col = choices[f] - int(choices[f].min())
-        radix = int(col.max()) + 1
-        if span * radix >= 2**62:
-            # Does not fit 64 bits (never seen): fall back to the row-wise unique's labels.
-            labels = np.unique(
-                np.stack([choices[g] for g in key], axis=1), axis=0, return_inverse=True
-            )[1]
-            return labels.reshape(-1)
-        code = code * radix + col
-        span *= radix
-    return code
+    other = [o.b if is_a else o.a for o in opts]
+    o_step = np.repeat(np.array([x.step[0] for x in other], dtype=np.int64), own.count)
+    o_k = np.repeat(np.array([x.step_k[0] for x in other], dtype=np.int64), own.count)
+    o_db = np.repeat(np.array([x.db[0] for x in other], dtype=np.int64), own.count)
+    block = {name: space.groups[name][own.group] for name in GROUP_FIELDS}
+    mine = (own.step, own.step_k, own.step * own.step_k * own.db)
+    theirs = (o_step, o_k, o_step * o_k * o_db)
+    a, b = (mine, theirs) if is_a else (theirs, mine)
+    block.update(zip(("stepM", "stepKa", "depthA1"), a, strict=True))
+    block.update(zip(("stepN", "stepKb", "depthB1"), b, strict=True))
+    n = own.step.shape[0]
+    rows = {name: np.tile(arr, orders.shape[0]) for name, arr in block.items()}
+    rows["iterateOrder"] = np.repeat(orders, n)
+    return rows
 
 
-def _operand_floors(
-    space: Space, choices: dict[str, npt.NDArray[np.int64]]
-) -> tuple[FloatArray, int]:
-    """Per-choice max of its A choice's and B choice's floors, and how many were evaluated.
+def _operand_floor_values(space: Space, rows: dict[str, npt.NDArray[np.int64]]) -> Any:
+    """(A floors, B floors) of operand rows, or None where no per-operand floor exists."""
+    if not rows:
+        return None
+    res = operand_floor_arrays(space.problem, space.preset, rows)
+    if res is None:
+        res = ub_operand_floor_arrays(space.problem, space.preset, rows)
+    return res
 
-    Each distinct A choice (and B choice) of the batch is evaluated once with
-    :func:`simcore.estimator.operand_floor_arrays`, which bounds every pair it is part of.
-    On chips where that bound is not available the floors are 0 and nothing is evaluated.
+
+def _pair_count(space: Space, o: _GroupOptions) -> int:
+    """How many (A, B) option pairs of a group fit L1 together.
+
+    That is the group's L1 choices per iterate order, counted without forming the pairs
+    (except under the MDL rules).
     """
-    n = choices["baseM"].shape[0]
-    out = np.zeros(n)
-    if n == 0:
-        return out, 0
-    evaluated = 0
-    for key, name in ((_A_KEY, "time_a_us"), (_B_KEY, "time_b_us")):
-        _, first, inverse = np.unique(
-            _row_keys(choices, key), return_index=True, return_inverse=True
-        )
-        # Any pair holding the operand choice serves: the bound reads only that operand.
-        rep = {f: v[first] for f, v in choices.items()}
-        res = operand_floor_arrays(space.problem, space.preset, rep)
-        if res is None:
-            return np.zeros(n), 0
-        evaluated += int(first.shape[0])
-        out = np.maximum(out, np.asarray(res[name])[inverse.reshape(-1)])
-    return out, evaluated
+    if space.problem.template is Template.MDL:
+        return int(space._pairs(o.scalars, o.a, o.b, o.room)[0].shape[0])
+    b_sorted = np.sort(o.b.l1_bytes)
+    return int(np.searchsorted(b_sorted, o.room - o.a.l1_bytes, side="right").sum())
+
+
+def _surviving_choices(
+    space: Space,
+    opts: list[_GroupOptions],
+    orders: npt.NDArray[np.int64],
+    tables: tuple[_Table, _Table],
+    floors: tuple[Any, Any],
+    bound: float,
+    lb: FloatArray,
+) -> tuple[dict[str, npt.NDArray[np.int64]], FloatArray, int]:
+    """The L1 choices of the groups whose A and B floors are both below ``bound``.
+
+    ``floors`` are the A and B floors of :func:`_operand_rows`'s rows (None: no per-operand
+    floors, every pair is kept). Returns the choices (as :meth:`tiler.space.Space.l1_choices`
+    gives them), the larger of their group bound and operand floors, and how many points the
+    operand floors ruled out.
+    """
+    ta, tb = tables
+    floors_a, floors_b = floors
+    n_rows_a, n_rows_b = ta.step.shape[0], tb.step.shape[0]
+    groups = np.array([o.index for o in opts], dtype=np.int64)
+    per_choice = _flag_sets(space, groups)
+    rows_a: list[npt.NDArray[np.int64]] = []
+    rows_b: list[npt.NDArray[np.int64]] = []
+    which: list[npt.NDArray[np.int64]] = []
+    values: list[FloatArray] = []
+    cut_points = 0
+    for i, o in enumerate(opts):
+        a0, n_a, b0, n_b = ta.offset[i], ta.count[i], tb.offset[i], tb.count[i]
+        kept = 0
+        for j in range(orders.shape[0]):
+            if floors_a is None or floors_b is None:
+                fa = np.full(n_a, lb[o.index])
+                fb = np.full(n_b, lb[o.index])
+            else:
+                fa = np.maximum(floors_a[j * n_rows_a + a0 :][:n_a], lb[o.index])
+                fb = np.maximum(floors_b[j * n_rows_b + b0 :][:n_b], lb[o.index])
+            ka = np.flatnonzero(fa < bound)
+            kb = np.flatnonzero(fb < bound)
+            if ka.shape[0] == 0 or kb.shape[0] == 0:
+                continue
+            if ka.shape[0] == n_a and kb.shape[0] == n_b:
+                sub_a, sub_b = o.a, o.b
+            else:
+                sub_a = _Operand(o.a.step[ka], o.a.step_k[ka], o.a.db[ka], o.a.l1_bytes[ka])
+                sub_b = _Operand(o.b.step[kb], o.b.step_k[kb], o.b.db[kb], o.b.l1_bytes[kb])
+            ia, ib = space._pairs(o.scalars, sub_a, sub_b, o.room)
+            kept += ia.shape[0]
+            if ia.shape[0] == 0:
+                continue
+            rows_a.append(a0 + ka[ia])
+            rows_b.append(b0 + kb[ib])
+            which.append(np.full(ia.shape[0], j, dtype=np.int64))
+            values.append(np.maximum(fa[ka[ia]], fb[kb[ib]]))
+        if floors_a is not None and floors_b is not None:
+            cut_points += (_pair_count(space, o) * orders.shape[0] - kept) * int(per_choice[i])
+    if not rows_a:
+        return {}, np.zeros(0), cut_points
+    ra, rb, oj = np.concatenate(rows_a), np.concatenate(rows_b), np.concatenate(which)
+    group = ta.group[ra]
+    merged = {name: space.groups[name][group] for name in GROUP_FIELDS}
+    merged["stepM"] = ta.step[ra]
+    merged["stepKa"] = ta.step_k[ra]
+    merged["depthA1"] = ta.step[ra] * ta.step_k[ra] * ta.db[ra]
+    merged["stepN"] = tb.step[rb]
+    merged["stepKb"] = tb.step_k[rb]
+    merged["depthB1"] = tb.step[rb] * tb.step_k[rb] * tb.db[rb]
+    merged["iterateOrder"] = orders[oj]
+    merged["group"] = group
+    return merged, np.concatenate(values), cut_points
 
 
 def screen(
@@ -262,8 +396,8 @@ def screen(
         space: The legal space.
         top_k: How many of the best points to return (at least 2: the optimum and runner-up
             are exact when ``exact`` is true, the others are the best seen).
-        max_points: Points plus L1-choice floors to score at most (None: no limit, always
-            exact).
+        max_points: Points plus floors (operand options and L1 choices) to evaluate at most
+            (None: no limit, always exact).
 
     Returns:
         The best points, best first, and the certificate figures.
@@ -278,9 +412,7 @@ def screen(
     # Probes of the groups with the smallest cheap bound: an incumbent for the pruning.
     n_probe = min(n, PROBE_GROUPS)
     probe_groups = np.sort(np.argpartition(cheap, n_probe - 1)[:n_probe]) if n else cheap[:0]
-    probes = probe_points(space)
-    sel = np.isin(probes["group"], probe_groups)
-    probes = {k: v[sel] for k, v in probes.items()}
+    probes = probe_points(space, probe_groups)
     probe_time = np.full(n, np.inf)
     for start in range(0, probes["group"].shape[0], CHUNK_POINTS):
         part = {f: v[start : start + CHUNK_POINTS] for f, v in probes.items()}
@@ -290,19 +422,27 @@ def screen(
         top.add(part, times)
         scored += times.shape[0]
 
-    # Full bound of the groups the cheap bound leaves (chunked: bounded memory).
+    # Full bound of the groups the cheap bound leaves (chunked: bounded memory): first with
+    # one interval of A's share of L1 (several times cheaper), then with the full cut for the
+    # groups that one cannot rule out (it is never below the coarse one).
     cand = np.flatnonzero(cheap < top.threshold())
     cheap_pruned = n - cand.shape[0]
     lb = np.full(n, np.inf)
     for start in range(0, cand.shape[0], CHUNK_POINTS):
         idx = cand[start : start + CHUNK_POINTS]
-        lb[idx] = group_lower_bounds(space, idx)
+        lb[idx] = group_lower_bounds(space, idx, splits=1)
+    fine = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+    for start in range(0, fine.shape[0], CHUNK_POINTS):
+        idx = fine[start : start + CHUNK_POINTS]
+        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx))
     lb[cheap >= top.threshold()] = cheap[cheap >= top.threshold()]
     cand = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
     # Enumeration order: probed groups by probe time, then the rest by bound.
     order = cand[np.lexsort((lb[cand], probe_time[cand]))]
-    done = np.zeros(n, dtype=bool)
-    done[np.setdiff1d(np.arange(n), cand)] = True
+    # Every group but the candidates is done (ruled out); a mask, not np.setdiff1d, which
+    # sorts the whole range (half a second on 600k groups).
+    done = np.ones(n, dtype=bool)
+    done[cand] = False
     groups_scored = 0
     use_bound = violations == 0
     truncated = False
@@ -313,64 +453,87 @@ def screen(
         if max_points is not None and scored + floored >= max_points:
             truncated = True
             break
-        batch: list[dict[str, npt.NDArray[np.int64]]] = []
+        opts: list[_GroupOptions] = []
         size = 0
         # Small batches first so the runner-up's time tightens early.
-        limit = min(CHUNK_POINTS // 4, max(5_000, (scored + floored) // 4))
+        limit = min(CHUNK_POINTS // 8, max(2_000, (scored + floored) // 8))
         while pos < order.shape[0] and size < limit:
             gi = int(order[pos])
             pos += 1
             done[gi] = True
             if use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):
                 continue  # bounded: cannot beat the runner-up
-            choices = space.l1_choices(gi)
             groups_scored += 1
-            count = choices["baseM"].shape[0]
-            if count == 0:
-                continue
-            batch.append(choices)
-            size += count
-        if not batch:
+            o = _options(space, gi)
+            if o.a.step.shape[0] == 0 or o.b.step.shape[0] == 0 or o.orders.shape[0] == 0:
+                continue  # no point (no L1 choice, or no L0 flag set the pins allow)
+            opts.append(o)
+            size += (o.a.step.shape[0] + o.b.step.shape[0]) * o.orders.shape[0]
+        if not opts:
             continue
-        merged = {f: np.concatenate([b[f] for b in batch]) for f in batch[0]}
-        floors = lb[merged["group"]]
+        bound = top.threshold() * (1.0 - TIE_RTOL) if use_bound else np.inf
+        # The iterate orders are the same in every group with points: a group allows both,
+        # or the pinned one, once it allows one L0 flag set (the flags do not depend on it).
+        orders = opts[0].orders
+        tables = (_table(opts, True), _table(opts, False))
+        floors_a = floors_b = None
         if use_bound:
-            # Second level, per operand: one floor per A choice and per B choice bounds all
-            # their pairs (simcore.estimator.operand_floor_arrays); only the pairs that both
-            # leave below the runner-up get the floor of the pair.
-            own, evaluated = _operand_floors(space, merged)
-            floored += evaluated
-            floors = np.maximum(floors, own)
-            live = floors < top.threshold() * (1.0 - TIE_RTOL)
-        else:
-            live = np.ones(size, dtype=bool)
-        sub = {f: v[live] for f, v in merged.items()}
-        # Third level: the floor of each L1 choice over its L0 flags (simcore.estimator.
-        # makespan_floor_arrays); only choices whose floor is below the runner-up are scored.
-        floors = np.maximum(
-            np.asarray(makespan_floor_arrays(space.problem, space.preset, sub)["time_us"]),
-            floors[live],
+            # Second level, per operand: one floor per A option and per B option (and iterate
+            # order) bounds all their pairs (simcore.estimator.operand_floor_arrays, or
+            # simcore.floors.ub_operand_floor_arrays on UB-path chips); only the pairs that
+            # both leave below the runner-up are formed.
+            res_a = _operand_floor_values(
+                space, _operand_rows(space, opts, orders, tables[0], True)
+            )
+            res_b = _operand_floor_values(
+                space, _operand_rows(space, opts, orders, tables[1], False)
+            )
+            if res_a is not None and res_b is not None:
+                floors_a = np.asarray(res_a["time_a_us"]) * (1.0 - FLOOR_RTOL)
+                floors_b = np.asarray(res_b["time_b_us"]) * (1.0 - FLOOR_RTOL)
+                floored += floors_a.shape[0] + floors_b.shape[0]
+        merged, floors, cut = _surviving_choices(
+            space, opts, orders, tables, (floors_a, floors_b), bound, lb
         )
-        floored += int(floors.shape[0])
-        if use_bound:
-            live_pair = floors < top.threshold() * (1.0 - TIE_RTOL)
-            sub = {f: v[live_pair] for f, v in sub.items()}
-            floors = floors[live_pair]
-            live[np.flatnonzero(live)[~live_pair]] = False
-        pts = space.with_l0_flags(sub)
-        if use_bound:
-            floor_pruned += _points_of(space, size - int(floors.shape[0]), batch, live)
-        bounds = floors[pts["choice"]]
-        count = pts["baseM"].shape[0]
-        for start in range(0, count, CHUNK_POINTS):
-            part = {f: v[start : start + CHUNK_POINTS] for f, v in pts.items()}
-            times = np.asarray(estimate_arrays(space.problem, space.preset, part)["time_us"])
-            bad = times < bounds[start : start + CHUNK_POINTS]
-            if bad.any():
-                violations += int(bad.sum())
-                use_bound = False
-            top.add(part, times)
-            scored += times.shape[0]
+        floor_pruned += cut
+        n_choices = floors.shape[0]
+        for start in range(0, n_choices, CHUNK_POINTS // 8):
+            if max_points is not None and start > 0 and scored + floored >= max_points:
+                # Out of budget inside the batch: its groups are not done.
+                done[[o.index for o in opts]] = False
+                groups_scored -= len(opts)
+                truncated = True
+                break
+            sub = {f: v[start : start + CHUNK_POINTS // 8] for f, v in merged.items()}
+            part_floors = floors[start : start + CHUNK_POINTS // 8]
+            # Third level: the floor of each L1 choice over its L0 flags (simcore.estimator.
+            # makespan_floor_arrays); only choices whose floor is below the runner-up are
+            # scored.
+            part_floors = np.maximum(
+                np.asarray(makespan_floor_arrays(space.problem, space.preset, sub)["time_us"])
+                * (1.0 - FLOOR_RTOL),
+                part_floors,
+            )
+            floored += int(part_floors.shape[0])
+            if use_bound:
+                live = part_floors < top.threshold() * (1.0 - TIE_RTOL)
+                floor_pruned += int(_flag_sets(space, sub["group"][~live]).sum())
+                sub = {f: v[live] for f, v in sub.items()}
+                part_floors = part_floors[live]
+            pts = space.with_l0_flags(sub)
+            bounds = part_floors[pts["choice"]]
+            count = pts["baseM"].shape[0]
+            for first in range(0, count, CHUNK_POINTS):
+                part = {f: v[first : first + CHUNK_POINTS] for f, v in pts.items()}
+                times = np.asarray(estimate_arrays(space.problem, space.preset, part)["time_us"])
+                bad = times < bounds[first : first + CHUNK_POINTS]
+                if bad.any():
+                    violations += int(bad.sum())
+                    use_bound = False
+                top.add(part, times)
+                scored += times.shape[0]
+        if truncated:
+            break
     best = float(top.times[0]) if top.times.shape[0] else float("inf")
     left = lb[~done]
     floor = float(left.min()) if left.shape[0] else best

@@ -27,6 +27,7 @@ the caller pins is taken as given (if legal), even where the definition above wo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,8 +147,10 @@ class Space:
             else balanced_steps(k_iter)
         )
         units = room_bytes // max(blk_bytes, 1)
-        grid_s, grid_k = np.meshgrid(steps, stepks, indexing="ij")
-        s, k = grid_s.ravel(), grid_k.ravel()
+        # The (step, stepK) grid in row-major order (np.meshgrid's "ij" raveled, without its
+        # cost: screening builds the options of up to ~10^5 groups).
+        s = np.repeat(steps, stepks.shape[0])
+        k = np.tile(stepks, steps.shape[0])
         keep = s * k <= units
         s, k = s[keep], k[keep]
         s = np.concatenate([s, s])
@@ -284,15 +287,21 @@ class Space:
         return out
 
 
+@functools.lru_cache(maxsize=4096)
 def balanced_steps(iterations: int) -> IntArray:
     """The steps that cut ``iterations`` into chunks as evenly as possible: ``ceil(n / c)``.
 
     For each chunk count ``c`` only the smallest step reaching it is kept: every other step with
     that chunk count moves the same data in the same number of copies, with a smaller last chunk
     and a larger L1 buffer.
+
+    Cached (read-only arrays): a screening asks for the same few counts thousands of times and
+    ``np.unique`` costs more than the rest of a group's options.
     """
     c = np.arange(1, iterations + 1, dtype=np.int64)
-    return np.unique(ceil_div(iterations, c))
+    steps = np.unique(ceil_div(iterations, c))
+    steps.flags.writeable = False
+    return steps
 
 
 def _split_candidates(dim: int, cores: int, aligned_only: bool, pin: int | None) -> list[int]:

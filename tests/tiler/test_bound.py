@@ -1,8 +1,9 @@
 """The screening's bounds never exceed the estimator (what makes `exact` true).
 
 Three levels: the group bound (:mod:`tiler.bound`), the floor of each operand's L1 choice
-over every partner choice and L0 flag (:func:`simcore.estimator.operand_floor_arrays`), and the
-floor of each L1 choice over its L0 flags (:func:`simcore.estimator.makespan_floor_arrays`).
+over every partner choice and L0 flag (:func:`simcore.estimator.operand_floor_arrays`, and
+:func:`simcore.floors.ub_operand_floor_arrays` on UB-path chips), and the floor of each L1
+choice over its L0 flags (:func:`simcore.estimator.makespan_floor_arrays`).
 """
 
 from __future__ import annotations
@@ -167,3 +168,137 @@ def test_operand_floor_is_left_to_the_pair_floor_on_ub_chips() -> None:
     t = random_tiling(problem, preset, rng)
     one = {f: np.array([getattr(t, f)]) for f in ESTIMATOR_FIELDS}
     assert operand_floor_arrays(problem, preset, one) is None
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        Problem(m=512, n=5120, k=5120, dtype="fp16", soc="Ascend310P3"),
+        Problem(m=2048, n=4096, k=4096, dtype="int8", soc="Ascend310P3"),
+        Problem(m=4095, n=4097, k=1023, dtype="int8", soc="Ascend310P3"),
+        Problem(m=1000, n=2000, k=3000, dtype="fp16", soc="Ascend310P3", trans_a=True),
+        Problem(m=640, n=3000, k=700, dtype="fp16", soc="Ascend310P3", trans_b=True, bias=True),
+        Problem(m=4096, n=4096, k=4096, dtype="fp16", soc="Ascend910A"),
+        Problem(m=8192, n=8192, k=8192, dtype="bf16", soc="Ascend910B4"),
+        Problem(m=2048, n=8192, k=28672, dtype="bf16", soc="Ascend910B4"),
+        Problem(m=4095, n=4097, k=1023, dtype="fp16", soc="Ascend910B2", trans_a=True),
+    ],
+)
+def test_group_bound_is_below_sampled_points_of_many_groups(problem: Problem) -> None:
+    # The reorder-issue, UB-staging-chain and per-reuse-case HBM terms of the group bound
+    # (tiler.bound): sampled points of random groups, on both UB data paths (vector reorder
+    # and column DMA, simcore.costs.vector_path_array) and on 910B, never go below their
+    # group's bound; and the bound is close to the best sampled point of some group.
+    from simcore.costs import vector_path_array
+
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(13)
+    space = build_space(problem, preset, {})
+    groups = rng.choice(space.size, size=min(24, space.size), replace=False)
+    bounds = group_lower_bounds(space, groups)
+    tight = 0.0
+    paths: set[bool] = set()
+    for gi, bound in zip(groups, bounds, strict=True):
+        pts = space.inner_points(int(gi))
+        n = pts["baseM"].shape[0]
+        if n > 4000:
+            pick = rng.choice(n, size=4000, replace=False)
+            pts = {f: v[pick] for f, v in pts.items()}
+        times = np.asarray(estimate_arrays(problem, preset, pts)["time_us"])
+        assert np.all(bound <= times * (1 + 1e-9)), (int(gi), float(bound), float(times.min()))
+        tight = max(tight, float(bound / times.min()))
+        vp = vector_path_array(problem, pts, preset)
+        if vp is not None:
+            paths.update(bool(x) for x in np.unique(vp))
+    assert tight > 0.8
+    if not preset.nd2nz_on_the_fly:
+        assert paths, "no UB-path point drawn"
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        Problem(m=300, n=77, k=5000, dtype="int8", soc="Ascend310P3", bias=True),
+        Problem(m=1000, n=2000, k=3000, dtype="fp16", soc="Ascend310P3"),
+        Problem(m=512, n=5120, k=5120, dtype="fp16", soc="Ascend310P3"),
+        Problem(m=640, n=3000, k=700, dtype="fp16", soc="Ascend310P3", trans_b=True, bias=True),
+        Problem(m=2048, n=1024, k=8192, dtype="int8", soc="Ascend310P3", trans_a=True),
+        Problem(m=4096, n=4096, k=4096, dtype="fp16", soc="Ascend910A"),
+    ],
+)
+def test_ub_operand_floor_is_below_every_partner_and_flag(problem: Problem) -> None:
+    # simcore.floors: on UB-path chips one floor per A choice must hold for every B choice it
+    # is paired with (whichever data path, vector reorder or column DMA, the pair takes) and
+    # every L0 flag set, and conversely for B.
+    from simcore.costs import vector_path_array
+    from simcore.floors import ub_operand_floor_arrays
+
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(9)
+    space = build_space(problem, preset, {})
+    groups = rng.choice(space.size, size=min(10, space.size), replace=False)
+    choices = [space.l1_choices(int(g)) for g in groups]
+    merged = {f: np.concatenate([c[f] for c in choices]) for f in choices[0]}
+    keep = rng.random(merged["baseM"].shape[0]) < min(1.0, 15_000 / merged["baseM"].shape[0])
+    merged = {f: v[keep] for f, v in merged.items()}
+    pts = space.with_l0_flags(merged)
+    times = np.asarray(estimate_arrays(problem, preset, pts)["time_us"])
+    tight = 0.0
+    for key, name in (
+        (("group", "iterateOrder", "stepM", "stepKa", "depthA1"), "time_a_us"),
+        (("group", "iterateOrder", "stepN", "stepKb", "depthB1"), "time_b_us"),
+    ):
+        rows = np.stack([pts[f] for f in key], axis=1)
+        _, inverse = np.unique(rows, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        last = np.zeros(int(inverse.max()) + 1, dtype=np.int64)
+        last[inverse] = np.arange(inverse.shape[0])
+        res = ub_operand_floor_arrays(problem, preset, {f: v[last] for f, v in pts.items()})
+        assert res is not None
+        floor = np.asarray(res[name])[inverse]
+        assert np.all(floor <= times * (1 + 1e-12))
+        best = np.full(last.shape[0], np.inf)
+        np.minimum.at(best, inverse, times)
+        tight = max(tight, float(np.max(np.asarray(res[name]) / best)))
+    assert tight > 0.9
+    on_vector = vector_path_array(problem, pts, preset)
+    assert on_vector is not None
+
+
+def test_ub_operand_floor_covers_both_data_paths() -> None:
+    # A shape whose sampled pairs take both UB data paths: the floor of each operand choice
+    # that has partners on both paths must be below the cheaper of them.
+    from simcore.costs import vector_path_array
+    from simcore.floors import ub_operand_floor_arrays
+
+    problem = Problem(m=1000, n=2000, k=3000, dtype="fp16", soc="Ascend310P3")
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(21)
+    space = build_space(problem, preset, {})
+    mixed = 0
+    for g in rng.choice(space.size, size=200, replace=False):
+        choices = space.l1_choices(int(g))
+        if choices["baseM"].shape[0] == 0:
+            continue
+        vp = vector_path_array(problem, choices, preset)
+        assert vp is not None
+        if vp.all() or not vp.any():
+            continue
+        pts = space.with_l0_flags(choices)
+        times = np.asarray(estimate_arrays(problem, preset, pts)["time_us"])
+        res = ub_operand_floor_arrays(problem, preset, pts)
+        assert res is not None
+        for name, key in (("time_a_us", ("stepM", "stepKa", "depthA1")),
+                          ("time_b_us", ("stepN", "stepKb", "depthB1"))):  # fmt: skip
+            rows = np.stack([pts[f] for f in (*key, "iterateOrder")], axis=1)
+            _, inverse = np.unique(rows, axis=0, return_inverse=True)
+            floor = np.asarray(res[name])
+            # Every point of an operand choice gives the same floor (it reads that choice only).
+            first = np.full(int(inverse.max()) + 1, -1.0)
+            first[inverse.reshape(-1)] = floor
+            assert np.allclose(first[inverse.reshape(-1)], floor, rtol=1e-12)
+            assert np.all(floor <= times * (1 + 1e-12))
+        mixed += 1
+        if mixed >= 4:
+            break
+    assert mixed >= 1, "no group with both data paths drawn"

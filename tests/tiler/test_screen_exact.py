@@ -89,6 +89,9 @@ def brute_force(problem: Problem, soc: str) -> tuple[float, int]:
         (Problem(m=32, n=40, k=48), "Ascend910B2"),
         (Problem(m=20, n=33, k=96, dtype="int8", soc="Ascend310P3"), "Ascend310P3"),
         (Problem(m=33, n=16, k=64, bias=True, template="mdl"), "Ascend910B2"),
+        # UB-path chips: the per-operand floors of simcore.floors take part there.
+        (Problem(m=20, n=40, k=64, soc="Ascend310P3", trans_b=True, bias=True), "Ascend310P3"),
+        (Problem(m=18, n=24, k=48, soc="Ascend910A", trans_a=True), "Ascend910A"),
     ],
 )
 def test_certified_optimum_equals_brute_force(problem: Problem, soc: str) -> None:

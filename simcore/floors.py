@@ -1,0 +1,277 @@
+"""Per-operand lower bounds of the estimator on chips with a UB path (310P, 910A).
+
+:func:`simcore.estimator.operand_floor_arrays` bounds the estimate of every tiling that shares
+one operand's L1 choice on chips without a UB path. On UB-path chips it returns None: there the
+data path of a tiling (vector reorder through UB, or 32 B column DMA into L1 when the two
+``transLength`` halves do not fit in UB, :func:`simcore.costs.vector_path_array`) depends on both
+operands' buffers. :func:`ub_operand_floor_arrays` fills that gap from the busy totals and cost
+formulas of :mod:`simcore.costs` and :mod:`simcore.kernel` (not from the estimator's schedule
+code), taking the smaller of the two paths wherever the partner operand can put the tiling on
+either.
+
+Why it is a bound. The estimator prices a tiling as ``min(max(makespan, busiest pipe), sum of
+busy) + launch`` (its contract, :mod:`simcore.estimator`). For an operand's L1 choice (A: stepM,
+stepKa, depthA1; B: stepN, stepKb, depthB1; with the core split, base block and iterateOrder),
+on a given data path:
+
+* its chunk copies on the largest core (the one the estimator prices) are fixed: the loads and
+  elements of :func:`simcore.kernel.operand_traffic`, each GM->UB (MTE2), vector reorder (V)
+  and UB->L1 (MTE3) leg or direct / column-DMA copy priced with :mod:`simcore.costs`'s formulas
+  at the largest bandwidth share any tiling of the core split can get (every transfer cost is
+  ``bytes / min(peak, cap)``, non-increasing in the cap);
+* the cube (M), L1->L0 (MTE1) and drain (V / MTE3 without FixPipe, FIX with it) work of the
+  core is fixed by the base block (the same instructions whatever the steps and flags), and so
+  is the bias fetch on MTE2;
+* so each pipe's busy total is at least the operand's own share plus the fixed work (the
+  partner's copies are >= 0), the busiest pipe at least the largest of these and the sum of
+  busy at least their sum;
+* through UB the estimator's makespan is at least ``V(inputs) + max(GM->UB, UB->L1) + la + lb
+  + mm + last drain`` (its UB staging paths: every reorder waits for the previous UB->L1 copy
+  and every GM->UB copy for the previous reorder), and the operand's own reorders and legs are
+  part of those sums;
+
+and ``min(max(MK, RB), SQ)`` is non-decreasing in each of MK, RB and SQ. None of these terms
+reads an L0 flag or a field of the other operand. The path: the vector path needs
+``max(shareUbSize, 2 x transLength) <= UB``; shareUbSize is fixed by the core split and base
+block, and transLength is the largest of the A, B, C and bias tiles in UB, each non-decreasing
+in the steps (a ``rows x cols`` tile takes ``rows x cols`` elements, ``rows x (cols + 16)``
+when cols is a multiple of 256, and the step extents are multiples of 16). So the partner can
+make the vector path only if it fits with the partner's steps at 1, and the column path only
+if it does not fit with the partner's steps at their largest (its whole core extent and K);
+the floor is the smallest over the paths the partner can reach.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from simcore.costs import Costs, ceil_div, vector_path_array
+from simcore.hardware import HardwarePreset
+from simcore.kernel import operand_passes, operand_traffic, slots
+from simcore.problem import Problem
+
+__all__ = ["ub_operand_floor_arrays"]
+
+#: Relative margin against floating-point rounding (the estimator sums in another order).
+_ROUNDING = 1e-9
+
+
+def ub_operand_floor_arrays(
+    problem: Problem, preset: HardwarePreset, fields: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Lower bounds of the estimate that depend on one operand's L1 choice (UB-path chips).
+
+    For each entry, ``time_a_us`` is at most the estimated time of every tiling with the same
+    core split, base block, iterateOrder and A choice (stepM, stepKa, depthA1), whatever its B
+    choice and L0 flags; ``time_b_us`` likewise for B. The proof is in the module doc.
+
+    Args:
+        problem: The problem.
+        preset: The chip.
+        fields: Struct fields as integer arrays (``singleCoreM, singleCoreN, baseM, baseN,
+            baseK, stepM, stepN, stepKa, stepKb, depthA1, depthB1, iterateOrder``); only the
+            operand's own L1 fields are read for its floor.
+
+    Returns:
+        ``time_a_us`` and ``time_b_us`` per entry (launch overhead included), or None on chips
+        without a UB path (there :func:`simcore.estimator.operand_floor_arrays` applies).
+    """
+    f = {name: np.asarray(v, dtype=np.int64) for name, v in fields.items()}
+    if vector_path_array(problem, f, preset) is None:
+        return None
+    m, n, k = problem.m, problem.n, problem.k
+    sm, sn = f["singleCoreM"], f["singleCoreN"]
+    bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
+    m_iter, n_iter, k_iter = ceil_div(sm, bm), ceil_div(sn, bn), ceil_div(k, bk)
+    cores = ceil_div(m, sm) * ceil_div(n, sn)
+    # The largest share of the chip's bandwidth a core of this split can get (every reload
+    # hitting L2): simcore.kernel.chip_bandwidth_cap with hit = 1.
+    cap = np.minimum(
+        preset.l2_bytes_per_cycle / np.maximum(cores, 1), preset.l2_bytes_per_cycle_per_core
+    ).astype(np.float64)
+    launch = preset.launch_overhead_us * preset.clock_mhz
+    one = np.ones_like(bm)
+    out: dict[str, Any] = {}
+    for is_a in (True, False):
+        # The partner's steps at their smallest and largest decide which paths it can reach.
+        lo, hi = dict(f), dict(f)
+        step, step_k = ("stepN", "stepKb") if is_a else ("stepM", "stepKa")
+        lo[step], lo[step_k] = one, one
+        hi[step], hi[step_k] = (n_iter if is_a else m_iter), k_iter
+        vec_lo = vector_path_array(problem, lo, preset)
+        vec_hi = vector_path_array(problem, hi, preset)
+        assert vec_lo is not None and vec_hi is not None
+        best: Any = np.inf
+        for on_vector, reachable in ((True, vec_lo), (False, ~vec_hi)):
+            if not reachable.any():
+                continue
+            floor = _floor(Costs(problem, preset, on_vector), problem, f, is_a, cap)
+            best = np.minimum(best, np.where(reachable, floor, np.inf))
+        cycles = np.broadcast_to(best, sm.shape) * (1.0 - _ROUNDING) + launch
+        out["time_a_us" if is_a else "time_b_us"] = cycles / preset.clock_mhz
+    return out
+
+
+def _floor(c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, cap: Any) -> Any:
+    """``min(max(MK, RB), SQ)`` in cycles of one operand's choice on one data path."""
+    p = c.preset
+    k = problem.k
+    rows, cols = f["singleCoreM"], f["singleCoreN"]
+    bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
+    m_iter, n_iter = ceil_div(rows, bm), ceil_div(cols, bn)
+    cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1 = _fixed_work_by_group(c, k, f, cap)
+    order0 = f["iterateOrder"] == 0
+    reorder: Any
+    if is_a:
+        extent, base, step, step_k, depth = rows, bm, f["stepM"], f["stepKa"], f["depthA1"]
+        other_blocks, inner = n_iter, order0
+        via_ub, by_column, nd = c.a_via_ub, c.a_by_column, c.a_nd
+        eff, reorder = c.a_eff, c.nd2nz_a_cycles
+    else:
+        extent, base, step, step_k, depth = cols, bn, f["stepN"], f["stepKb"], f["depthB1"]
+        other_blocks, inner = m_iter, ~order0
+        via_ub, by_column, nd = c.b_via_ub, c.b_by_column, c.b_nd
+        eff, reorder = c.b_eff, c.nd2nz_b_cycles
+    n_slots = slots(depth, step, step_k)
+    loads, elements = operand_traffic(
+        extent, base, step, k, bk, step_k, n_slots, other_blocks, inner, c.c0
+    )
+    nbytes = elements * c.in_bytes
+    zero = 0.0 * nbytes
+    if via_ub:
+        g = loads * p.gm_to_ub_latency_cycles + nbytes / np.minimum(
+            p.gm_to_ub_peak_bytes_per_cycle * eff, cap
+        )
+        v = _chunk_sum(reorder, extent, base, step, n_slots, other_blocks, inner, k, bk, step_k)
+        u = loads * p.gm_to_ub_latency_cycles + nbytes / p.ub_to_l1_bytes_per_cycle
+    else:
+        if by_column:
+            instructions = _chunk_sum(
+                lambda r, kk: c.load_instructions(is_a, r, kk),
+                extent, base, step, n_slots, other_blocks, inner, k, bk, step_k,
+            )  # fmt: skip
+            lat, peak = p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle * eff
+        elif nd:
+            instructions = loads
+            lat, peak = p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
+        else:
+            instructions = loads
+            lat, peak = p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle
+        g = instructions * lat + nbytes / np.minimum(peak, cap)
+        v, u = zero, zero
+    mte2 = g
+    if problem.bias:
+        # One bias slice per block before its copies (fixed by the base block).
+        mte2 = mte2 + (
+            m_iter * n_iter * p.gm_to_l1_latency_cycles
+            + m_iter * cols * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
+        )
+    pipes = [cube, mte1, mte2, drain_v + v, drain_m3 + u, drain_fix]
+    shape = rows.shape
+    pipes = [np.broadcast_to(np.asarray(x, dtype=np.float64), shape) for x in pipes]
+    resource = np.maximum.reduce(pipes)
+    sequential = sum(pipes)
+    makespan = zero
+    if via_ub:
+        makespan = v + np.maximum(g, u) + step1 + dr_last
+    return np.minimum(np.maximum(makespan, resource), sequential)
+
+
+def _fixed_work_by_group(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...]:
+    """:func:`_fixed_work` once per distinct core split and base block among the entries.
+
+    A caller passes the options of a few groups, hundreds each; the drain costs go through the
+    vector model, so pricing each group once and gathering is several times cheaper.
+    """
+    names = ("singleCoreM", "singleCoreN", "baseM", "baseN", "baseK")
+    code = np.zeros(f["baseM"].shape, dtype=np.int64)
+    span = 1
+    for name in names:
+        col = f[name]
+        radix = int(col.max()) + 1 if col.size else 1
+        if span * radix >= 2**62:
+            return _fixed_work(c, k, f, cap)
+        code = code * radix + col
+        span *= radix
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    sub = {name: f[name][first] for name in names}
+    cap_sub = np.broadcast_to(cap, code.shape)[first]
+    return tuple(np.broadcast_to(x, first.shape)[inverse] for x in _fixed_work(c, k, sub, cap_sub))
+
+
+def _fixed_work(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...]:
+    """Work of the largest core fixed by its base block (cycles).
+
+    Returns:
+        M, MTE1, the drains (V, FIX, MTE3 legs), the last drain and one typical step (its
+        loads and MMAD), which follow the last copy.
+    """
+    rows, cols = f["singleCoreM"], f["singleCoreN"]
+    bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
+    m_iter, n_iter, k_iter = ceil_div(rows, bm), ceil_div(cols, bn), ceil_div(k, bk)
+    rm_t = rows - (m_iter - 1) * bm
+    cn_t = cols - (n_iter - 1) * bn
+    k_t = k - (k_iter - 1) * bk
+    cube: Any = 0.0
+    mte1: Any = 0.0
+    drain_v: Any = 0.0
+    drain_fix: Any = 0.0
+    drain_m3: Any = 0.0
+    for r, nr in ((bm, m_iter - 1), (rm_t, 1)):
+        for col, nc in ((bn, n_iter - 1), (cn_t, 1)):
+            count = nr * nc
+            cube = cube + count * (
+                (k_iter - 1) * c.mmad_cycles(r, col, bk) + c.mmad_cycles(r, col, k_t)
+            )
+            mte1 = mte1 + count * (
+                (k_iter - 1) * (c.la_cycles(r, bk) + c.lb_cycles(col, bk))
+                + c.la_cycles(r, k_t)
+                + c.lb_cycles(col, k_t)
+            )
+            if c.has_fixpipe:
+                drain_fix = drain_fix + count * c.fix_cycles(r, col, cap)
+            else:
+                drain_v = drain_v + count * c.c_to_ub_cycles(r, col)
+                drain_m3 = drain_m3 + count * c.c_ub_to_gm_cycles(r, col, cap)
+    if c.has_fixpipe:
+        dr_last = c.fix_cycles(rm_t, cn_t, cap)
+    else:
+        dr_last = c.c_to_ub_cycles(rm_t, cn_t) + c.c_ub_to_gm_cycles(rm_t, cn_t, cap)
+    # The typical block of the estimator: the tail when the core has a single one.
+    r1 = np.where(m_iter == 1, rm_t, bm)
+    c1 = np.where(n_iter == 1, cn_t, bn)
+    step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + c.mmad_cycles(r1, c1, bk)
+    return cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1
+
+
+def _chunk_sum(
+    cost: Any,
+    extent: Any,
+    base: Any,
+    step: Any,
+    n_slots: Any,
+    other_blocks: Any,
+    inner: Any,
+    k: int,
+    base_k: Any,
+    step_k: Any,
+) -> Any:
+    """Sum of ``cost(rows, k)`` over every chunk copy of one operand on a core.
+
+    A chunk is (a full row group or the tail group) x (a full K chunk or the K tail), each
+    loaded as often as :func:`simcore.kernel.operand_passes` says (the kernel's chunk reuse).
+    """
+    kc = ceil_div(ceil_div(k, base_k), step_k)
+    chunk_k = step_k * base_k
+    k_last = k - (kc - 1) * chunk_k
+    group_rows = step * base
+    groups = ceil_div(ceil_div(extent, base), step)
+    last_rows = extent - (groups - 1) * group_rows
+    full, tail = operand_passes(extent, base, step, n_slots, kc, other_blocks, inner)
+    total: Any = 0.0
+    for r, passes in ((group_rows, full), (last_rows, tail)):
+        total = total + passes * ((kc - 1) * cost(r, chunk_k) + cost(r, k_last))
+    return total

@@ -8,6 +8,8 @@ choice over its L0 flags (:func:`simcore.estimator.makespan_floor_arrays`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -128,34 +130,7 @@ def test_operand_floor_is_below_every_partner_and_flag(problem: Problem) -> None
     # One floor per A choice must hold for every B choice it is paired with (and every L0
     # flag set), and conversely: the floor is computed once from any one pair, then compared
     # with the estimate of every point of every pair sharing that operand choice.
-    preset = load_preset(problem.soc)
-    rng = np.random.default_rng(5)
-    space = build_space(problem, preset, {})
-    groups = rng.choice(space.size, size=min(10, space.size), replace=False)
-    choices = [space.l1_choices(int(g)) for g in groups]
-    merged = {f: np.concatenate([c[f] for c in choices]) for f in choices[0]}
-    keep = rng.random(merged["baseM"].shape[0]) < min(1.0, 15_000 / merged["baseM"].shape[0])
-    merged = {f: v[keep] for f, v in merged.items()}
-    pts = space.with_l0_flags(merged)
-    times = np.asarray(estimate_arrays(problem, preset, pts)["time_us"])
-    tight = 0.0
-    for key, name in (
-        (("group", "iterateOrder", "stepM", "stepKa", "depthA1"), "time_a_us"),
-        (("group", "iterateOrder", "stepN", "stepKb", "depthB1"), "time_b_us"),
-    ):
-        rows = np.stack([pts[f] for f in key], axis=1)
-        _, inverse = np.unique(rows, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        # The floor from the LAST point of each operand choice (any partner must give the same).
-        last = np.zeros(int(inverse.max()) + 1, dtype=np.int64)
-        last[inverse] = np.arange(inverse.shape[0])
-        res = operand_floor_arrays(problem, preset, {f: v[last] for f, v in pts.items()})
-        assert res is not None
-        floor = np.asarray(res[name])[inverse]
-        assert np.all(floor <= times * (1 + 1e-12))
-        best = np.full(last.shape[0], np.inf)
-        np.minimum.at(best, inverse, times)
-        tight = max(tight, float(np.max(np.asarray(res[name]) / best)))
+    tight, _ = _operand_floor_tightness(problem, operand_floor_arrays, seed=5)
     # Not vacuous: for some operand choice the floor is close to its best pair.
     assert tight > 0.95
 
@@ -233,35 +208,9 @@ def test_ub_operand_floor_is_below_every_partner_and_flag(problem: Problem) -> N
     from simcore.costs import vector_path_array
     from simcore.floors import ub_operand_floor_arrays
 
-    preset = load_preset(problem.soc)
-    rng = np.random.default_rng(9)
-    space = build_space(problem, preset, {})
-    groups = rng.choice(space.size, size=min(10, space.size), replace=False)
-    choices = [space.l1_choices(int(g)) for g in groups]
-    merged = {f: np.concatenate([c[f] for c in choices]) for f in choices[0]}
-    keep = rng.random(merged["baseM"].shape[0]) < min(1.0, 15_000 / merged["baseM"].shape[0])
-    merged = {f: v[keep] for f, v in merged.items()}
-    pts = space.with_l0_flags(merged)
-    times = np.asarray(estimate_arrays(problem, preset, pts)["time_us"])
-    tight = 0.0
-    for key, name in (
-        (("group", "iterateOrder", "stepM", "stepKa", "depthA1"), "time_a_us"),
-        (("group", "iterateOrder", "stepN", "stepKb", "depthB1"), "time_b_us"),
-    ):
-        rows = np.stack([pts[f] for f in key], axis=1)
-        _, inverse = np.unique(rows, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        last = np.zeros(int(inverse.max()) + 1, dtype=np.int64)
-        last[inverse] = np.arange(inverse.shape[0])
-        res = ub_operand_floor_arrays(problem, preset, {f: v[last] for f, v in pts.items()})
-        assert res is not None
-        floor = np.asarray(res[name])[inverse]
-        assert np.all(floor <= times * (1 + 1e-12))
-        best = np.full(last.shape[0], np.inf)
-        np.minimum.at(best, inverse, times)
-        tight = max(tight, float(np.max(np.asarray(res[name]) / best)))
+    tight, pts = _operand_floor_tightness(problem, ub_operand_floor_arrays, seed=9)
     assert tight > 0.9
-    on_vector = vector_path_array(problem, pts, preset)
+    on_vector = vector_path_array(problem, pts, load_preset(problem.soc))
     assert on_vector is not None
 
 
@@ -302,3 +251,43 @@ def test_ub_operand_floor_covers_both_data_paths() -> None:
         if mixed >= 4:
             break
     assert mixed >= 1, "no group with both data paths drawn"
+
+
+def _operand_floor_tightness(
+    problem: Problem, floor_fn: Any, seed: int
+) -> tuple[float, dict[str, Any]]:
+    """Checks one floor per operand choice against every point sharing it; returns tightness.
+
+    The floor is computed once per A (B) choice from the LAST point holding it (any partner
+    must give the same), then compared with the estimate of every point of every pair sharing
+    that choice, over all L0 flag sets. Returns the largest floor / best-time ratio and the
+    points.
+    """
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(seed)
+    space = build_space(problem, preset, {})
+    groups = rng.choice(space.size, size=min(10, space.size), replace=False)
+    choices = [space.l1_choices(int(g)) for g in groups]
+    merged = {f: np.concatenate([c[f] for c in choices]) for f in choices[0]}
+    keep = rng.random(merged["baseM"].shape[0]) < min(1.0, 15_000 / merged["baseM"].shape[0])
+    merged = {f: v[keep] for f, v in merged.items()}
+    pts = space.with_l0_flags(merged)
+    times = np.asarray(estimate_arrays(problem, preset, pts)["time_us"])
+    tight = 0.0
+    for key, name in (
+        (("group", "iterateOrder", "stepM", "stepKa", "depthA1"), "time_a_us"),
+        (("group", "iterateOrder", "stepN", "stepKb", "depthB1"), "time_b_us"),
+    ):
+        rows = np.stack([pts[f] for f in key], axis=1)
+        _, inverse = np.unique(rows, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        last = np.zeros(int(inverse.max()) + 1, dtype=np.int64)
+        last[inverse] = np.arange(inverse.shape[0])
+        res = floor_fn(problem, preset, {f: v[last] for f, v in pts.items()})
+        assert res is not None
+        floor = np.asarray(res[name])[inverse]
+        assert np.all(floor <= times * (1 + 1e-12))
+        best = np.full(last.shape[0], np.inf)
+        np.minimum.at(best, inverse, times)
+        tight = max(tight, float(np.max(np.asarray(res[name]) / best)))
+    return tight, pts

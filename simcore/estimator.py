@@ -61,7 +61,18 @@ instead of playing every instruction it composes per-step and per-block periods:
   runs all copies in order and a GM->UB copy right after another one waits for its reorder.
   Without FixPipe the drain's L0C->UB leg and the reorders share the vector queue: an operand
   staged through UB in every block puts the drain, the next block's staging chain, the last
-  UB->L1 leg, its reads and the MMAD in a cycle per block.
+  UB->L1 leg, its reads and the MMAD in a cycle per block. Likewise per pass of several blocks
+  (:func:`_staged_pass_paths`): the drain before the pass, its reorders and UB->L1 legs (the
+  first after the drain's UB->GM copy in MTE3's queue), the reads and the pass's blocks; and per
+  column when the operand is reloaded in every column, with the full passes at their own group
+  rows and the column's last pass linking to the next column's first GM->UB leg through its
+  last reorder (the staging buffer), where both operands' copies alternate when both are staged.
+* MTE2 order behind a slot-waiting copy: with A chunks longer than B's slots hold (B direct and
+  streamed), the B copy issued at an A chunk's last step waits for a B read inside that chunk,
+  and the next A copy queues behind it: per A chunk its copy, the reads up to that step, a B
+  copy. With one B slot and B reloaded every block, A staged and reloaded per pass: at a pass's
+  first block B's chain waits for A's whole staging chain up to the chunks B's first chunk's
+  steps read.
 * First block and drains: the first block ends after MTE2 brought its chunks and the remaining
   steps ran; every drain follows (with the UB->GM copies on chips without FixPipe, whose one C
   staging buffer chains them).
@@ -1012,11 +1023,66 @@ def _core(
             drain_total / blocks_n
             + (per_a * va + per_b * vb) / blocks_n
             + links
-            + np.where(b_end, b_last[2] + reads_bl, a_last[2] + reads_al)
+            + np.where(b_end, b_last[2] + reads_bl, a_last[2] + reads_al + lb_kt)
             + mm_kt
         )
         v_cycle = start + (n_blk >= 1.0) * (blocks - 1) * cyc + (k_iter - 1) * per + mm + dr_last
         makespan = np.maximum(makespan, v_cycle)
+    if not floor and via_a and not via_b:
+        # One B slot and B reloaded in every block: B's copies chain through its reads
+        # (chain_b). At the block that starts an A pass, B's first chunk's last read waits for
+        # the A chunks its steps span, staged through UB after the bias slice on MTE2: each
+        # GM->UB leg after the reorder before it, each reorder after the UB->L1 leg before it
+        # (the staging buffer). That chain replaces B's first copy in B's hop (which runs on
+        # MTE2 meanwhile), once per A pass.
+        n_need = np.where(kc_b > 1, np.minimum(kc_a, _cdiv(step_kb, step_ka)), kc_a)
+        to_tail = n_need == kc_a
+        g_end = np.where(to_tail, a_last[0], a_full[0])
+        a_stage = (
+            np.where(kc_a > 1, a_full[0], a_last[0])
+            + (n_need > 1)
+            * (
+                (n_need - 1) * a_full[1]
+                + np.maximum(n_need - 2, 0) * np.maximum(a_full[2], a_full[0])
+                + np.maximum(a_full[2], g_end)
+            )
+            + np.where(to_tail, a_last[1] + a_last[2], a_full[1] + a_full[2])
+        )
+        a_in = np.maximum(a_stage - np.where(kc_b > 1, b_full[0], b_last[0]), 0.0)
+        a_ok = single_b & (passes_b >= blocks) & (passes_a < blocks) & has_b
+        makespan = np.maximum(makespan, a_ok * (chain_b + passes_a * a_in + mm + dr_last))
+    if not floor and not via_b:
+        # A chunks longer than B's slots hold: B streams its chunks through its slots, so the
+        # B copy issued at the A chunk's last step waits for the B read slots_b chunks back, a
+        # read of this A chunk's steps; the next A copy queues behind that B copy on MTE2.
+        # Per A chunk: its copy, its reads up to that step, the B copy (then the next A copy;
+        # at a block start the bias slice between).
+        j_f = step_ka - slots_b * step_kb - 1
+        j_l = r_last_a - slots_b * step_kb - 1
+        a_arr_f = a_full[0] + (a_full[1] + a_full[2] if via_a else 0.0)
+        a_arr_l = a_last[0] + (a_last[1] + a_last[2] if via_a else 0.0)
+        a_next_l = a_last[0] + (a_last[1] if via_a else 0.0)
+        q_f = a_arr_f + ra(np.maximum(j_f + 1, 1)) + lb + b_full[0]
+        q_l = np.where(j_l >= 0, a_arr_l + ra(np.maximum(j_l + 1, 1)) + lb + b_last[0], a_next_l)
+        q_ok = (kc_b > slots_b) & (j_f >= 0) & _divides(step_ka, step_kb) & (kc_a > 1) & has_b
+        q_path = passes_a * ((kc_a - 1) * q_f + q_l + bias_cyc) + mm + dr_last
+        makespan = np.maximum(makespan, q_ok * q_path)
+    if not fix and (via_a or via_b) and not floor:
+        # Passes of several blocks, for an operand staged through UB: the drain of the block
+        # before a pass precedes the pass's reorders in the vector queue (and its UB->GM copy
+        # the UB->L1 legs in MTE3's), so a cycle runs per pass through the drain, the pass's
+        # staging chain, its last chunk's reads and the steps of its blocks.
+        staged = _staged_pass_paths(
+            c, k, bk, cap, drain_legs=(drain_total / blocks_n, m3c),
+            blk=span / blocks_n, run_ends=(reads_al + lb_kt + mm_kt, reads_bl + mm_kt),
+            grid=(m_iter, n_iter, f["stepM"], f["stepN"], bm, bn, blocks),
+            ops=(
+                (via_a, passes_a, loads_a, va, ua, kc_a, step_ka, slots_a, a_full, a_last),
+                (via_b, passes_b, loads_b, vb, ub, kc_b, step_kb, slots_b, b_full, b_last),
+            ),
+        )  # fmt: skip
+        tail_path = (k_iter - 1) * per + mm + dr_last
+        makespan = np.maximum(makespan, start + staged + tail_path)
     # The first block cannot end before MTE2 has brought in every chunk it reads (the first
     # pass of both operands, in order) and the steps after the last of them have run; the
     # drains of all blocks follow it in their queue (with the UB->GM copies without FixPipe).
@@ -1051,6 +1117,139 @@ def _core(
         out["own_b"] = own_b + mm + dr_last
         out["seq_a"] = fixed_work + ga
         out["seq_b"] = fixed_work + gb
+    return out
+
+
+def _staged_pass_paths(
+    c: Costs,
+    k: int,
+    bk: Any,
+    cap: Any,
+    drain_legs: tuple[Any, Any],
+    blk: Any,
+    run_ends: tuple[Any, Any],
+    grid: tuple[Any, Any, Any, Any, Any, Any, Any],
+    ops: tuple[tuple[Any, ...], tuple[Any, ...]],
+) -> Any:
+    """Cycles, without FixPipe, of an operand staged through UB and reloaded per pass.
+
+    The drain's L0C->UB leg precedes the next block's reorders in the vector queue and its
+    UB->GM copy the next UB->L1 legs in MTE3's, so a pass's staging starts after the drain of
+    the block before it (the GM->UB leg of its first chunk has run ahead); the pass's blocks
+    then run from its last chunk's arrival. Two paths repeat:
+
+    * per pass, averaged over the passes: the drain, the pass's reorders and UB->L1 legs, the
+      last chunk's reads and MMAD, the other blocks of the pass;
+    * per column (A reloaded in every column: ``p`` passes of ``stepM`` block rows, the last one
+      with the tail rows; likewise B per row): the full passes priced at their own group rows,
+      not averaged with the tail pass, and the longer of two ways through the column's last
+      pass: its blocks and drain, or its staging up to its last reorder, after which the next
+      column's first GM->UB leg may start (the staging buffer), exposing that leg. When the
+      other operand is staged too and reloaded in that first pass with the same K chunks, the
+      two operands' copies alternate there, each GM->UB leg after the reorder before it.
+
+    Every link is a precedence the simulator obeys (queue order, the one staging buffer, the
+    L0 reads of the arrived chunk); the legs are those of the pass's own rows, or averages
+    over the passes where a path runs through all of them. Only the estimate uses these paths,
+    not the floors (which stay as they were, so they remain below the estimate).
+
+    Args:
+        c: Costs of the chip and dtype.
+        k: Problem K.
+        bk: baseK per candidate.
+        cap: Per-core bandwidth cap (bytes per cycle).
+        drain_legs: Drain (L0C->UB) cycles averaged over the blocks, and one full block's
+            UB->GM copy cycles.
+        blk: MMAD chain cycles of one block (averaged over the blocks).
+        run_ends: Cycles from the arrival of A's (B's) last chunk of a block to its last MMAD's
+            end: the chunk's reads, the step's other L0 load after them in MTE1 order, the MMAD.
+        grid: Row and column blocks of the core, stepM, stepN, baseM, baseN, blocks.
+        ops: Per operand (A, B): staged, passes, loads, V and MTE3 totals, K chunks per pass,
+            stepK, L1 slots, and the (MTE2, V, MTE3) legs of a full and of the last K chunk
+            at the group rows averaged over the passes.
+
+    Returns:
+        The longest path's cycles between the first block's start and the last pass's steps
+        (0 where neither applies).
+    """
+    dr_b, m3c = drain_legs
+    m_iter, n_iter, step_m, step_n, bm, bn, blocks = grid
+    out: Any = 0.0
+    for i, (via, passes, _loads, v_o, u_o, kc_o, sk_o, sl_o, _f, _l) in enumerate(ops):
+        if not via:
+            continue
+        run = run_ends[i]
+        p_n = np.maximum(passes, 1.0)
+        several = (passes > 1.0) & (passes < blocks)
+        per_pass = dr_b + (v_o + u_o) / p_n + run + (blocks / p_n - 1.0) * blk
+        out = np.maximum(out, several * (passes - 1) * per_pass)
+
+        it_o, it_x, st_o, dim_o = (m_iter, n_iter, step_m, bm) if i == 0 else (
+            n_iter, m_iter, step_n, bn)  # fmt: skip
+        p_col = _cdiv(it_o, st_o)
+        # Reloaded in every column, its K panel resident (not streamed through the slots).
+        per_col = (p_col >= 2) & (it_x >= 2) & (passes >= it_x * p_col - 0.5) & (kc_o <= sl_o)
+        full, last = _first_last_legs(c, i == 0, st_o * dim_o, k, bk, sk_o, kc_o, cap)
+        many = kc_o > 1
+        g0 = np.where(many, full[0], last[0])
+        v0 = np.where(many, full[1], last[1])
+        u0 = np.where(many, full[2], last[2])
+        # Chunks 1 .. kc - 1: reorder and UB->L1 legs, and for chunks 2 on the GM->UB leg
+        # beyond the previous UB->L1 leg (it starts at the previous reorder's end).
+        rest_vu = many * ((kc_o - 2) * (full[1] + full[2]) + last[1] + last[2])
+        rest = rest_vu + many * (
+            np.maximum(kc_o - 3, 0) * np.maximum(full[0] - full[2], 0.0)
+            + (kc_o > 2) * np.maximum(last[0] - full[2], 0.0)
+        )
+        g1_gap = many * np.maximum(np.where(kc_o > 2, full[0], last[0]) - u0, 0.0)
+        # A pass after a drain: its first reorder (GM->UB ran ahead) or the UB->GM copy
+        # before its first UB->L1 leg; the column's first pass after the previous pass's last
+        # reorder: its whole chain from the first GM->UB leg.
+        stage_mid = np.maximum(v0, m3c) + u0 + rest
+        stage_first = g0 + v0 + u0 + g1_gap + rest
+        # The last pass of a column (the tail rows): the column's totals minus its full passes.
+        tail_v = np.maximum(v_o / it_x - (p_col - 1) * ((kc_o - 1) * full[1] + last[1]), 0.0)
+        tail_u = np.maximum(u_o / it_x - (p_col - 1) * ((kc_o - 1) * full[2] + last[2]), 0.0)
+        n_tail = it_o - (p_col - 1) * st_o
+        tv0 = tail_v / kc_o
+        tail_mid = np.maximum(tv0, m3c) + tail_u + tail_v - tv0
+        tail_pre = np.where(many, np.maximum(tv0, m3c) + (tail_u + tail_v) * (kc_o - 1) / kc_o, tv0)
+        other_first: Any = 0.0
+        cross: Any = None
+        if ops[1 - i][0]:
+            _, o_pass, o_ld, o_v, o_u, _, _, _, xf, xl = ops[1 - i]
+            o_col = o_pass >= it_x - 0.5
+            # The other operand reloaded at the column's first pass: its reorders and a
+            # UB->L1 leg join that pass's chain, and the later GM->UB legs of this operand
+            # wait for the other's reorders between them.
+            other_first = o_col * (o_v / np.maximum(o_pass, 1.0) + o_u / np.maximum(o_ld, 1.0))
+            g_rest = many * ((kc_o - 2) * full[0] + last[0])
+            stage_first = np.where(
+                o_col, np.maximum(stage_first, g0 + v0 + u0 + rest_vu + g_rest), stage_first
+            )
+            # Same K chunks: the copies alternate A, B in program order, each GM->UB leg
+            # after the reorder before it, each reorder after the UB->L1 leg before it.
+            af, al, bf, bl = (full, last, xf, xl) if i == 0 else (xf, xl, full, last)
+            cross = (
+                (kc_o - 1) * (af[1] + bf[1] + np.maximum(af[2], bf[0]))
+                + al[1] + bl[1] + np.maximum(al[2], bl[0])
+                + many * (
+                    np.maximum(kc_o - 2, 0) * np.maximum(bf[2], af[0]) + np.maximum(bf[2], al[0])
+                )
+                + bl[2]
+            )  # fmt: skip
+            cross = np.where(o_col & (ops[0][6] == ops[1][6]), cross, 0.0)
+        full_pass = run + (st_o - 1) * blk
+        mid = (p_col - 2) * (dr_b + stage_mid + full_pass)
+        col_g = stage_first + other_first + full_pass + mid + dr_b + tail_pre
+        col_c = full_pass + mid + dr_b + tail_mid + run + (n_tail - 1) * blk + dr_b
+        col = np.maximum(col_g, col_c + stage_mid)
+        if cross is not None:
+            col = np.maximum(col, col_c + cross)
+        # After the last column's staging: its passes up to the last block's steps (which
+        # the caller adds).
+        last_col = full_pass + mid + dr_b + tail_mid + (n_tail - 1) * blk
+        out = np.maximum(out, per_col * ((it_x - 1) * col + last_col))
     return out
 
 

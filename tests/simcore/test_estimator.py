@@ -293,6 +293,49 @@ SLOT_CYCLE_CASES: dict[str, tuple[dict[str, object], dict[str, int]]] = {
          "baseK": 896, "depthA1": 5, "depthB1": 12, "stepM": 1, "stepN": 1, "stepKa": 5,
          "stepKb": 6, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
     ),
+    # Round 3 (model after 2026.11.7). No FixPipe, A through UB reloaded in every column as
+    # two 32-row passes and a 2-row tail pass: the tail pass's reorder waits in the vector queue
+    # for the drain, the next column's first A copy (GM->UB) for that reorder, then its reorder,
+    # UB->L1 leg and B's staging precede the pass's two blocks: a cycle per column priced at
+    # the full pass's own rows, not averaged with the tail pass (was -15 %).
+    "column_cycle_through_the_tail_pass": (
+        {"soc": "Ascend910A", "m": 1500, "n": 1500, "k": 700, "trans_b": True, "bias": True},
+        {"usedCoreNum": 23, "singleCoreM": 66, "singleCoreN": 1500, "baseM": 32, "baseN": 16,
+         "baseK": 704, "depthA1": 2, "depthB1": 2, "stepM": 2, "stepN": 1, "stepKa": 1,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+    ),
+    # Both through UB, A reloaded every block, B every column: inside a column each block is
+    # the drain, the UB->GM copy before A's first UB->L1 leg, A's staging, the reads; at a
+    # column's first block A's and B's copies alternate, each GM->UB leg after the reorder
+    # before it (was -18 %).
+    "column_start_alternates_both_staged_operands": (
+        {"soc": "Ascend910A", "m": 1024, "n": 4096, "k": 1024, "trans_b": True},
+        {"usedCoreNum": 30, "singleCoreM": 103, "singleCoreN": 1366, "baseM": 16, "baseN": 32,
+         "baseK": 592, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
+    ),
+    # A through UB in three-step chunks, B direct streaming one-step chunks through two
+    # slots: the B copy issued at an A chunk's last step waits for the B read of its first
+    # step, and the next A copy queues behind it on MTE2, so every A chunk is its copy,
+    # reorder, UB->L1 leg, one step's reads and a B copy (was -33 %).
+    "a_copy_behind_a_slot_waiting_b_copy": (
+        {"soc": "Ascend310P3", "m": 2048, "n": 2048, "k": 2048, "format_b": "NZ",
+         "bias": True},
+        {"usedCoreNum": 8, "singleCoreM": 512, "singleCoreN": 1024, "baseM": 32, "baseN": 16,
+         "baseK": 384, "depthA1": 6, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 3,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+    ),
+    # One B slot holding whole-K chunks, B reloaded every block, A through UB and reloaded
+    # per row of blocks: at each row's first block B's read (and so its next copy) waits for
+    # A's staging chain, GM->UB, reorder and UB->L1, not only for B's own copy (was -3.5 %;
+    # the same path moved a 310P3 draw from -28 % to +2 %).
+    "b_chain_waits_for_a_staged_pass": (
+        {"soc": "Ascend310B1", "m": 4096, "n": 512, "k": 768, "dtype": "int8",
+         "format_b": "NZ"},
+        {"usedCoreNum": 1, "singleCoreM": 4096, "singleCoreN": 512, "baseM": 16, "baseN": 16,
+         "baseK": 704, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+    ),
 }  # fmt: skip
 
 

@@ -38,6 +38,21 @@ work (or the HBM floor); both are exact busy totals. So with lower bounds ``MK <
   the drain, priced with the largest bandwidth share); and at least its first-block path
   ``first_end + drains`` with ``first_end >= la + lb + mm`` plus the latency of the first
   pass's last A and B copies (direct copies only) and of the bias slice.
+* **L1 slots** (:func:`_one_slot_chain`): an operand holds one slot (db = 1, chunks of up to
+  its share of L1) or two (chunks of up to half of it: twice the copies at least), and the
+  four combinations are priced apart. With one slot each copy waits for the last read of the
+  chunk before, so its copies and all but two MMADs of each chunk run in series; where more
+  copies would shorten that chain they lengthen the pipe the copies load, and the least of
+  the larger of the two is taken.
+* **Per-case core rate**: the hit ratio of :func:`simcore.kernel.chip_bandwidth_cap` falls as
+  the chip's reads grow, so each reuse case's least reads cap the copy rate (and the tail
+  cores read as the largest one does where they reuse the operand alike).
+* **Column sweeps** (UB-path chips, ND rows = the operand's rows): a row group whose K panel
+  does not fit its slots is swept by every block of it, one DMA per 32 B of K each sweep.
+* **UB tiles**: an operand loaded once through UB has chunks of at least half of what stays
+  resident; where two such tiles exceed UB the case has no vector-path tiling.
+* **L0 flags**: a group only holds the dbL0A / dbL0B / dbL0C its blocks fit (tiler.space
+  ``dbA_max`` ...); with one L0C buffer every block's MMADs and drain out of L0C run in series.
 * **MK**: the estimator's compute path (``simcore/estimator.py``, ``compute_path = start -
   (per - mm) + span + bound_ex + inner + dr_last`` with ``bound_ex, inner >= 0``) is at least the
   sum over every K step of its period plus the last drain. A step's period is
@@ -79,7 +94,7 @@ _ROUNDING = 1e-9
 #: estimator's compute path (see the module doc), the resource terms only on its busy totals.
 USE_CHAIN_BOUND = True
 #: Intervals of A's share of L1 in the copy-count bound.
-_SPLITS = 16
+_SPLITS = 8
 
 
 def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
@@ -244,12 +259,16 @@ def _chain_bound(c: Costs, k: int, g: dict[str, Any], fixed: dict[str, int]) -> 
     la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
     classes = []
     a_pin, b_pin = fixed.get("dbL0A"), fixed.get("dbL0B")
+    # A group only holds the L0 flags its blocks fit (tiler.space: dbA_max / dbB_max, 1 where
+    # two base blocks do not fit in L0A / L0B): the other classes are out of reach there.
+    no_a2 = np.where(g["dbA_max"] >= 2, 0.0, np.inf) if "dbA_max" in g else 0.0
+    no_b2 = np.where(g["dbB_max"] >= 2, 0.0, np.inf) if "dbB_max" in g else 0.0
     if a_pin in (None, 1):
         classes.append(spans["a1"])
     if a_pin in (None, 2) and b_pin in (None, 1):
-        classes.append(spans["b1"] + np.minimum(la1, mm1))
+        classes.append(spans["b1"] + np.minimum(la1, mm1) + no_a2)
     if a_pin in (None, 2) and b_pin in (None, 2):
-        classes.append(spans["both"] + np.minimum(la1 + lb1, mm1))
+        classes.append(spans["both"] + np.minimum(la1 + lb1, mm1) + no_a2 + no_b2)
     return np.minimum.reduce([np.broadcast_to(x, rows.shape) for x in classes])
 
 
@@ -323,6 +342,19 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
             first_copies += p.gm_to_l1_latency_cycles
         first_path = first_copies + step1 + drain + (0.0 if p.has_fixpipe else c_out)
         makespan_fixed = np.maximum(chain, first_path)
+        # One L0C buffer (dbL0C = 1: pinned, or two blocks do not fit, dbC_max): each block's
+        # first MMAD waits for the previous block's drain out of L0C (FixPipe, or L0C->UB),
+        # which waits for that block's last MMAD, so the MMADs and those drain legs run in
+        # series: every MMAD, every drain leg but the last block's, then the last drain.
+        # (The estimator: ``span`` sums the step periods, ``bound_ex`` adds ``max(dr -
+        # normal, 0)`` per block boundary whose period holds ``normal``; dr the full block's.)
+        c_pin = space.fixed.get("dbL0C")
+        one_c: Any = c_pin == 1
+        if c_pin is None and "dbC_max" in g:
+            one_c = g["dbC_max"] < 2
+        leg_last = c.fix_cycles(rm_t, cn_t, cap) if p.has_fixpipe else c.c_to_ub_cycles(rm_t, cn_t)
+        drain_chain = cube + drain - leg_last + dr_last
+        makespan_fixed = np.maximum(makespan_fixed, np.where(one_c, drain_chain, 0.0))
     via_ub = c.a_via_ub or c.b_via_ub
 
     # --- copies: every reuse case L1 can hold, and the split of L1 between A and B ----------
@@ -349,8 +381,10 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
     # Chip reads of each reuse case. Whether an operand is loaded once depends on its L1 slots
     # (shared by all cores) and on the core's row groups, so every core with the largest
     # core's rows loads A as it does (once, or at least once per block of its columns); the
-    # tail-row cores, with fewer rows, at least once. Likewise B by columns. The HBM floor is
-    # increasing in the reads (at the least miss rate).
+    # tail-row cores, with fewer rows, at least once, and as the largest core does when they
+    # reuse A alike (simcore.kernel.operand_passes): A outer (iterateOrder 1), whose reuse
+    # does not depend on its block count, or as many row blocks as the largest core. Likewise
+    # B by columns. The HBM floor is increasing in the reads (at the least miss rate).
     tail_m = problem.m - (m_cores - 1) * rows
     tail_n = problem.n - (n_cores - 1) * cols
     full_m = (m_cores - 1) + (tail_m == rows)
@@ -359,8 +393,23 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
     b_row_blocks = (m_cores - 1) * m_iter + ceil_div(tail_m, bm)
     a_rows_k = rows * k * in_b * full_m
     b_cols_k = cols * k * in_b * full_n
-    a_tail_read = (tail_m != rows) * tail_m * k * in_b * n_cores
-    b_tail_read = (tail_n != cols) * tail_n * k * in_b * m_cores
+    a_tail_k = (tail_m != rows) * tail_m * k * in_b
+    b_tail_k = (tail_n != cols) * tail_n * k * in_b
+    a_tail_alike = (order == 1) | (ceil_div(tail_m, bm) == m_iter)
+    b_tail_alike = (order == 0) | (ceil_div(tail_n, bn) == n_iter)
+    # One-slot chains (:func:`_one_slot_chain`): the MMAD cycles of full-K steps (each
+    # block's last step left out) and twice the largest full-K MMAD; or the full-K steps at
+    # the smallest full-K MMAD each, and twice that.
+    mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)
+    mm_steps: Any = 0.0
+    for r, col, count in _block_types(g, k):
+        mm_steps = mm_steps + count * np.maximum(k_iter - 1, 0) * c.mmad_cycles(r, col, bk)
+    steps = m_iter * n_iter * np.maximum(k_iter - 1, 0)
+    mm_min = c.mmad_cycles(rm_t, cn_t, bk)
+    mmads = (
+        (mm_steps, np.maximum(2.0 * mm_max, 1e-9)),
+        (steps * mm_min, np.maximum(2.0 * mm_min, 1e-9)),
+    )
     best: Any = np.inf
     for a_once in (True, False):
         for b_once in (True, False):
@@ -368,46 +417,108 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
             b_lo = np.ceil(np.where(b_once, b_need, b_blk) / b_blk)
             a_hi = np.floor((room - b_lo * b_blk) / a_blk)
             infeasible = np.where(a_hi >= a_lo, 0.0, np.inf)
+            # Through UB an operand's chunk is one UB tile of at least its blocks' bytes, and
+            # the vector path needs two tiles in UB (simcore.costs.vector_path_array). Loaded
+            # once, its chunks fill at most two slots (depth = step x stepK x db, db <= 2), so
+            # a chunk holds at least half of what must stay resident.
+            for once, via, need, blk in (
+                (a_once, c.a_via_ub, a_need, a_blk),
+                (b_once, c.b_via_ub, b_need, b_blk),
+            ):
+                if once and via:
+                    tile = np.ceil(np.ceil(need / blk) / 2.0) * blk
+                    infeasible = infeasible + np.where(2.0 * tile > p.ub_bytes, np.inf, 0.0)
             a_passes = 1 if a_once else n_iter
             b_passes = 1 if b_once else m_iter
-            a_terms = _copy_terms(c, True, a_passes, rows, k, cap, a_pass)
-            b_terms = _copy_terms(c, False, b_passes, cols, k, cap, b_pass)
             read = (
                 a_rows_k * (n_cores if a_once else a_col_blocks)
-                + a_tail_read
+                + a_tail_k * (n_cores if a_once else np.where(a_tail_alike, a_col_blocks, n_cores))
                 + b_cols_k * (m_cores if b_once else b_row_blocks)
-                + b_tail_read
+                + b_tail_k * (m_cores if b_once else np.where(b_tail_alike, b_row_blocks, m_cores))
             )
             hbm = (unique + np.maximum(read + write - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
             hbm = np.maximum(hbm, hbm_floor)
+            # The core rate of this case: the hit ratio falls as the reloads grow
+            # (chip_bandwidth_cap: ``1 - miss x (1 - unique / traffic)``), so the case's least
+            # traffic and the order's least miss rate give its largest rate.
+            traffic = np.maximum(read + write, 1.0)
+            hit_case = 1.0 - np.maximum(traffic - unique, 0.0) * miss / traffic
+            rate_case = p.l2_bytes_per_cycle_per_core * (
+                hit_case + (1.0 - hit_case) / p.l2_miss_slowdown
+            )
+            cap_case = np.minimum(cap, rate_case)
+            a_terms = _copy_terms(c, True, a_passes, rows, k, cap_case, a_pass)
+            b_terms = _copy_terms(c, False, b_passes, cols, k, cap_case, b_pass)
             for j in range(splits):
                 u0 = a_lo + np.floor(j / splits * (a_hi - a_lo))
                 u1 = np.maximum(a_lo + np.floor((j + 1) / splits * (a_hi - a_lo)), 1.0)
                 ub_max = np.maximum(np.floor((room - u0 * a_blk) / b_blk), 1.0)
-                a_copies = np.ceil(a_total / u1)
-                b_copies = np.ceil(b_total / ub_max)
-                ga, va, ua = _copies(a_terms, a_passes * a_copies, u1)
-                gb, vb, ub = _copies(b_terms, b_passes * b_copies, ub_max)
-                mte2 = ga + gb + bias_mte2
-                vec = va + vb
-                mte3 = ua + ub
-                # Without FixPipe the drain's legs are on V and MTE3 too.
-                pipes = [mte2, vec, mte3] if p.has_fixpipe else [mte2, drain + vec, c_out + mte3]
-                busiest = np.maximum(np.maximum(np.maximum.reduce(pipes), fixed_busy), hbm)
-                total = np.maximum(sum(pipes) + fixed_sum, hbm)
-                makespan = makespan_fixed
-                if USE_CHAIN_BOUND:
-                    # The estimator's copy path: all MTE2 copies, then at least the last
-                    # step's loads and MMAD of a typical block and the last drain.
-                    makespan = np.maximum(makespan, mte2 + step1 + dr_last)
-                    if via_ub:
-                        # Its UB staging paths (module doc).
-                        g_ub = ga * c.a_via_ub + gb * c.b_via_ub
-                        makespan = np.maximum(
-                            makespan, vec + np.maximum(g_ub, mte3) + step1 + dr_last
+                # Each operand holds one L1 slot (db = 1: chunks of up to its share) or two
+                # (chunks of up to half of it, twice the copies); with one slot its copies and
+                # the MMADs they feed chain (:func:`_one_slot_chain`). Price the four
+                # combinations apart (the chain and the copy count move in opposite ways).
+                legs_a = []
+                legs_b = []
+                # Column DMAs at least (0 off the column path), the same for either slot count.
+                instr_a = _least_instructions(a_terms, u1)
+                instr_b = _least_instructions(b_terms, ub_max)
+                for n_slots in (1.0, 2.0):
+                    a_copies = np.ceil(a_total / np.maximum(np.floor(u1 / n_slots), 1.0))
+                    b_copies = np.ceil(b_total / np.maximum(np.floor(ub_max / n_slots), 1.0))
+                    legs_a.append(_copies(a_terms, a_passes * a_copies, instr_a))
+                    legs_b.append(_copies(b_terms, b_passes * b_copies, instr_b))
+                for sa in (0, 1):
+                    for sb in (0, 1):
+                        ga, va, ua, _ = legs_a[sa]
+                        gb, vb, ub, _ = legs_b[sb]
+                        mte2 = ga + gb + bias_mte2
+                        vec = va + vb
+                        mte3 = ua + ub
+                        # Without FixPipe the drain's legs are on V and MTE3 too.
+                        pipes = (
+                            [mte2, vec, mte3]
+                            if p.has_fixpipe
+                            else [mte2, drain + vec, c_out + mte3]
                         )
-                split = np.minimum(np.maximum(makespan, busiest), total)
-                best = np.minimum(best, split + infeasible)
+                        busiest = np.maximum(np.maximum(np.maximum.reduce(pipes), fixed_busy), hbm)
+                        total = np.maximum(sum(pipes) + fixed_sum, hbm)
+                        makespan = makespan_fixed
+                        if USE_CHAIN_BOUND:
+                            # The estimator's copy path: all MTE2 copies, then at least the
+                            # last step's loads and MMAD of a typical block and the last drain.
+                            makespan = np.maximum(makespan, mte2 + step1 + dr_last)
+                            if via_ub:
+                                # Its UB staging paths (module doc).
+                                g_ub = ga * c.a_via_ub + gb * c.b_via_ub
+                                makespan = np.maximum(
+                                    makespan, vec + np.maximum(g_ub, mte3) + step1 + dr_last
+                                )
+                            # One slot: the slot chain against the pipe its copies load
+                            # (max(makespan, busiest) is at least both, see _one_slot_chain).
+                            if sa == 0:
+                                busiest = np.maximum(
+                                    busiest,
+                                    _one_slot_chain(
+                                        a_terms,
+                                        c.a_via_ub,
+                                        legs_a[0][3],
+                                        mmads,
+                                        mte3 if c.a_via_ub else mte2 + step1 + dr_last,
+                                    ),
+                                )
+                            if sb == 0:
+                                busiest = np.maximum(
+                                    busiest,
+                                    _one_slot_chain(
+                                        b_terms,
+                                        c.b_via_ub,
+                                        legs_b[0][3],
+                                        mmads,
+                                        mte3 if c.b_via_ub else mte2 + step1 + dr_last,
+                                    ),
+                                )
+                        split = np.minimum(np.maximum(makespan, busiest), total)
+                        best = np.minimum(best, split + infeasible)
     return best
 
 
@@ -427,7 +538,7 @@ def _first_copy_latency(c: Costs, is_a: bool) -> float:
 
 def _pass_floor(
     c: Costs, is_a: bool, rows: Any, base: Any, tail: Any, k: int, base_k: Any
-) -> tuple[Any, Any, Any, Any]:
+) -> tuple[Any, Any, Any, Any, Any]:
     """Least reorder repeat cycles, reorder issues and column DMAs of one pass of an operand.
 
     A pass copies every K chunk of every row group of the core's ``rows`` once. Whatever the
@@ -448,11 +559,14 @@ def _pass_floor(
       that share ND rows (the K chunks of one row group when the ND rows are the operand's
       rows, the row groups of one K chunk when they are K rows) tile one row of W bytes:
       ``ceil(W / 32)`` DMAs per row group (or K chunk), of which a pass has at least
-      ``iters / step`` (``iters`` the blocks along that dimension, see :func:`_copies`).
+      ``iters / step`` (``iters`` the blocks along that dimension, see :func:`_copies`); when
+      the ND rows are the operand's rows, a row group whose K chunks do not all fit in its
+      slots is swept again by every block of it (:func:`simcore.kernel.operand_passes`).
 
     Returns:
-        Per pass: repeat cycles, issues, column DMAs per row group (or K chunk), and
-        ``iters`` (arrays broadcast over the groups).
+        Per pass: repeat cycles, issues, column DMAs per row group (or K chunk), ``iters``,
+        and the K blocks of one row group when the ND rows are the operand's rows (0 when
+        they are K rows); arrays broadcast over the groups.
     """
     p = c.preset
     # K is the ND row dimension when A is transposed (A^T is K x M) or B is not (B is K x N).
@@ -462,10 +576,12 @@ def _pass_floor(
         nd_rows, row_bytes = 0 * rows + k, rows * c.in_bytes
         big_base, big_tail = base_k, k_t
         iters = ceil_div(k, base_k)
+        panel = 0 * rows
     else:
         nd_rows, row_bytes = rows, 0 * rows + k * c.in_bytes
         big_base, big_tail = base, tail
         iters = ceil_div(rows, base)
+        panel = ceil_div(k, base_k) + 0 * rows
     blocks, max_repeat = 8, 255
     per_repeat = float(np.min(strided_repeat_cycles(np.arange(p.ub_bank_groups) * 32, p)))
     columns = np.ceil(row_bytes / 32.0)
@@ -475,7 +591,7 @@ def _pass_floor(
         big_base > max_repeat, np.where(big_tail > max_repeat, nd_rows, nd_rows - big_tail), 0
     )
     issues = np.maximum(np.ceil(nd_rows / blocks), np.ceil(big / blocks) * columns)
-    return repeats * per_repeat, issues, columns, iters
+    return repeats * per_repeat, issues, columns, iters, panel
 
 
 def _copy_terms(
@@ -490,13 +606,14 @@ def _copy_terms(
     Returns:
         (MTE2 latency per copy, MTE2 bytes time, V repeat cycles, least V issues, V issue
         cycles, MTE3 latency per copy, MTE3 bytes time, passes x column DMAs per chunk row,
-        the block count those columns repeat over); V and MTE3 terms are 0 for direct copies.
+        the block count those columns repeat over, the K blocks of a row group or 0: see
+        :func:`_pass_floor`); V and MTE3 terms are 0 for direct copies.
     """
     p = c.preset
     nbytes = passes * c.l1_tile_bytes(rows, k)
     via_ub = c.a_via_ub if is_a else c.b_via_ub
     eff = c.a_eff if is_a else c.b_eff
-    rep_cycles, issues, columns, iters = per_pass
+    rep_cycles, issues, columns, iters, panel = per_pass
     if via_ub:
         return (
             p.gm_to_ub_latency_cycles,
@@ -508,6 +625,7 @@ def _copy_terms(
             nbytes / p.ub_to_l1_bytes_per_cycle,
             0.0,
             1.0,
+            0.0,
         )
     nd = c.a_nd if is_a else c.b_nd
     by_column = c.a_by_column if is_a else c.b_by_column
@@ -519,11 +637,11 @@ def _copy_terms(
     else:
         lat, peak = p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
     least = passes * columns if by_column else 0.0
-    return (lat, nbytes / np.minimum(peak, cap), 0.0, 0.0, 0.0, 0.0, 0.0, least, iters)
+    return (lat, nbytes / np.minimum(peak, cap), 0.0, 0.0, 0.0, 0.0, 0.0, least, iters, panel)
 
 
-def _copies(terms: tuple[Any, ...], loads: Any, share: Any) -> tuple[Any, Any, Any]:
-    """(MTE2, V, MTE3) cycles at least of an operand's copies, ``loads`` of them in all.
+def _copies(terms: tuple[Any, ...], loads: Any, least: Any) -> tuple[Any, Any, Any, Any]:
+    """(MTE2, V, MTE3, instructions) at least of an operand's ``loads`` copies.
 
     Each copy pays the copy latency and the bytes move at their rate (:func:`_copy_terms`).
     The vector reorder pays the repeats and issues of :func:`_pass_floor` per pass and at
@@ -531,14 +649,97 @@ def _copies(terms: tuple[Any, ...], loads: Any, share: Any) -> tuple[Any, Any, A
     ND rows: the columns of one pass tile ``iters`` x the columns of :func:`_pass_floor` (each
     row group, or each K chunk, spans the whole other dimension), and the operand holding at
     most ``share`` blocks of L1 cuts the ``iters`` blocks into at least ``iters / share``
-    groups or K chunks.
+    groups or K chunks. When the ND rows are the operand's rows, a row group of ``step``
+    blocks whose ``panel`` K blocks do not all fit in its slots (``share < step x panel``) is
+    streamed and swept again by each of its blocks (:func:`simcore.kernel.operand_passes`:
+    ``iters`` sweeps a pass, whatever the step); one that fits has ``step <= share / panel``,
+    so a pass has at least ``iters / floor(share / panel)`` sweeps; each sweep of a row group
+    moves all its K bytes, ``ceil(W / 32)`` DMAs at least (sum of ceilings >= ceiling of sum):
+    ``least`` (:func:`_least_instructions`).
     """
-    g_lat, g_bytes, v_rep, v_issues, v_ovh, u_lat, u_bytes, least, iters = terms
-    instructions = np.maximum(loads, least * np.ceil(iters / np.maximum(share, 1.0)))
+    g_lat, g_bytes, v_rep, v_issues, v_ovh, u_lat, u_bytes = terms[:7]
+    instructions = np.maximum(loads, least)
     mte2 = instructions * g_lat + g_bytes
     vec = v_rep + np.maximum(loads, v_issues) * v_ovh
     mte3 = loads * u_lat + u_bytes
-    return mte2, vec, mte3
+    return mte2, vec, mte3, instructions
+
+
+def _least_instructions(terms: tuple[Any, ...], share: Any) -> Any:
+    """Column DMAs at least of an operand holding ``share`` blocks (see :func:`_copies`)."""
+    least, iters, panel = terms[7:]
+    if np.isscalar(least) and least == 0.0:
+        return 0.0
+    share = np.maximum(share, 1.0)
+    fit_step = np.floor(share / np.maximum(panel, 1))
+    sweeps = np.where(
+        panel > 0,
+        np.where(fit_step >= 1, np.ceil(iters / np.maximum(fit_step, 1.0)), iters),
+        np.ceil(iters / share),
+    )
+    return least * sweeps
+
+
+def _one_slot_chain(
+    terms: tuple[Any, ...],
+    via_ub: bool,
+    instr: Any,
+    mmads: tuple[tuple[Any, Any], ...],
+    partner: Any,
+) -> Any:
+    """Least ``max(makespan, busiest)`` with an operand in one L1 slot (db = 1).
+
+    Simulator precedences, a floor of the estimator's slot chains. With one slot, chunk
+    ``j + 1``'s copy (its slot-waiting leg: the GM->L1 copy, all its column DMAs, or the
+    UB->L1 leg through UB) waits for the last read of chunk ``j``, the read of some step
+    ``t``, which waits for its L0 buffer (dbL0 <= 2): the MMAD of step ``t - 2`` is done. Each
+    step reads one chunk and, with one slot, the steps of a chunk are consecutive; the M pipe
+    runs in order, so every MMAD of chunk ``j`` but its last two ran between chunk ``j``'s
+    arrival and chunk ``j + 1``'s copy. The arrivals chain, and the makespan is at least
+    ``sum_j d(j) + sum_j e(j)``: ``d`` the copy legs (latency per instruction plus bytes at
+    the capped rate), ``e(j)`` chunk ``j``'s MMADs but its last two, at least ``m(j) - 2 x
+    mm_max`` (``m(j)`` its MMAD cycles, ``mm_max`` the largest full-K MMAD) and at least
+    ``(s(j) - 2) x mm_min`` (``s(j)`` its steps, ``mm_min`` the smallest full-K MMAD), and
+    ``>= 0``. Only full-K steps are counted (every block's K steps but its last: dropping a
+    step never raises the figure), so with ``work`` = their MMAD cycles (or their count x
+    ``mm_min``) and ``per_copy`` = ``2 x mm_max`` (or ``2 x mm_min``), ``L`` copies, ``I``
+    instructions at least (``instr``: ``max(loads, column DMAs)``, see :func:`_copies`) and
+    latency ``lat``, the sum is at least ``bytes + g(L)``, ``g(L) = max(L, I) x lat +
+    max(work - L x per_copy, 0)``, non-increasing for ``L <= I``; both pairs are priced and
+    the larger figure kept.
+
+    Where ``lat < per_copy`` more copies shorten that chain but lengthen the pipe the
+    copies load (``partner``: the copy path ``mte2 + step + dr_last`` for direct copies, the
+    MTE3 busy through UB, priced at ``instr``; each further copy adds ``lat``), and the
+    estimate's ``max(makespan, busiest)`` is at least both. So the figure returned is the
+    least over ``L >= I`` of ``max(chain(L), partner(L))``: both convex piecewise linear in
+    ``L``, their maximum too, so the least is at ``I`` or at a break point above it (the
+    chain's knee ``work / per_copy``, their crossing): at ``I`` where ``lat >= per_copy``
+    (both rise), else at the crossing clipped to ``[I, knee]`` (the chain falls
+    there, the partner rises, and past the knee both rise). It is non-decreasing in
+    ``partner``, so any lower bound of that pipe may be passed.
+
+    Estimator formulas it relies on (simcore/estimator.py ``_core``): ``chain_a`` /
+    ``chain_b`` (a single slot: ``passes x ((kc - 1) x hop_f + hop_l)``, hop = slot-waiting leg
+    + the chunk's reads :func:`_restart_reads`, at least ``(r - 2) x mm`` for ``r`` steps, +
+    ``stay``, the compute of the other blocks that read the chunk) enter its makespan with
+    ``+ mm + dr_last``; ``tests/tiler/test_bound.py`` checks the bound against it.
+    """
+    g_lat, g_bytes, _, _, _, u_lat, u_bytes = terms[:7]
+    # (Through UB the UB->L1 leg is one instruction a copy: instr = loads.)
+    lat, nbytes = (u_lat, u_bytes) if via_ub else (g_lat, g_bytes)
+    base = instr * lat
+    out: Any = 0.0
+    for work, per_copy in mmads:
+        knee = work / per_copy
+        cross = (nbytes + work - partner + base) / per_copy
+        # Where lat >= per_copy both lines rise from L = I on; otherwise the chain falls until
+        # the knee and the partner rises: the least is at their crossing, clipped to [I, knee].
+        n = np.where(lat < per_copy, np.clip(cross, instr, np.maximum(knee, instr)), instr)
+        extra = (n - instr) * lat
+        chain = nbytes + base + extra + np.maximum(work - n * per_copy, 0.0)
+        out = np.maximum(out, np.maximum(chain, partner + extra))
+    return out
 
 
 del align_up, FRACTAL_ROWS

@@ -291,3 +291,97 @@ def _operand_floor_tightness(
         np.minimum.at(best, inverse, times)
         tight = max(tight, float(np.max(np.asarray(res[name]) / best)))
     return tight, pts
+
+
+@pytest.mark.parametrize(
+    ("problem", "group", "tight"),
+    [
+        # Base blocks too large for two L0A buffers (dbA_max = 1): every K step is MMAD plus
+        # both L0 loads in series, which the bound must count (it allowed dbL0A = 2 before).
+        (
+            Problem(m=8192, n=8192, k=8192, dtype="bf16", soc="Ascend910B4"),
+            {"singleCoreM": 1639, "singleCoreN": 2048, "baseM": 192, "baseN": 160, "baseK": 160},
+            0.95,
+        ),
+        # One L1 slot per operand makes copies and MMADs chain; two slots double the copies.
+        (
+            Problem(m=8192, n=8192, k=8192, dtype="bf16", soc="Ascend910B4"),
+            {"singleCoreM": 1639, "singleCoreN": 2048, "baseM": 192, "baseN": 160, "baseK": 80},
+            0.88,
+        ),
+        # 310P column DMA path, A not transposed: a row group whose K panel does not fit its
+        # slots is swept by every block of it, each sweep one DMA per 32 B of K; and no
+        # operand loaded once fits the vector path's two UB tiles.
+        (
+            Problem(m=4096, n=4096, k=4096, dtype="fp16", soc="Ascend310P3"),
+            {"singleCoreM": 1366, "singleCoreN": 2048, "baseM": 32, "baseN": 112, "baseK": 16},
+            0.9,
+        ),
+        # The tail cores (1364 of 1366 columns, as many column blocks) reload B as often as
+        # the largest core: their reads count in the HBM floor.
+        (
+            Problem(m=4096, n=4096, k=4096, dtype="fp16", soc="Ascend310P3"),
+            {"singleCoreM": 2048, "singleCoreN": 1366, "baseM": 176, "baseN": 368, "baseK": 80},
+            0.95,
+        ),
+    ],
+)
+def test_group_bound_is_close_to_the_groups_best_point(
+    problem: Problem, group: dict[str, int], tight: float
+) -> None:
+    # The L0 flag caps, the one-slot chain and the column sweeps of the group bound: below
+    # every point of the group (up to 60k sampled), and close to the best one, so screening
+    # rules the group out without enumerating it.
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(3)
+    space = build_space(problem, preset, {"usedCoreNum": preset.cube_core_count, **group})
+    if space.size == 0:
+        space = build_space(problem, preset, group)
+    assert space.size == 1
+    bound = float(group_lower_bounds(space)[0])
+    pts = space.inner_points(0)
+    n = pts["baseM"].shape[0]
+    if n > 60_000:
+        pick = rng.choice(n, size=60_000, replace=False)
+        pts = {f: v[pick] for f, v in pts.items()}
+    times = np.asarray(estimate_arrays(problem, preset, pts)["time_us"])
+    assert bound <= float(times.min()) * (1 + 1e-9)
+    assert bound >= tight * float(times.min()), (bound, float(times.min()))
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        Problem(m=8192, n=8192, k=8192, dtype="bf16", soc="Ascend910B4"),
+        Problem(m=2048, n=5120, k=5120, dtype="fp16", soc="Ascend910B2"),
+        Problem(m=77, n=333, k=1000, dtype="fp16", soc="Ascend910B2", bias=True),
+        Problem(m=4096, n=4096, k=4096, dtype="fp16", soc="Ascend310P3"),
+        Problem(m=4095, n=4097, k=1023, dtype="int8", soc="Ascend310P3", trans_a=True),
+        Problem(m=640, n=3000, k=700, dtype="fp16", soc="Ascend310P3", trans_b=True, bias=True),
+        Problem(m=1000, n=3000, k=2000, dtype="fp16", soc="Ascend910A"),
+    ],
+)
+def test_group_bound_is_below_one_slot_points(problem: Problem) -> None:
+    # The one-slot chain term (tiler.bound._one_slot_chain) applies to tilings whose A or B
+    # holds a single L1 slot (depth = step x stepK): check the bound against exactly those
+    # points, on 910B (direct copies), 310P (UB staging and column DMA) and 910A.
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(17)
+    space = build_space(problem, preset, {})
+    groups = rng.choice(space.size, size=min(30, space.size), replace=False)
+    bounds = group_lower_bounds(space, groups)
+    checked = 0
+    for gi, bound in zip(groups, bounds, strict=True):
+        pts = space.inner_points(int(gi))
+        one_a = pts["depthA1"] == pts["stepM"] * pts["stepKa"]
+        one_b = pts["depthB1"] == pts["stepN"] * pts["stepKb"]
+        keep = np.flatnonzero(one_a | one_b)
+        if keep.shape[0] > 3000:
+            keep = rng.choice(keep, size=3000, replace=False)
+        if keep.shape[0] == 0:
+            continue
+        sub = {f: v[keep] for f, v in pts.items()}
+        times = np.asarray(estimate_arrays(problem, preset, sub)["time_us"])
+        assert np.all(bound <= times * (1 + 1e-9)), (int(gi), float(bound), float(times.min()))
+        checked += 1
+    assert checked >= 10

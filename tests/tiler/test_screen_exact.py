@@ -120,3 +120,21 @@ def test_pinned_l0_flags_are_kept_by_the_floor_level() -> None:
     merged = {f: np.concatenate([p[f] for p in pts]) for f in ESTIMATOR_FIELDS}
     best = float(np.min(estimate_arrays(problem, preset, merged)["time_us"]))
     assert result.top[0].time_us == pytest.approx(best, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        # Large shapes the group bound used to leave open (one-slot chains and two-slot copy
+        # counts on 910B, single L0A buffers; column sweeps, UB tiles and the tail cores'
+        # reads on 310P): certified at the default budget.
+        Problem(m=8192, n=8192, k=8192, dtype="bf16", soc="Ascend910B4"),
+        Problem(m=4096, n=4096, k=4096, dtype="fp16", soc="Ascend310P3"),
+    ],
+)
+def test_large_shapes_are_certified_at_the_default_budget(problem: Problem) -> None:
+    preset = load_preset(problem.soc)
+    result = screen(build_space(problem, preset, {}))
+    assert result.exact
+    assert result.gap_bound == 0.0
+    assert result.bound_violations == 0

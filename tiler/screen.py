@@ -72,6 +72,8 @@ TIE_RTOL = 2e-9
 FLOOR_RTOL = 1e-12
 #: Groups probed (two points each) for the first incumbent.
 PROBE_GROUPS = 4000
+#: Groups scored in full, best cube bound first, when pins filter out every probe.
+PIN_FALLBACK_GROUPS = 64
 
 
 @dataclass
@@ -421,6 +423,23 @@ def screen(
         np.minimum.at(probe_time, part["group"], times)
         top.add(part, times)
         scored += times.shape[0]
+    if top.threshold() == float("inf") and n:
+        # Pins on inner fields (a stepKa, a depth, an L0 flag) can filter every probe out;
+        # without an incumbent no group can be ruled out and every group's full bound is
+        # computed (tens of seconds on a million groups). Score a few groups in full instead:
+        # their points honour the pins by construction.
+        for gi in np.argsort(cheap, kind="stable")[:PIN_FALLBACK_GROUPS]:
+            pts = space.with_l0_flags(space.l1_choices(int(gi)))
+            if pts["baseM"].shape[0] == 0:
+                continue
+            pts = {f: v[:CHUNK_POINTS] for f, v in pts.items()}
+            times = np.asarray(estimate_arrays(space.problem, space.preset, pts)["time_us"])
+            violations += int((times < cheap[int(gi)]).sum())
+            probe_time[int(gi)] = min(probe_time[int(gi)], float(times.min()))
+            top.add(pts, times)
+            scored += times.shape[0]
+            if top.threshold() < float("inf"):
+                break
 
     # Full bound of the groups the cheap bound leaves (chunked: bounded memory): first with
     # one interval of A's share of L1 (several times cheaper), then with the full cut for the

@@ -1486,7 +1486,9 @@ def estimate_arrays(
 
     Returns:
         A dict of arrays: ``cycles`` and ``time_us`` (kernel, with launch overhead),
-        ``core_cycles`` (slowest core), per-pipe ``busy_<PIPE>`` cycles of the slowest core,
+        ``core_cycles`` (slowest core), ``path_cycles`` (its pipeline path before the clip to
+        [busiest pipe, sum of work]; breaks ties between equal estimates), per-pipe
+        ``busy_<PIPE>`` cycles of the slowest core,
         ``sequential_cycles``, ``resource_cycles``, ``cap_bytes_per_cycle``, ``read_bytes``,
         ``hbm_bytes``.
     """
@@ -1751,6 +1753,10 @@ def _estimate_block(
         "cycles": cycles,
         "time_us": cycles / preset.clock_mhz,
         "core_cycles": worst["span"],
+        # The pipeline path before the clip to [busiest pipe, sum of work]: among tilings
+        # whose estimate is the same resource floor (HBM, a saturated pipe) the one with the
+        # shorter path has slack the floor hides, which a search uses to break such ties.
+        "path_cycles": np.broadcast_to(makespan, span.shape),
         "sequential_cycles": worst["seq"] + launch,
         "resource_cycles": worst["res"] + launch,
         "cap_bytes_per_cycle": cap,

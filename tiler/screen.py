@@ -82,6 +82,8 @@ class Candidate:
 
     fields: dict[str, int]
     time_us: float
+    #: The estimator's pipeline path before the clip to [busiest pipe, sum of work], cycles.
+    path_cycles: float = 0.0
 
 
 @dataclass
@@ -114,27 +116,42 @@ class ScreenResult:
 
 
 class _Top:
-    """The k best distinct points seen so far."""
+    """The k best distinct points seen so far.
+
+    Equal estimates are common where a resource floor sets the time (HBM, a saturated pipe):
+    among them the shorter pipeline path (``path_cycles`` of the estimator, the makespan the
+    floor hides) ranks first, since it has slack the simulator may show; then the fields, so
+    the answer does not depend on enumeration order.
+    """
 
     def __init__(self, k: int) -> None:
         self.k = max(k, 2)
         self.times: FloatArray = np.zeros(0)
+        self.paths: FloatArray = np.zeros(0)
         self.fields: dict[str, npt.NDArray[np.int64]] = {
             f: np.zeros(0, dtype=np.int64) for f in SEARCH_FIELDS
         }
 
-    def add(self, pts: dict[str, npt.NDArray[np.int64]], times: FloatArray) -> None:
+    def add(self, pts: dict[str, npt.NDArray[np.int64]], est: dict[str, Any]) -> FloatArray:
+        """Adds scored points (``est``: the estimator's output for ``pts``); returns the times."""
+        times = np.asarray(est["time_us"], dtype=np.float64)
+        paths = np.asarray(est["path_cycles"], dtype=np.float64)
         if times.shape[0] > self.k:
-            idx = np.argpartition(times, self.k - 1)[: self.k]
+            kth = np.partition(times, self.k - 1)[self.k - 1]
+            idx = np.flatnonzero(times <= kth)  # every tie at the k-th time takes part
+            if idx.shape[0] > 4 * self.k:
+                idx = idx[np.lexsort((paths[idx], times[idx]))[: 4 * self.k]]
         else:
             idx = np.arange(times.shape[0])
         all_t = np.concatenate([self.times, times[idx]])
+        all_p = np.concatenate([self.paths, paths[idx]])
         all_f = {f: np.concatenate([self.fields[f], pts[f][idx]]) for f in SEARCH_FIELDS}
-        # Ties broken by the fields so the answer does not depend on enumeration order.
-        keys = [all_f[f] for f in reversed(SEARCH_FIELDS)] + [all_t]
+        keys = [all_f[f] for f in reversed(SEARCH_FIELDS)] + [all_p, all_t]
         order = np.lexsort(keys)[: self.k]
         self.times = all_t[order]
+        self.paths = all_p[order]
         self.fields = {f: all_f[f][order] for f in SEARCH_FIELDS}
+        return times
 
     def threshold(self) -> float:
         """The time a group must beat to change the best two (inf until two are known)."""
@@ -142,7 +159,11 @@ class _Top:
 
     def candidates(self) -> list[Candidate]:
         return [
-            Candidate({f: int(self.fields[f][i]) for f in SEARCH_FIELDS}, float(self.times[i]))
+            Candidate(
+                {f: int(self.fields[f][i]) for f in SEARCH_FIELDS},
+                float(self.times[i]),
+                float(self.paths[i]),
+            )
             for i in range(self.times.shape[0])
         ]
 
@@ -418,10 +439,9 @@ def screen(
     probe_time = np.full(n, np.inf)
     for start in range(0, probes["group"].shape[0], CHUNK_POINTS):
         part = {f: v[start : start + CHUNK_POINTS] for f, v in probes.items()}
-        times = np.asarray(estimate_arrays(space.problem, space.preset, part)["time_us"])
+        times = top.add(part, estimate_arrays(space.problem, space.preset, part))
         violations += int((times < cheap[part["group"]]).sum())
         np.minimum.at(probe_time, part["group"], times)
-        top.add(part, times)
         scored += times.shape[0]
     if top.threshold() == float("inf") and n:
         # Pins on inner fields (a stepKa, a depth, an L0 flag) can filter every probe out;
@@ -433,10 +453,9 @@ def screen(
             if pts["baseM"].shape[0] == 0:
                 continue
             pts = {f: v[:CHUNK_POINTS] for f, v in pts.items()}
-            times = np.asarray(estimate_arrays(space.problem, space.preset, pts)["time_us"])
+            times = top.add(pts, estimate_arrays(space.problem, space.preset, pts))
             violations += int((times < cheap[int(gi)]).sum())
             probe_time[int(gi)] = min(probe_time[int(gi)], float(times.min()))
-            top.add(pts, times)
             scored += times.shape[0]
             if top.threshold() < float("inf"):
                 break
@@ -544,12 +563,11 @@ def screen(
             count = pts["baseM"].shape[0]
             for first in range(0, count, CHUNK_POINTS):
                 part = {f: v[first : first + CHUNK_POINTS] for f, v in pts.items()}
-                times = np.asarray(estimate_arrays(space.problem, space.preset, part)["time_us"])
+                times = top.add(part, estimate_arrays(space.problem, space.preset, part))
                 bad = times < bounds[first : first + CHUNK_POINTS]
                 if bad.any():
                     violations += int(bad.sum())
                     use_bound = False
-                top.add(part, times)
                 scored += times.shape[0]
         if truncated:
             break

@@ -80,7 +80,16 @@ def test_two_processes_share_one_study(tmp_path: Path) -> None:
     assert answers[0]["tiling"] == answers[1]["tiling"]
     assert answers[0]["search"]["trials"] == answers[1]["search"]["trials"] == REQUEST["budget"]
     best = _best_trial_fields(trials)
-    if not answers[0]["explanation"]["answer_source"].startswith("baseline"):
+    best_us = min(
+        float(t.value or 0.0)
+        for t in trials
+        if t.state == TrialState.COMPLETE and t.user_attrs["tiler_legal"]
+    )
+    # The answer is never slower than the best trial of the shared study, and when a trial
+    # supplied it (the study, or the screening optimum, which is trial 0) it is the best
+    # trial; a re-ranked near-tie of the screening or a baseline can beat every trial.
+    assert answers[0]["estimate"]["time_us"] <= best_us * (1 + 1e-12)
+    if answers[0]["explanation"]["answer_source"] in ("optuna study", "screening optimum"):
         assert _search_fields(answers[0], best) == best
 
 

@@ -48,8 +48,9 @@ from typing import Any
 import numpy as np
 
 from simcore.costs import Costs, ceil_div, vector_path_array
+from simcore.estimator import _chunk_sum  # the same sum as the estimator's V and DMA totals
 from simcore.hardware import HardwarePreset
-from simcore.kernel import operand_passes, operand_traffic, slots
+from simcore.kernel import operand_traffic, slots
 from simcore.problem import Problem
 
 __all__ = ["ub_operand_floor_arrays"]
@@ -245,33 +246,3 @@ def _fixed_work(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...
     c1 = np.where(n_iter == 1, cn_t, bn)
     step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + c.mmad_cycles(r1, c1, bk)
     return cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1
-
-
-def _chunk_sum(
-    cost: Any,
-    extent: Any,
-    base: Any,
-    step: Any,
-    n_slots: Any,
-    other_blocks: Any,
-    inner: Any,
-    k: int,
-    base_k: Any,
-    step_k: Any,
-) -> Any:
-    """Sum of ``cost(rows, k)`` over every chunk copy of one operand on a core.
-
-    A chunk is (a full row group or the tail group) x (a full K chunk or the K tail), each
-    loaded as often as :func:`simcore.kernel.operand_passes` says (the kernel's chunk reuse).
-    """
-    kc = ceil_div(ceil_div(k, base_k), step_k)
-    chunk_k = step_k * base_k
-    k_last = k - (kc - 1) * chunk_k
-    group_rows = step * base
-    groups = ceil_div(ceil_div(extent, base), step)
-    last_rows = extent - (groups - 1) * group_rows
-    full, tail = operand_passes(extent, base, step, n_slots, kc, other_blocks, inner)
-    total: Any = 0.0
-    for r, passes in ((group_rows, full), (last_rows, tail)):
-        total = total + passes * ((kc - 1) * cost(r, chunk_k) + cost(r, k_last))
-    return total

@@ -495,28 +495,16 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
                                 )
                             # One slot: the slot chain against the pipe its copies load
                             # (max(makespan, busiest) is at least both, see _one_slot_chain).
-                            if sa == 0:
-                                busiest = np.maximum(
-                                    busiest,
-                                    _one_slot_chain(
-                                        a_terms,
-                                        c.a_via_ub,
-                                        legs_a[0][3],
-                                        mmads,
-                                        mte3 if c.a_via_ub else mte2 + step1 + dr_last,
-                                    ),
-                                )
-                            if sb == 0:
-                                busiest = np.maximum(
-                                    busiest,
-                                    _one_slot_chain(
-                                        b_terms,
-                                        c.b_via_ub,
-                                        legs_b[0][3],
-                                        mmads,
-                                        mte3 if c.b_via_ub else mte2 + step1 + dr_last,
-                                    ),
-                                )
+                            for one_slot, terms, via, legs in (
+                                (sa == 0, a_terms, c.a_via_ub, legs_a),
+                                (sb == 0, b_terms, c.b_via_ub, legs_b),
+                            ):
+                                if one_slot:
+                                    pipe = mte3 if via else mte2 + step1 + dr_last
+                                    busiest = np.maximum(
+                                        busiest,
+                                        _one_slot_chain(terms, via, legs[0][3], mmads, pipe),
+                                    )
                         split = np.minimum(np.maximum(makespan, busiest), total)
                         best = np.minimum(best, split + infeasible)
     return best

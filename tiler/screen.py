@@ -49,7 +49,7 @@ from simcore.floors import ub_operand_floor_arrays
 from simcore.problem import Template
 from simcore.version import MODEL_VERSION
 from tiler.bound import cube_lower_bounds, group_lower_bounds
-from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand
+from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand, operand_fields
 
 __all__ = ["Candidate", "ScreenResult", "group_lower_bounds", "probe_points", "screen"]
 
@@ -391,12 +391,7 @@ def _surviving_choices(
     ra, rb, oj = np.concatenate(rows_a), np.concatenate(rows_b), np.concatenate(which)
     group = ta.group[ra]
     merged = {name: space.groups[name][group] for name in GROUP_FIELDS}
-    merged["stepM"] = ta.step[ra]
-    merged["stepKa"] = ta.step_k[ra]
-    merged["depthA1"] = ta.step[ra] * ta.step_k[ra] * ta.db[ra]
-    merged["stepN"] = tb.step[rb]
-    merged["stepKb"] = tb.step_k[rb]
-    merged["depthB1"] = tb.step[rb] * tb.step_k[rb] * tb.db[rb]
+    merged.update(operand_fields(ta, ra, tb, rb))
     merged["iterateOrder"] = orders[oj]
     merged["group"] = group
     return merged, np.concatenate(values), cut_points

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -221,12 +221,7 @@ class Space:
         out: dict[str, IntArray] = {
             name: np.full(n, v[name], dtype=np.int64) for name in GROUP_FIELDS
         }
-        out["stepM"] = a.step[ia]
-        out["stepKa"] = a.step_k[ia]
-        out["depthA1"] = a.step[ia] * a.step_k[ia] * a.db[ia]
-        out["stepN"] = b.step[ib]
-        out["stepKb"] = b.step_k[ib]
-        out["depthB1"] = b.step[ib] * b.step_k[ib] * b.db[ib]
+        out.update(operand_fields(a, ia, b, ib))
         for col, name in enumerate(("iterateOrder", "dbL0A", "dbL0B", "dbL0C")):
             out[name] = flags[rep_flags, col]
         return out
@@ -247,12 +242,7 @@ class Space:
         out: dict[str, IntArray] = {
             name: np.full(n, v[name], dtype=np.int64) for name in GROUP_FIELDS
         }
-        out["stepM"] = a.step[ia]
-        out["stepKa"] = a.step_k[ia]
-        out["depthA1"] = a.step[ia] * a.step_k[ia] * a.db[ia]
-        out["stepN"] = b.step[ib]
-        out["stepKb"] = b.step_k[ib]
-        out["depthB1"] = b.step[ib] * b.step_k[ib] * b.db[ib]
+        out.update(operand_fields(a, ia, b, ib))
         out["iterateOrder"] = np.repeat(orders, n_pairs)
         out["group"] = np.full(n, g, dtype=np.int64)
         return out
@@ -285,6 +275,39 @@ class Space:
             out[name] = flags[:, col]
         out["choice"] = rows
         return out
+
+
+class OperandOptions(Protocol):
+    """Per-option arrays of one operand: its step, K step and L1 buffer factor."""
+
+    @property
+    def step(self) -> IntArray:
+        """The step of each option: stepM (A) or stepN (B)."""
+        ...
+
+    @property
+    def step_k(self) -> IntArray:
+        """The K step of each option: stepKa (A) or stepKb (B)."""
+        ...
+
+    @property
+    def db(self) -> IntArray:
+        """The L1 double-buffer factor (1 or 2) of each option."""
+        ...
+
+
+def operand_fields(
+    a: OperandOptions, ia: IntArray, b: OperandOptions, ib: IntArray
+) -> dict[str, IntArray]:
+    """The L1 fields of pairs of operand options (rows ``ia`` of A's, ``ib`` of B's)."""
+    return {
+        "stepM": a.step[ia],
+        "stepKa": a.step_k[ia],
+        "depthA1": a.step[ia] * a.step_k[ia] * a.db[ia],
+        "stepN": b.step[ib],
+        "stepKb": b.step_k[ib],
+        "depthB1": b.step[ib] * b.step_k[ib] * b.db[ib],
+    }
 
 
 @functools.lru_cache(maxsize=4096)

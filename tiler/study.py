@@ -335,7 +335,9 @@ class _Objective:
         self.suggested, self.splits = _suggested(space)
         self.seen_worst = 0.0
         g = space.groups
-        index = {s: i for i, s in enumerate(self.splits)}
+        #: Position of each core split in ``splits`` (a dict: project() runs every trial).
+        self.split_index = {s: i for i, s in enumerate(self.splits)}
+        index = self.split_index
         #: Index into ``splits`` of every group's core split (-1: not a split of the study).
         self.group_split = np.array(
             [
@@ -387,7 +389,8 @@ class _Objective:
         if gr["baseM"].shape[0] == 0:
             return None
         split = (fields["singleCoreM"], fields["singleCoreN"], fields["usedCoreNum"])
-        same = self.group_split == self.splits.index(split) if split in self.splits else None
+        at = self.split_index.get(split)
+        same = None if at is None else self.group_split == at
         dist = np.zeros(gr["baseM"].shape[0])
         for name in ("baseM", "baseN", "baseK"):
             dist += np.abs(np.log2(gr[name] / max(fields[name], 1)))

@@ -21,6 +21,15 @@ def run(data: dict[str, Any], **kw: Any) -> dict[str, Any]:
     return tune(parse_tune_request(data), **kw)
 
 
+def simulated_us(problem: dict[str, Any], tiling: dict[str, int]) -> float:
+    """The model's (simulated) time of ``tiling`` on ``problem``."""
+    from simcore.evaluate import estimate_dict
+
+    p = parse_problem(problem)
+    preset = load_preset(p.soc)
+    return float(estimate_dict(p, complete_tiling(tiling, p, preset), preset)["time_us"])
+
+
 def assert_legal(problem: dict[str, Any], tiling: dict[str, int]) -> None:
     p = parse_problem(problem)
     preset = load_preset(p.soc)
@@ -188,8 +197,6 @@ def test_estimator_ties_at_a_resource_floor_are_told_apart_by_the_simulator() ->
     # floor prices them alike) but simulate 98.4 to 104+ us. The answer must be one of the
     # fast ones: at least as fast as CANN's own tiling of this shape (the reference CSV's
     # 'single' row, which sits at the same estimate), with no baseline given.
-    from simcore.evaluate import estimate_dict
-
     problem = {"soc": "Ascend910B2", "m": 128, "n": 14336, "k": 4096, "dtype": "fp16"}
     cann = {
         "usedCoreNum": 24, "singleCoreM": 128, "singleCoreN": 598, "singleCoreK": 4096,
@@ -197,9 +204,7 @@ def test_estimator_ties_at_a_resource_floor_are_told_apart_by_the_simulator() ->
         "stepN": 1, "stepKa": 8, "stepKb": 2, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2,
         "dbL0C": 1,
     }  # fmt: skip
-    p = parse_problem(problem)
-    preset = load_preset(p.soc)
-    cann_us = estimate_dict(p, complete_tiling(cann, p, preset), preset)["time_us"]
+    cann_us = simulated_us(problem, cann)
     out = run({"problem": problem})
     assert out["estimate"]["simulated"]
     assert out["estimate"]["time_us"] <= cann_us * (1 + 1e-9)
@@ -212,8 +217,6 @@ def test_near_ties_beyond_the_first_copies_reach_cann_tiling(m: int) -> None:
     # 0.3 % behind by estimate but simulates fastest (11.19 us against 11.20). The screened
     # list holds distinct kernels, so the re-ranking reaches it: the answer, with no
     # baseline given, is at least as fast as CANN's 'single' row of the reference CSV.
-    from simcore.evaluate import estimate_dict
-
     problem = {"soc": "Ascend910B2", "m": m, "n": 768, "k": 768, "dtype": "fp16",
                "trans_b": True}  # fmt: skip
     cann = {
@@ -222,9 +225,7 @@ def test_near_ties_beyond_the_first_copies_reach_cann_tiling(m: int) -> None:
         "stepN": 1, "stepKa": 2, "stepKb": 2, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2,
         "dbL0C": 1,
     }  # fmt: skip
-    p = parse_problem(problem)
-    preset = load_preset(p.soc)
-    cann_us = estimate_dict(p, complete_tiling(cann, p, preset), preset)["time_us"]
+    cann_us = simulated_us(problem, cann)
     out = run({"problem": problem})
     assert out["estimate"]["time_us"] <= cann_us * (1 + 1e-9)
 

@@ -8,7 +8,7 @@ Prints the geometric-mean speedup (CANN time / tuned time, both measured in this
 and by shape class, the share of problems where the answer is CANN's own tiling, and the rows
 that could not be compared (a dtype the chip lacks, an illegal CANN row).
 
-    uv run python benchmarks/cann_compare.py --limit 200 --budget 0
+    uv run python benchmarks/cann_compare.py --limit 200 [--budget 0] [--workers 2]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import os
 import statistics
 import time
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -49,6 +50,47 @@ def shape_class(m: int, n: int, k: int) -> str:
     return "large M (>512)"
 
 
+Row = tuple[str, str, float, float, bool]
+
+
+def compare_one(
+    job: tuple[tuple[str, ...], list[dict[str, str]], int | None],
+) -> tuple[tuple[str, ...], list[Row] | str]:
+    """Tunes one problem and simulates each of its CANN rows.
+
+    Returns the key and, per CANN row, (shape class, "soc dtype", CANN us, tuned us, whether
+    the answer is that row's tiling); a class of "" marks an illegal CANN row. For a problem
+    the search rejects, the rule it broke instead of the rows.
+    """
+    key, rows, budget = job
+    soc, dtype, out_dtype, m, n, k, ta, tb, bias = key
+    prob = {"soc": soc, "m": int(m), "n": int(n), "k": int(k), "dtype": dtype,
+            "out_dtype": out_dtype, "trans_a": ta == "1", "trans_b": tb == "1",
+            "bias": bias == "1", "intrinsics_check": True}  # fmt: skip
+    p = parse_problem(prob)
+    preset = load_preset(p.soc)
+    # The search alone, without CANN's rows as baselines: passing them would make "never
+    # slower than CANN" hold by construction and prove nothing about the search.
+    try:
+        req = {"problem": prob} if budget is None else {"problem": prob, "budget": budget}
+        out = tune(parse_tune_request(req))
+    except InputError as exc:
+        return key, exc.rule
+    tuned_us = float(out["estimate"]["time_us"])
+    tuned = out["tiling"]
+    result: list[Row] = []
+    for r in rows:
+        tiling = {f: int(r[f]) for f in TILING_FIELDS}
+        t = complete_tiling(tiling, p, preset)
+        if not check_tiling(p, t, preset).valid:
+            result.append(("", "", 0.0, 0.0, False))
+            continue
+        cann_us = float(estimate_dict(p, t, preset)["time_us"])
+        same = all(tuned[f] == tiling[f] for f in SEARCH_FIELDS)
+        result.append((shape_class(p.m, p.n, p.k), f"{soc} {dtype}", cann_us, tuned_us, same))
+    return key, result
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=None, help="First N distinct problems only.")
@@ -58,6 +100,7 @@ def main() -> None:
         default=None,
         help="Optuna trials per problem (default: the tuner's own).",
     )
+    ap.add_argument("--workers", type=int, default=1, help="Processes (each tunes whole problems).")
     args = ap.parse_args()
     rows = list(csv.DictReader(CSV.open()))
     problems: dict[tuple[str, ...], list[dict[str, str]]] = defaultdict(list)
@@ -75,42 +118,28 @@ def main() -> None:
     answer_is_cann = 0
     slower = 0
     t_start = time.perf_counter()
-    for key in keys:
-        soc, dtype, out_dtype, m, n, k, ta, tb, bias = key
-        prob = {"soc": soc, "m": int(m), "n": int(n), "k": int(k), "dtype": dtype,
-                "out_dtype": out_dtype, "trans_a": ta == "1", "trans_b": tb == "1",
-                "bias": bias == "1", "intrinsics_check": True}  # fmt: skip
-        cann = [{f: int(r[f]) for f in TILING_FIELDS} for r in problems[key]]
-        p = parse_problem(prob)
-        preset = load_preset(p.soc)
-        # The search alone, without CANN's rows as baselines: passing them would make "never
-        # slower than CANN" hold by construction and prove nothing about the search.
-        try:
-            req = (
-                {"problem": prob}
-                if args.budget is None
-                else {"problem": prob, "budget": args.budget}
-            )
-            out = tune(parse_tune_request(req))
-        except InputError as exc:
-            skipped[exc.rule] += len(cann)
-            continue
-        tuned_us = out["estimate"]["time_us"]
-        tuned = out["tiling"]
-        for tiling in cann:
-            t = complete_tiling(tiling, p, preset)
-            if not check_tiling(p, t, preset).valid:
-                skipped["cann_row_illegal"] += 1
+    jobs = [(key, problems[key], args.budget) for key in keys]
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        for done, (done_key, result) in enumerate(pool.map(compare_one, jobs, chunksize=4), 1):
+            if isinstance(result, str):
+                skipped[result] += len(problems[done_key])
                 continue
-            cann_us = estimate_dict(p, t, preset)["time_us"]
-            answer_is_cann += all(tuned[f] == tiling[f] for f in SEARCH_FIELDS)
-            ratio = cann_us / tuned_us
-            if ratio < 1.0 - 1e-9:
-                slower += 1
-                print(f"CANN faster: {key} cann {cann_us:.2f} us, tuned {tuned_us:.2f} us")
-            speedups[shape_class(p.m, p.n, p.k)].append(ratio)
-            speedups[f"{soc} {dtype}"].append(ratio)
-            speedups["all"].append(ratio)
+            for cls, soc_dtype, cann_us, tuned_us, same in result:
+                if cls == "":
+                    skipped["cann_row_illegal"] += 1
+                    continue
+                answer_is_cann += same
+                ratio = cann_us / tuned_us
+                if ratio < 1.0 - 1e-9:
+                    slower += 1
+                    print(f"CANN faster: {done_key} cann {cann_us:.2f} us, tuned {tuned_us:.2f} us",
+                          flush=True)  # fmt: skip
+                speedups[cls].append(ratio)
+                speedups[soc_dtype].append(ratio)
+                speedups["all"].append(ratio)
+            if done % 100 == 0:
+                print(f"  {done}/{len(jobs)} problems, {time.perf_counter() - t_start:.0f} s",
+                      flush=True)  # fmt: skip
     seconds = time.perf_counter() - t_start
     print(f"{len(keys)} problems ({len(speedups['all'])} CANN rows compared) in {seconds:.0f} s, "
           f"budget {args.budget}")  # fmt: skip

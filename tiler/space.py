@@ -116,6 +116,10 @@ class Space:
     c0: int
     box_groups: int = 0
     pruned: dict[str, int] = field(default_factory=dict)
+    #: The distinct core splits (singleCoreM, singleCoreN, usedCoreNum) of the groups, sorted.
+    splits: list[tuple[int, int, int]] = field(default_factory=list)
+    #: Per group, the index of its core split in :attr:`splits`.
+    split_index: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def size(self) -> int:
@@ -456,6 +460,15 @@ def build_space(problem: Problem, preset: HardwarePreset, fixed: Mapping[str, An
         2 * groups["baseM"] * groups["baseN"] * ACCUMULATOR_BYTES <= preset.l0c_bytes, 2, 1
     )
     space = Space(problem, preset, pins, groups, in_bits, c0)
+    # The core splits come sorted by (singleCoreM, singleCoreN) from _core_splits (usedCoreNum
+    # follows from them or is pinned), so the ones some group uses, in that order, are the
+    # space's distinct splits; computing them here spares a sort of every group's triple (a
+    # second and more on a million groups).
+    present = np.flatnonzero(np.bincount(si, minlength=sm.shape[0]) > 0)
+    rank = np.full(sm.shape[0], -1, dtype=np.int64)
+    rank[present] = np.arange(present.shape[0], dtype=np.int64)
+    space.split_index = rank[si]
+    space.splits = [(int(sm[i]), int(sn[i]), int(used[i])) for i in present]
     space.box_groups = int(box_triples) * int(sm.shape[0])
     space.pruned = pruned
     space.pruned["oversized_base"] = kept * int(sm.shape[0]) - int(ti.shape[0])

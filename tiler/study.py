@@ -229,9 +229,7 @@ def _ranges(space: Space) -> dict[str, tuple[int, int, int, bool]]:
 
 def space_splits(space: Space) -> list[tuple[int, int, int]]:
     """The distinct (singleCoreM, singleCoreN, usedCoreNum) of the space, sorted."""
-    g = space.groups
-    trip = np.stack([g["singleCoreM"], g["singleCoreN"], g["usedCoreNum"]], axis=1)
-    return [tuple(int(x) for x in row) for row in np.unique(trip, axis=0)]  # type: ignore[misc]
+    return space.splits
 
 
 def to_params(
@@ -334,20 +332,12 @@ class _Objective:
         self.ranges = _ranges(space)
         self.suggested, self.splits = _suggested(space)
         self.seen_worst = 0.0
-        g = space.groups
         #: Position of each core split in ``splits`` (a dict: project() runs every trial).
         self.split_index = {s: i for i, s in enumerate(self.splits)}
         index = self.split_index
+        position = np.array([index.get(s, -1) for s in space.splits], dtype=np.int64)
         #: Index into ``splits`` of every group's core split (-1: not a split of the study).
-        self.group_split = np.array(
-            [
-                index.get((int(a), int(b), int(c)), -1)
-                for a, b, c in zip(
-                    g["singleCoreM"], g["singleCoreN"], g["usedCoreNum"], strict=True
-                )
-            ],
-            dtype=np.int64,
-        )
+        self.group_split = position[space.split_index]
 
     def evaluate(self, trial: Any) -> tuple[float, Evaluation]:
         """The trial's objective value and the evaluation of its point."""

@@ -76,6 +76,33 @@ instead of playing every instruction it composes per-step and per-block periods:
 * First block and drains: the first block ends after MTE2 brought its chunks and the remaining
   steps ran; every drain follows (with the UB->GM copies on chips without FixPipe, whose one C
   staging buffer chains them).
+* Chains over more than one event (model after 2026.11.8). A stall at a chunk boundary is
+  anchored on the read that frees the slot, which runs two steps (one slot) or a chunk and two
+  steps (two slots) ahead of the MMAD it delays: where the boundaries come at every step their
+  jumps overlap and each stall counts over the span of its jump (``m = slots + (stepK == 1)``
+  boundaries), not over one step. One-step A chunks in one slot: the A read of the step after a
+  B boundary queues on MTE1 behind that step's B read, so A's next copy waits for the B copy
+  (its staging legs through UB) and the B read, a jump over two A hops. B chunks shorter than
+  A's that do not tile them start at varying offsets inside the A chunks; the B chunk delays
+  A's last read only by what its copy exceeds the A reads before it (the first chunks priced at
+  their own offsets, the rest at their average); likewise, with one B slot, an A chunk starting
+  inside a B chunk delays B's last read by the A copy queued behind B's and A's read before
+  B's on MTE1 (in full B chunks, and A's K-tail chunk inside B's last one). With one L0B
+  buffer (and two L0A) each MMAD pairs with the next step's loads, so the K-tail step's short
+  loads follow a full MMAD and its short MMAD the next block's full loads.
+* MTE2 idling behind staged copies: with one operand through UB, a GM->UB copy waits for the
+  reorder of the one before, so MTE2 idles for what that reorder takes beyond the direct copy
+  between them; and with A direct, reloaded every block in S slots, B staged per pass, the A
+  copy S copies after the first A chunk read after step 0 waits for that read, which waits for
+  B's staging legs at the pass's first block (MTE2 idles once per B pass). One A slot holding
+  a block's K with B staged: the next block's A reads follow B's last read on MTE1, so A's
+  chain over two blocks runs through B's whole staging chain.
+* Without FixPipe: with one L0C buffer each block's first MMAD waits for the previous block's
+  L0C->UB leg, which waits for the UB->GM copy before it (:func:`_c1_drain_chain`: a sum over
+  consecutive block types of ``max(mmads, previous UB->GM) + L0C->UB``); the per-block cycle of
+  an operand staged every block also runs through MTE3 (the drain's UB->GM copy, the block's
+  UB->L1 legs with the reorders between them), and the other operand's staging at its pass
+  starts joins it.
 * Makespan of the largest core = the longest of these paths, the compute chain (start-up, step
   periods, stalls, last drain), the MTE2 path (all copies plus what follows the last), the drain
   path and the V / MTE3 totals, clipped to [busiest pipe, sum of all work]. Each path is a chain
@@ -142,6 +169,13 @@ def _cdiv(a: Any, b: Any) -> Any:
     return -(-a // b)
 
 
+def _sub(x: Any, idx: np.ndarray) -> Any:
+    """``x`` at the candidates ``idx`` (per-candidate arrays), or ``x`` itself (a scalar)."""
+    if isinstance(x, np.ndarray) and x.ndim:
+        return x[idx]
+    return x
+
+
 def _divides(a: Any, b: Any) -> Any:
     """``a % b == 0`` for integer-valued arrays, through a float division.
 
@@ -193,17 +227,25 @@ def _restart_reads(la: Any, lb: Any, mm: Any, per: Any, a1: Any, b1: Any) -> tup
     a0, a_1, a2, _, _, _ = chain(la + 0.0 * lb)
     _, ab1, ab2, b0, b_1, b2 = chain(0.0 * la)
 
-    def pick(t0: Any, t1: Any, t2: Any) -> Any:
+    def pick(t0: Any, t1: Any, t2: Any, pp: Any) -> Any:
+        # t2 + (r - 3) x per as c2 + r x per (one operation less per call).
+        c2 = t2 - 3.0 * pp
+
         def reads(r: Any) -> Any:
             if isinstance(r, int):
-                return t0 if r <= 1 else t1 if r == 2 else t2 + (r - 3) * per
-            # (r - 3 < 0 only where the outer select drops it.)
-            return np.where(r >= 3, t2 + (r - 3) * per, np.where(r == 2, t1, t0))
+                return t0 if r <= 1 else t1 if r == 2 else c2 + r * pp
+            # (r < 3 only where the outer select drops the linear part.)
+            return np.where(r >= 3, c2 + r * pp, np.where(r == 2, t1, t0))
 
+        def sub(idx: np.ndarray) -> Any:
+            # The same function on the candidates ``idx`` only.
+            return pick(*(_sub(x, idx) for x in (t0, t1, t2, pp)))
+
+        reads.sub = sub  # type: ignore[attr-defined]
         return reads
 
     # A one-step A chunk's only read precedes the step's B read: it never waits for B.
-    return pick(a0, a_1, a2), pick(b0, b_1, b2), pick(_NEVER + 0.0 * la, ab1, ab2)
+    return pick(a0, a_1, a2, per), pick(b0, b_1, b2, per), pick(_NEVER + 0.0 * la, ab1, ab2, per)
 
 
 def _period(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> Any:
@@ -280,6 +322,9 @@ def _core(
     # The span of the tail row's blocks and of the tail column's, for the phases (below).
     span_tail: Any = 0.0
     span_ctail: Any = 0.0
+    # Per block type (row type, column type; 0 full, 1 tail) without FixPipe: the block's
+    # MMAD chain, its L0C->UB and its UB->GM cycles (see _c1_drain_chain).
+    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
     for j, (col, fc, nc) in enumerate(((bn, fc_f, n_iter - 1), (cn_t, fc_t, 1))):
         lb_f = lat1 + (fc * FRACTAL_ROWS) * ka_f / rate_b
         lb_t = lat1 + (fc * FRACTAL_ROWS) * ka_t / rate_b
@@ -302,8 +347,11 @@ def _core(
             if fix:
                 drain_total = drain_total + count * c.fix_cycles(r, col, cap)
             else:
-                drain_total = drain_total + count * c.c_to_ub_cycles(r, col)
-                m3_out = m3_out + count * c.c_ub_to_gm_cycles(r, col, cap)
+                dr_rc = c.c_to_ub_cycles(r, col)
+                m3_rc = c.c_ub_to_gm_cycles(r, col, cap)
+                drain_total = drain_total + count * dr_rc
+                m3_out = m3_out + count * m3_rc
+                blk_types[(i, j)] = (span_rc / np.maximum(count, 1), dr_rc, m3_rc)
 
     # Typical (full) block figures drive the per-event stalls.
     # (min(baseM, rows) is the tail when the core has a single row block.)
@@ -412,6 +460,15 @@ def _core(
     ex_a_alone = np.maximum(base_a - slack_a, 0.0)
     ex_a_with_b = np.maximum(np.where(single_a, base_a_b, base_a - slack_a), 0.0)
     ex_b_alone = np.maximum(base_b - slack_b, 0.0)
+    # Such a stall is anchored on the read that frees the slot, two steps before the delayed
+    # MMAD with one slot (a chunk more with two). Where boundaries come at every step (or the
+    # two slots keep one chunk of slack) the jumps overlap: over a long run of boundaries the
+    # step chain grows by the jump's excess once per m boundaries, m = slots + (stepK == 1).
+    m_a = slots_a + (step_ka == 1)
+    m_b = slots_b + (step_kb == 1)
+    ex_a_alone = ex_a_alone / m_a
+    ex_a_with_b = ex_a_with_b / m_a
+    ex_b_alone = ex_b_alone / m_b
     # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
     # the A copy), so such a step costs the larger one, not the sum.
     co_lcm = np.lcm(step_ka, step_kb)
@@ -487,6 +544,28 @@ def _core(
     # were summed for every block; block 0 has none.
     # The first step's period counts its loads, which the start-up already holds.
     compute_path = start - (per - mm) + span + bound_ex + inner + dr_last
+    if not floor and fix:
+        # With one L0B buffer (and two L0A) a step's B read waits for the MMAD before it, and
+        # its A read follows the B read before it on MTE1: the MMAD-start chain pairs each MMAD
+        # with the next step's loads, ``max(mm, la_next) + lb_next``, not with its own. Across
+        # the K-tail step the full MMAD meets the short tail loads and the short tail MMAD the
+        # next block's full loads, which is longer (rearrangement: the correction is >= 0).
+        # (With dbL0A = 1 everything runs in series, the sum is the same; with both doubled
+        # the loads run a step ahead; without FixPipe the block boundaries are priced from the
+        # drain instead.) Priced on the typical block, for every block.
+        # (Priced on the candidates where it applies only.)
+        idx = np.flatnonzero(b1 & ~a1 & (k_iter >= 2))
+        if idx.size:
+            mm_s, la_s, mk_s = _sub(mm, idx), _sub(la, idx), _sub(mm_kt, idx)
+            la_t1 = lat1 + (_sub(fr_1, idx) * FRACTAL_ROWS) * _sub(ka_t, idx) / rate_a
+            pair = (
+                np.maximum(mm_s, la_t1)
+                + np.maximum(mk_s, la_s)
+                - np.maximum(mm_s, la_s)
+                - np.maximum(mk_s, la_t1)
+            )
+            compute_path = np.array(compute_path, dtype=np.float64)
+            compute_path[idx] += _sub(blocks, idx) * pair
     # MTE2 runs ahead of the chain; after its last copy the remaining steps of that chunk and the
     # drain are left.
     last_step = np.maximum(
@@ -494,12 +573,16 @@ def _core(
         np.where(loads_b > 0, (kc_b - 1) * step_kb, 0),
     )
     tail_after = (k_iter - last_step - 1) * per + la + lb + mm + dr_last
+    tail_plain = tail_after
     if via_a or via_b:
         tail_after = tail_after + np.where(via_b, vb1 + ub1, va1 + ua1)
     copy_path = mte2 + tail_after
     # Without FixPipe a block's L0C->UB move waits for the previous block's UB->GM copy (one C
     # staging buffer), so the moves and copies of all blocks chain after the first block.
     drain_path = start + (k_iter - 1) * per + mm + drain_total + (0.0 if fix else m3_out)
+    if not fix and not floor:
+        chain_c1 = _c1_drain_chain(blk_types, m_iter, n_iter, order == 0, normal)
+        drain_path = np.maximum(drain_path, c1 * (start - (per - mm) + chain_c1))
     if floor:
         # The compute path is not monotone in the L0 flags (its start-up share shrinks as the
         # period grows): left out of the floor (the group bound prices it per L0 class).
@@ -658,6 +741,69 @@ def _core(
         breaks = loads_d + (blocks - passes_d if problem.bias else 0.0)
         linked = np.where(step_d >= step_u, np.maximum(loads_u - 1 - breaks, 0.0), 0.0)
         makespan = np.maximum(makespan, mte2 + linked * v_u1 + v_u1 + u_u1 + after)
+        # The bias slice of a block (MTE2).
+        rate_bias = np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
+        bias_1 = (
+            p.gm_to_l1_latency_cycles + np.minimum(bn, cols) * c.bias_bytes / rate_bias
+            if problem.bias
+            else 0.0
+        )
+        if not floor:
+            # Both in chunks of the same steps and reloaded together (the same passes):
+            # between two GM->UB copies MTE2 runs one direct copy (A first at a step), and
+            # the second GM->UB copy waits for the first one's reorder, so MTE2 idles for what
+            # that reorder takes beyond the direct copy (full chunk j before the direct chunk
+            # j + 1, the K-tail one the last; the last reorder before the next pass's first
+            # direct copy and the bias slice).
+            u_f, u_l = (a_full, a_last) if via_a else (b_full, b_last)
+            d_f, d_l = (b_full, b_last) if via_a else (a_full, a_last)
+            kc_u = kc_a if via_a else kc_b
+            passes_u = passes_a if via_a else passes_b
+            # Direct operand reloaded with every staged pass (its passes are a superset): inside
+            # a staged pass one direct copy sits between two GM->UB copies; after the pass's
+            # last one, only where both are reloaded together (else more direct copies).
+            together = np.abs(passes_d - passes_u) < 0.5
+            if via_a:
+                # A copy first at a step: B's copy of the same step sits between.
+                gaps = (kc_u - 1) * np.maximum(u_f[1] - d_f[0], 0.0) + together * np.maximum(
+                    u_l[1] - d_l[0] - bias_1, 0.0
+                )
+            else:
+                d_first = np.where(kc_u > 1, d_f[0], d_l[0])
+                gaps = (
+                    np.maximum(kc_u - 2, 0) * np.maximum(u_f[1] - d_f[0], 0.0)
+                    + (kc_u >= 2) * np.maximum(u_f[1] - d_l[0], 0.0)
+                    + together * np.maximum(u_l[1] - d_first - bias_1, 0.0)
+                )
+            same = (step_d == step_u) & (passes_d > passes_u - 0.5) & has_b
+            path_gap = mte2 + passes_u * gaps + u_l[1] + u_l[2] + after
+            makespan = np.maximum(makespan, same * path_gap)
+        if not floor and via_b:
+            # A direct and reloaded every block, B staged and reloaded per pass of several
+            # blocks: at a B pass's first block the reads after its step-0 A read wait for B's
+            # GM->UB, reorder and UB->L1 legs, and A's copy S (A's slots) copies after the
+            # first A chunk read after step 0 waits for that read (FIFO slots). MTE2 runs B's
+            # GM->UB leg and the A copies in between (with their blocks' bias slices), then
+            # idles for the rest, once per B pass. (A's last read of that chunk from B's
+            # arrival: rab, its steps from step 0 on.)
+            j_st = (step_ka == 1) * 1.0
+            t_st = j_st * step_ka + step_ka
+            n_between = j_st + slots_a - 1
+            b_stage = np.where(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
+            # The copies in between: A's chunks j* + 1 .. j* + n (K-tail ones every kc_a).
+            n_tail = np.floor((j_st + n_between + 1) / kc_a) - np.floor((j_st + 1) / kc_a)
+            a_between = n_between * a_full[0] + n_tail * (a_last[0] - a_full[0])
+            idle = (
+                b_stage
+                + rab(np.minimum(t_st, k_iter))
+                - a_between
+                - np.floor(n_between / kc_a) * bias_1
+            )
+            ok = (t_st <= k_iter) & (passes_a > blocks - 0.5) & (passes_b < blocks) & has_b
+            # (The last copy is an A copy: its steps and the drain follow, no B staging.)
+            makespan = np.maximum(
+                makespan, mte2 + tail_plain + ok * passes_b * np.maximum(idle, 0.0)
+            )
 
     # A: hops of its full chunks and of its last (K-tail) chunk.
     single_a = slots_a == 1
@@ -717,8 +863,14 @@ def _core(
     n_in = np.floor((np.maximum(step_ka, 2) - 2) / step_kb) + 1
     r_in = step_ka - (n_in - 1) * step_kb
     # (B's reads between its copies count where its chunks tile the A chunk.)
-    b_in = np.where(_divides(step_ka, step_kb), b_next_in, b_next)
-    in_reads = (n_in - 1) * b_in + rab(r_in) - reads_af
+    ka_div = _divides(step_ka, step_kb)
+    # B chunks shorter than A's that do not tile them (start at varying offsets inside).
+    kb_off = (step_kb < step_ka) & ~ka_div
+    b_in = np.where(ka_div, b_next_in, b_next)
+    # (The B chunk at the A chunk's start holds all of its reads back too: the larger of the
+    # two chains through the first and the last B chunk inside.)
+    rab_ka = rab(step_ka)
+    in_reads = np.maximum((n_in - 1) * b_in + rab(r_in), rab_ka) - reads_af
     gain_f = np.maximum(b_leg_f + in_reads, 0.0)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
@@ -738,25 +890,70 @@ def _core(
         g_b_l = np.where(b_at_last, b_last[0], b_first[0])
         gain_f = np.maximum(gain_f, single_a * (b_first[0] - reads_af))
         gain_fl = np.maximum(gain_fl, single_a * (b_last[0] - reads_af))
+        # One-step A chunks in one slot: the A read of the step after a B boundary queues on
+        # MTE1 behind that step's B read, and A's next copy waits for that A read. So between
+        # A's copies s and s + 2 lie the B copy behind copy s, the B read (with one L0A buffer
+        # the MMAD too) and the A read: over two hops, instead of two A reads and a copy. With
+        # B boundaries at every step the jumps overlap and each counts over its two steps.
+        # (Priced on the candidates where it applies only.)
+        idx = np.flatnonzero(single_a & (step_ka == 1))
+        if idx.size:
+            jump = _sub(lb, idx) + _sub(wa, idx) * _sub(mm, idx) - _sub(la, idx)
+            jump = jump - _sub(wait_af, idx)
+            span_j = 1.0 + (_sub(step_kb, idx) == 1)
+            for gain, legs in ((gain_f, b_first), (gain_fl, b_last)):
+                b_leg = _leg_after_a(False, via_b, tuple(_sub(x, idx) for x in legs))
+                gain[idx] = np.maximum(gain[idx], (b_leg + jump) / span_j)
         gain_l = np.maximum(gain_l, single_a * (g_b_l - reads_al))
     # Shared boundaries per pass (one may be the last A chunk's start); shorter B chunks start
     # inside every A chunk, aligned or not.
     last_co = (a_last_start - np.floor(a_last_start / step_kb) * step_kb == 0) & (co_per_pass > 0)
     full_co = np.where((step_kb < step_ka) & has_b, kc_a - 1, np.maximum(co_per_pass - last_co, 0))
     extra = co_frac * (full_co * gain_f + b_tail_co * (gain_fl - gain_f) + last_co * gain_l)
+    # B chunks shorter than A's that do not tile them start at varying offsets o inside the A
+    # chunks (o cycles through the multiples of gcd(stepKa, stepKb)): the B copies queue behind
+    # the A copy, and A's last read waits for them only by what exceeds the A reads before the
+    # last B chunk inside. The first chunks are priced at their own offsets (a leading axis),
+    # the rest at their average. (Priced on the candidates where it applies only.)
+    nonal = kb_off & has_b & (kc_a > 1)
+    idx = np.flatnonzero(nonal) if not floor and not via_b else np.empty(0, dtype=np.int64)
+    if idx.size:
+        sk_a, sk_b, kc_s = _sub(step_ka, idx), _sub(step_kb, idx), _sub(kc_a, idx)
+        bl_s, bi_s, rf_s = _sub(b_leg_f, idx), _sub(b_in, idx), _sub(reads_af, idx)
+        pipe_f = _sub(single_a, idx) * (_sub(b_first[0], idx) - rf_s) if not via_a else 0.0
+        rab_s = rab.sub(idx)
+
+        def gain_at(o: Any) -> Any:
+            n_o = np.floor((sk_a - 2 - o) / sk_b) + 1
+            r_o = sk_a - o - (n_o - 1) * sk_b
+            g_o = bl_s + np.maximum(n_o - 1, 0) * bi_s + rab_s(np.maximum(r_o, 2)) - rf_s
+            return np.maximum(np.maximum(np.where(n_o >= 1, g_o, 0.0), pipe_f), 0.0)
+
+        # The first n_j full chunks exactly (all at once, a leading axis of chunk indices),
+        # the later ones at their average (the offsets cycle).
+        n_j = 3
+        jj = np.arange(n_j, dtype=np.float64)[:, None]
+        x = jj * sk_a
+        res = x - np.floor(x / sk_b) * sk_b
+        g_sum = ((jj <= kc_s - 2) * gain_at(np.where(res == 0, 0, sk_b - res))).sum(axis=0)
+        g_sum = g_sum * (1.0 + np.maximum(kc_s - 1 - n_j, 0) / np.clip(kc_s - 1, 1, n_j))
+        extra[idx] += _sub(co_frac, idx) * (g_sum - _sub(full_co, idx) * _sub(gain_f, idx))
     if not via_a:
         # One slot, B chunks at least as long as A's: a B boundary inside a full A chunk that is
         # not its start still puts that B copy on MTE2 before the next A copy.
-        n_b_in = _cdiv(a_last_start, step_kb)
-        b_tail_in = (
-            (kc_b > 1)
-            & (b_last_start < a_last_start)
-            & (b_last_start - np.floor(b_last_start / step_ka) * step_ka != 0)
-        )
-        pipe_in = np.maximum(n_b_in - full_co - b_tail_in, 0) * np.maximum(
-            b_full[0] - reads_af, 0.0
-        ) + b_tail_in * np.maximum(b_last[0] - reads_af, 0.0)
-        extra = extra + single_a * (step_kb >= step_ka) * has_b * co_frac * pipe_in
+        # (Priced on the candidates where it applies only.)
+        idx = np.flatnonzero(single_a & (step_kb >= step_ka) & has_b)
+        if idx.size:
+            als, bls = _sub(a_last_start, idx), _sub(b_last_start, idx)
+            sk_a, sk_b, rf = _sub(step_ka, idx), _sub(step_kb, idx), _sub(reads_af, idx)
+            n_b_in = _cdiv(als, sk_b)
+            b_tail_in = (
+                (_sub(kc_b, idx) > 1) & (bls < als) & (bls - np.floor(bls / sk_a) * sk_a != 0)
+            )
+            pipe_in = np.maximum(n_b_in - _sub(full_co, idx) - b_tail_in, 0) * np.maximum(
+                _sub(b_full[0], idx) - rf, 0.0
+            ) + b_tail_in * np.maximum(_sub(b_last[0], idx) - rf, 0.0)
+            extra[idx] += _sub(co_frac, idx) * pipe_in
         # Every B copy from the last A chunk's start on (the one issued with that A copy too)
         # precedes the next A copy on MTE2. The B copy issued with it is the one whose delay of
         # the last A read ``gain_l`` prices (in ``extra``): the hop with ``extra`` is then
@@ -784,19 +981,25 @@ def _core(
         # one (B's last chunk among them): their copies follow the A copy (MTE2 order, or the
         # UB staging), and the last A read waits for the reads from the last one's arrival.
         # (The chains above only hold B chunks that start with an A chunk.)
+        # (Priced on the candidates where it applies only.)
         fb = (np.floor(a_last_start / step_kb) + 1) * step_kb
-        n_off = np.floor((b_last_start - fb) / step_kb) + 1
         off = has_b & (fb <= b_last_start) & (b_last_start <= k_iter - 2)
-        hop_off = (
-            wait_al
-            + np.maximum(n_off - 1, 0) * b_next
-            + b_leg_lc
-            + rab(np.maximum(k_iter - b_last_start, 2))
-            - la
-            + la_kt
-            + stay_a
-        )
-        hop_l = hop_l + co_frac * off * np.maximum(hop_off - hop_l, 0.0)
+        idx = np.flatnonzero(off)
+        if idx.size:
+            bls, sk_b = _sub(b_last_start, idx), _sub(step_kb, idx)
+            n_off = np.floor((bls - _sub(fb, idx)) / sk_b) + 1
+            hop_off = (
+                _sub(wait_al, idx)
+                + np.maximum(n_off - 1, 0) * _sub(b_next, idx)
+                + _sub(b_leg_lc, idx)
+                + rab.sub(idx)(np.maximum(_sub(k_iter, idx) - bls, 2))
+                - _sub(la, idx)
+                + _sub(la_kt, idx)
+                + _sub(stay_a, idx)
+            )
+            h_l = _sub(hop_l, idx)
+            hop_l = np.array(np.broadcast_to(hop_l, off.shape), dtype=np.float64)
+            hop_l[idx] = h_l + _sub(co_frac, idx) * np.maximum(hop_off - h_l, 0.0)
     if floor:
         # The gains are differences of read times (not monotone in the L0 flags) and >= 0.
         gain_f = 0.0 * gain_f
@@ -852,16 +1055,25 @@ def _core(
     # the next chunk, which frees a slot) queues on MTE1 behind this step's B read, and with one
     # L0A buffer behind its MMAD too: the A copy, the B copy behind it, the B read, (the
     # MMAD,) the next A read.
-    w_next = wait_af + b_leg_f + lb + wa * mm + np.where(k_iter == 2, la_kt, la)
-    one_step = (step_ka == 1) & (kc_a == slots_a + 1) & _divides(kc_a, step_kb)
     # Only the share co_frac of the passes reloads B: the other passes run A's own chain (its
     # hops, the last one behind the bias slice on MTE2), so price the two kinds apart.
     own_pass = (kc_a - 1) * hop_f + wait_al + np.maximum(reads_al + stay_a, bias_cyc * (not via_a))
     w_mix = co_frac * w_pass + (1.0 - co_frac) * own_pass
-    per_pass_a = np.maximum(
-        per_pass_a,
-        np.maximum(single_a * (k_iter >= 2) * w_mix, co_frac * one_step * w_next) * has_b,
-    )
+    per_pass_a = np.maximum(per_pass_a, single_a * (k_iter >= 2) * has_b * w_mix)
+    # (Priced on the candidates where it applies only.)
+    idx = np.flatnonzero((step_ka == 1) & (kc_a == slots_a + 1) & has_b)
+    if idx.size:
+        k_s = _sub(k_iter, idx)
+        w_next = (
+            _sub(wait_af, idx)
+            + _sub(b_leg_f, idx)
+            + _sub(lb, idx)
+            + _sub(wa * mm, idx)
+            + np.where(k_s == 2, _sub(la_kt, idx), _sub(la, idx))
+        )
+        one_step = _divides(_sub(kc_a, idx), _sub(step_kb, idx))
+        per_pass_a = np.array(np.broadcast_to(per_pass_a, step_ka.shape), dtype=np.float64)
+        per_pass_a[idx] = np.maximum(per_pass_a[idx], _sub(co_frac, idx) * one_step * w_next)
     # A streamed pass (more chunks than slots): the next pass's first copy waits for the last
     # read of chunk kc - slots, and the reads of chunks 0 .. kc - slots run in order from the
     # arrival of chunk 0 (the hops above restart at every chunk's arrival; with unequal chunks
@@ -891,6 +1103,30 @@ def _core(
         per_pass_a = np.maximum(
             per_pass_a,
             (kc_a > slots_a) * has_b * (co_frac * thru_q + (1.0 - co_frac) * own_thru),
+        )
+    if not floor and not via_a and via_b:
+        # One A slot holding a block's whole K (one chunk per block), B staged through UB: in a
+        # block that reloads B the next block's A reads follow B's last read of this block on
+        # MTE1, which waits for B's whole staging chain (each GM->UB leg after the reorder
+        # before it, each reorder after the UB->L1 leg before it). So A's chain over the two
+        # blocks runs: A's copy, B's staging, B's last read, the next block's A reads, the
+        # next A copy -- instead of two hops of A's own.
+        g_f, v_f, u_f = b_full
+        g_l, v_l, u_l = b_last
+        stage_b = np.where(
+            kc_b > 1,
+            g_f
+            + v_f
+            + np.maximum(kc_b - 2, 0) * (np.maximum(g_f, u_f) + v_f)
+            + np.maximum(g_l, u_f)
+            + v_l
+            + u_l,
+            g_l + v_l + u_l,
+        )
+        jump2 = wait_al + stage_b + lb_kt + reads_al + stay_a
+        one_blk = single_a & (kc_a == 1) & (k_iter >= 2) & has_b
+        per_pass_a = np.maximum(
+            per_pass_a, one_blk * (hop_l + co_frac * np.maximum(jump2 - 2.0 * hop_l, 0.0))
         )
     # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).
     chain_a = passes_a * per_pass_a + bias_cyc
@@ -939,6 +1175,32 @@ def _core(
         sum_with = (n_with - a_tail_full * co_frac_ab) * np.maximum(
             reads_bf, a_f0
         ) + a_tail_full * co_frac_ab * np.maximum(reads_bf, a_l0)
+        # An A boundary strictly inside a full B chunk (offset o > 0): its copy queues behind
+        # B's on MTE2, and B's last read of the chunk follows A's read of that step on MTE1,
+        # so the next B copy waits for the A copy plus A's reads from its arrival plus B's
+        # read, not only the larger of B's reads and the A copy. The first boundaries at their
+        # own offsets, the rest at their average. (Priced on the candidates where it applies.)
+        ains = kb_off & single_b & (kc_b > 1) & has_b
+        idx = np.flatnonzero(ains) if not floor else np.empty(0, dtype=np.int64)
+        if idx.size:
+            sk_a, sk_b, bls = _sub(step_ka, idx), _sub(step_kb, idx), _sub(b_last_start, idx)
+            rbf, af0, al0 = _sub(reads_bf, idx), _sub(a_f0, idx), _sub(a_l0, idx)
+            kc_s, lb_s, naf = _sub(kc_a, idx), _sub(lb, idx), _sub(n_a_full, idx)
+            ra_s = ra.sub(idx)
+            # The first n_s A boundaries exactly (a leading axis), the later ones at their
+            # average (the offsets cycle).
+            n_s = 3
+            ii = np.arange(1, n_s + 1, dtype=np.float64)[:, None]
+            s_i = ii * sk_a
+            o_i = s_i - np.floor(s_i / sk_b) * sk_b
+            a_i = np.where(kc_s - 1 == ii, al0, af0)
+            d_i = np.maximum(rbf, a_i + ra_s(np.maximum(sk_b - o_i, 1)) + lb_s)
+            d_sum = (((s_i <= bls) & (o_i > 0)) * np.maximum(d_i - np.maximum(rbf, a_i), 0.0)).sum(
+                axis=0
+            )
+            d_sum = d_sum * (1.0 + np.maximum(naf - n_s, 0) / np.clip(naf, 1, n_s))
+            sum_with = np.array(sum_with, dtype=np.float64)
+            sum_with[idx] += _sub(co_frac_ab, idx) * d_sum
         hop_one = wait_bf + (sum_with + (kc_b - 1 - n_with) * reads_bf) / np.maximum(kc_b - 1, 1)
         hop_many = wait_bf + reads_bf + co_frac_ab * np.maximum(mte2_f - reads_bf, 0.0)
         hop_f = np.where(single_b, np.where(step_ka >= step_kb, hop_one, hop_many), hop_f)
@@ -947,10 +1209,17 @@ def _core(
         # the next block starts one in passes_a - 1 (the first A copy precedes every B copy).
         f_next = np.minimum(np.maximum(passes_a - 1.0, 0.0) / np.maximum(passes_b, 1), 1.0)
         co_both = np.maximum(co_frac_ab + f_next - 1.0, 0.0)
+        # In the passes with A copies after B's last boundary, A's last chunk starts inside
+        # B's last chunk: its copy queues behind B's on MTE2, and B's last read follows A's
+        # read of that step on MTE1 (the K-tail step's), so it waits for A's copies and reads.
+        reads_here = reads_bl_s
+        if not floor:
+            here = a_here + reads_al + lb_kt + stay_b
+            reads_here = np.where(a_tail_in, np.maximum(reads_bl_s, here), reads_bl_s)
         hop_l_one = (
             wait_bl
-            + co_both * np.maximum(reads_bl_s, bias_cyc + a_here + a_next)
-            + (co_frac_ab - co_both) * np.maximum(reads_bl_s, bias_cyc + a_here)
+            + co_both * np.maximum(reads_here, bias_cyc + a_here + a_next)
+            + (co_frac_ab - co_both) * np.maximum(reads_here, bias_cyc + a_here)
             + (f_next - co_both) * np.maximum(reads_bl_s, bias_cyc + a_next)
             + (1.0 - co_frac_ab - f_next + co_both) * np.maximum(reads_bl_s, bias_cyc)
         )
@@ -1000,12 +1269,33 @@ def _core(
         gain = np.maximum(np.minimum(x, -y), 0.0) + np.maximum(np.minimum(-x, y), 0.0)
         gain = (only_a | ((passes_b >= blocks) & (passes_a < blocks))) * gain
         makespan = np.maximum(makespan, np.maximum(compute_path, copy_path) + gain)
+        # Both operands reloaded in every block, with a tail line: priced on those candidates.
+        idx = (
+            np.flatnonzero(
+                (passes_a >= blocks) & (passes_b >= blocks) & (f["stepM"] == 1)
+                & (f["stepN"] == 1) & (((m_iter > 1) & (rm_t < bm)) | ((n_iter > 1) & (cn_t < bn)))
+            )
+            if not (via_a or via_b or c.a_by_column or c.b_by_column)
+            else np.empty(0, dtype=np.int64)
+        )  # fmt: skip
+        if idx.size:
+            gain = _both_reloaded_phase_gain(
+                c, (_sub(ga, idx), _sub(gb, idx)), (_sub(m_iter, idx), _sub(n_iter, idx),
+                _sub(rm_t, idx), _sub(cn_t, idx)), (_sub(bm, idx), _sub(bn, idx)),
+                (_sub(span, idx), _sub(span_tail, idx), _sub(span_ctail, idx)),
+                _sub(bound_ex + inner, idx), (_sub(kc_a, idx), _sub(kc_b, idx)), _sub(cap, idx),
+            )  # fmt: skip
+            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
+            makespan[idx] = np.maximum(
+                makespan[idx],
+                np.maximum(_sub(compute_path, idx), _sub(copy_path, idx)) + gain,
+            )
     makespan = np.maximum(
         makespan,
         _mte2_gap_path(
             mte2 + tail_after, via_a, via_b, a_full, a_last, b_full, b_last,
             (kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, passes_a, passes_b, has_b),
-            (reads_af, rb_kb, rab(step_ka), ra(step_kb) + lb),
+            (reads_af, rb_kb, rab_ka, ra(step_kb) + lb),
         ),
     )  # fmt: skip
     if not fix and (via_a or via_b):
@@ -1026,7 +1316,36 @@ def _core(
             + np.where(b_end, b_last[2] + reads_bl, a_last[2] + reads_al + lb_kt)
             + mm_kt
         )
+        # The same cycle through MTE3: the drain's UB->GM copy precedes the next block's
+        # UB->L1 legs there, and each reorder after the first waits for the UB->L1 leg before
+        # it (the staging buffer); then the last chunk's reads, the MMAD and the drain.
+        v_blk = (per_a * va + per_b * vb) / blocks_n
+        cyc_m3 = (
+            drain_total / blocks_n
+            + m3c
+            + (per_a * ua + per_b * ub) / blocks_n
+            + v_blk * np.maximum(n_blk - 1.0, 0.0) / np.maximum(n_blk, 1.0)
+            + np.where(b_end, reads_bl, reads_al + lb_kt)
+            + mm_kt
+        )
+        cyc = np.maximum(cyc, cyc_m3)
         v_cycle = start + (n_blk >= 1.0) * (blocks - 1) * cyc + (k_iter - 1) * per + mm + dr_last
+        if not floor:
+            # The other operand staged and reloaded per pass of several blocks: at a pass's
+            # first block its reorders join the vector queue of the cycle and its first UB->L1
+            # leg precedes the reads (once per pass after the first).
+            other: Any = 0.0
+            if via_b:
+                b_u0 = np.where(kc_b > 1, b_full[2], b_last[2])
+                other = other + per_a * (passes_b < blocks) * (passes_b - 1) * (
+                    vb / np.maximum(passes_b, 1) + b_u0
+                )
+            if via_a:
+                a_u0 = np.where(kc_a > 1, a_full[2], a_last[2])
+                other = other + per_b * (passes_a < blocks) * (passes_a - 1) * (
+                    va / np.maximum(passes_a, 1) + a_u0
+                )
+            v_cycle = v_cycle + (n_blk >= 1.0) * np.maximum(other, 0.0)
         makespan = np.maximum(makespan, v_cycle)
     if not floor and via_a and not via_b:
         # One B slot and B reloaded in every block: B's copies chain through its reads
@@ -1057,16 +1376,31 @@ def _core(
         # read of this A chunk's steps; the next A copy queues behind that B copy on MTE2.
         # Per A chunk: its copy, its reads up to that step, the B copy (then the next A copy;
         # at a block start the bias slice between).
+        # (Priced on the candidates where it applies only.)
         j_f = step_ka - slots_b * step_kb - 1
-        j_l = r_last_a - slots_b * step_kb - 1
-        a_arr_f = a_full[0] + (a_full[1] + a_full[2] if via_a else 0.0)
-        a_arr_l = a_last[0] + (a_last[1] + a_last[2] if via_a else 0.0)
-        a_next_l = a_last[0] + (a_last[1] if via_a else 0.0)
-        q_f = a_arr_f + ra(np.maximum(j_f + 1, 1)) + lb + b_full[0]
-        q_l = np.where(j_l >= 0, a_arr_l + ra(np.maximum(j_l + 1, 1)) + lb + b_last[0], a_next_l)
-        q_ok = (kc_b > slots_b) & (j_f >= 0) & _divides(step_ka, step_kb) & (kc_a > 1) & has_b
-        q_path = passes_a * ((kc_a - 1) * q_f + q_l + bias_cyc) + mm + dr_last
-        makespan = np.maximum(makespan, q_ok * q_path)
+        q_ok = (kc_b > slots_b) & (j_f >= 0) & ka_div & (kc_a > 1) & has_b
+        idx = np.flatnonzero(q_ok)
+        if idx.size:
+            af, al = (tuple(_sub(x, idx) for x in legs) for legs in (a_full, a_last))
+            lb_s, ra_s = _sub(lb, idx), ra.sub(idx)
+            sl_b, sk_b = _sub(slots_b, idx), _sub(step_kb, idx)
+            j_l = _sub(r_last_a, idx) - sl_b * sk_b - 1
+            a_arr_f = af[0] + (af[1] + af[2] if via_a else 0.0)
+            a_arr_l = al[0] + (al[1] + al[2] if via_a else 0.0)
+            a_next_l = al[0] + (al[1] if via_a else 0.0)
+            q_f = a_arr_f + ra_s(np.maximum(_sub(j_f, idx) + 1, 1)) + lb_s + _sub(b_full[0], idx)
+            q_l = np.where(
+                j_l >= 0,
+                a_arr_l + ra_s(np.maximum(j_l + 1, 1)) + lb_s + _sub(b_last[0], idx),
+                a_next_l,
+            )
+            q_path = (
+                _sub(passes_a, idx) * ((_sub(kc_a, idx) - 1) * q_f + q_l + _sub(bias_cyc, idx))
+                + _sub(mm, idx)
+                + _sub(dr_last, idx)
+            )
+            makespan = np.array(makespan, dtype=np.float64)
+            makespan[idx] = np.maximum(makespan[idx], q_path)
     if not fix and (via_a or via_b) and not floor:
         # Passes of several blocks, for an operand staged through UB: the drain of the block
         # before a pass precedes the pass's reorders in the vector queue (and its UB->GM copy
@@ -1118,6 +1452,66 @@ def _core(
         out["seq_a"] = fixed_work + ga
         out["seq_b"] = fixed_work + gb
     return out
+
+
+def _c1_drain_chain(
+    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
+    m_iter: Any,
+    n_iter: Any,
+    order0: Any,
+    normal: Any,
+) -> Any:
+    """The L0C drain chain without FixPipe and with one L0C buffer (dbL0C = 1).
+
+    A block's L0C->UB leg waits for its last MMAD and for the previous block's UB->GM copy (one
+    C staging buffer); with one L0C buffer a block's first MMAD waits for the previous block's
+    L0C->UB leg. So with ``L(b)`` the end of block ``b``'s L0C->UB leg,
+    ``L(b) >= L(b - 1) + max(mmads(b), ub_to_gm(b - 1)) + l0c_to_ub(b)``: a full block's long
+    UB->GM copy is not hidden behind a tail block's short MMAD chain (alternating full and tail
+    rows); the sum of maxima, per pair of consecutive block types in the iterate order, is
+    longer than the maximum of the sums the other paths price.
+
+    Args:
+        blk_types: Per (row type, column type), 0 full and 1 tail: the block's MMAD chain (sum
+            of its step periods), its L0C->UB and its UB->GM cycles.
+        m_iter: Row blocks of the core.
+        n_iter: Column blocks of the core.
+        order0: iterateOrder is 0 (rows inner).
+        normal: The part of a block's first step period its MMAD chain does not wait for (its
+            loads ran before the drain the MMAD waits for).
+
+    Returns:
+        Cycles from the first block's first MMAD start to the last UB->GM copy's end.
+    """
+
+    def get(inner_t: int, outer_t: int) -> tuple[Any, Any, Any]:
+        x = blk_types[(inner_t, outer_t)]
+        y = blk_types[(outer_t, inner_t)]
+        return tuple(np.where(order0, a, b) for a, b in zip(x, y, strict=True))
+
+    def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
+        return np.maximum(cur[0] - normal, prev[2]) + cur[1]
+
+    i_full = np.where(order0, m_iter, n_iter) - 1
+    o_full = np.where(order0, n_iter, m_iter) - 1
+    total: Any = 0.0
+    for o, o_count in ((0, o_full), (1, 1.0)):
+        ff, tf = get(0, o), get(1, o)
+        total = total + o_count * (
+            np.maximum(i_full - 1, 0) * step(ff, ff) + (i_full >= 1) * step(tf, ff)
+        )
+        # The first block of this outer row / column follows the last (tail) block of the
+        # previous one, a full one (the tail one is the last).
+        first = tuple(np.where(i_full >= 1, a, b) for a, b in zip(ff, tf, strict=True))
+        n_pred = np.maximum(o_full - 1, 0) if o == 0 else (o_full >= 1)
+        total = total + n_pred * step(first, get(1, 0))
+    fi = np.where(i_full >= 1, 0, 1)
+    fo = np.where(o_full >= 1, 0, 1)
+    first_blk = [get(a, b) for a in (0, 1) for b in (0, 1)]
+    pick = fi * 2 + fo
+    span0 = np.choose(pick, [x[0] for x in first_blk])
+    dr0 = np.choose(pick, [x[1] for x in first_blk])
+    return span0 + dr0 + total + get(1, 1)[2]
 
 
 def _staged_pass_paths(
@@ -1449,6 +1843,59 @@ def _first_last_legs(
                 reorder = c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk)
             out.append((c.gm_to_ub_cycles(nbytes, eff, cap), reorder, c.ub_to_l1_cycles(nbytes)))
     return out[0], out[1]
+
+
+def _both_reloaded_phase_gain(
+    c: Costs,
+    g: tuple[Any, Any],
+    iters: tuple[Any, Any, Any, Any],
+    bases: tuple[Any, Any],
+    spans: tuple[Any, Any, Any],
+    stalls: Any,
+    kc: tuple[Any, Any],
+    cap: Any,
+) -> Any:
+    """Extra cycles when both operands are reloaded in every block and the tail blocks flip.
+
+    With A and B both copied again for every block (K streamed through L1), a block of the
+    tail column copies a full A panel but a narrow B one, while its K loop is as short as its
+    columns; so on a kernel whose full blocks are bound by the compute, the tail column's
+    blocks can be bound by MTE2 (seen: 910B2 fp32 4096 x 3584 x 18944, base 128 x 128 x 64,
+    the 4 tail-column blocks of 40 each take 199k cycles of copies for 114k of MMADs: the
+    totals missed 3 %). Per block type the core takes the longer of copies and compute; with
+    x, y the (copies - compute) of the other blocks and of the tail column (row), sum(max) -
+    max(sum) = relu(x) + relu(y) - relu(x + y). Direct copies (no UB, no column DMA) and
+    stepM = stepN = 1 only (the caller passes those candidates): a copy of one block's panel
+    then costs ``kc`` latencies plus bytes in proportion to its 16-aligned rows, so the tail
+    block's share follows from the totals. Returns the larger gain of the column and the row
+    split (0 where neither applies).
+    """
+    ga, gb = g
+    m_iter, n_iter, rm_t, cn_t = iters
+    bm, bn = bases
+    span, span_tail, span_ctail = spans
+    kc_a, kc_b = kc
+    blocks = m_iter * n_iter
+    blocks_n = np.maximum(blocks, 1)
+    mte2 = ga + gb
+
+    def split(g_own: Any, g_other: Any, kc_own: Any, is_a: bool, n_own: Any, n_other: Any,
+              tail: Any, base: Any, span_t: Any) -> Any:  # fmt: skip
+        # Blocks of the tail line (column for B, row for A): n_other of them.
+        lat = kc_own * _copy_cycles(c, 1.0, 0.0, is_a, cap)[0]
+        ratio = align_up(tail, FRACTAL_ROWS) / base
+        data = np.maximum(g_own - n_other * n_own * lat, 0.0)
+        per_full = data / np.maximum(n_other * (n_own - 1 + ratio), 1e-9)
+        copies_t = g_other / np.maximum(n_own, 1) + n_other * (lat + ratio * per_full)
+        stalls_t = stalls * n_other / blocks_n
+        x = (mte2 - copies_t) - (span - span_t) - (stalls - stalls_t)
+        y = copies_t - span_t - stalls_t
+        gain = np.maximum(np.minimum(x, -y), 0.0) + np.maximum(np.minimum(-x, y), 0.0)
+        return np.where((n_own > 1) & (tail < base), gain, 0.0)
+
+    col = split(gb, ga, kc_b, False, n_iter, m_iter, cn_t, bn, span_ctail)
+    row = split(ga, gb, kc_a, True, m_iter, n_iter, rm_t, bm, span_tail)
+    return np.maximum(col, row)
 
 
 def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:

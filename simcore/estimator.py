@@ -322,6 +322,7 @@ def _core(
     # The span of the tail row's blocks and of the tail column's, for the phases (below).
     span_tail: Any = 0.0
     span_ctail: Any = 0.0
+    span_corner: Any = 0.0  # the block of the tail row and the tail column
     # Per block type (row type, column type; 0 full, 1 tail) without FixPipe: the block's
     # MMAD chain, its L0C->UB and its UB->GM cycles (see _c1_drain_chain).
     blk_types: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
@@ -343,6 +344,8 @@ def _core(
                 span_tail = span_tail + span_rc
             if j == 1:
                 span_ctail = span_ctail + span_rc
+                if i == 1:
+                    span_corner = span_corner + span_rc
             cube = cube + count * (kf * mm_f + mm_t)
             if fix:
                 drain_total = drain_total + count * c.fix_cycles(r, col, cap)
@@ -1282,7 +1285,8 @@ def _core(
             gain = _both_reloaded_phase_gain(
                 c, (_sub(ga, idx), _sub(gb, idx)), (_sub(m_iter, idx), _sub(n_iter, idx),
                 _sub(rm_t, idx), _sub(cn_t, idx)), (_sub(bm, idx), _sub(bn, idx)),
-                (_sub(span, idx), _sub(span_tail, idx), _sub(span_ctail, idx)),
+                (_sub(span, idx), _sub(span_tail, idx), _sub(span_ctail, idx),
+                 _sub(span_corner, idx)),
                 _sub(bound_ex + inner, idx), (_sub(kc_a, idx), _sub(kc_b, idx)), _sub(cap, idx),
             )  # fmt: skip
             makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
@@ -1850,52 +1854,58 @@ def _both_reloaded_phase_gain(
     g: tuple[Any, Any],
     iters: tuple[Any, Any, Any, Any],
     bases: tuple[Any, Any],
-    spans: tuple[Any, Any, Any],
+    spans: tuple[Any, Any, Any, Any],
     stalls: Any,
     kc: tuple[Any, Any],
     cap: Any,
 ) -> Any:
-    """Extra cycles when both operands are reloaded in every block and the tail blocks flip.
+    """Extra cycles when both operands are reloaded in every block and tail blocks flip.
 
     With A and B both copied again for every block (K streamed through L1), a block of the
-    tail column copies a full A panel but a narrow B one, while its K loop is as short as its
-    columns; so on a kernel whose full blocks are bound by the compute, the tail column's
-    blocks can be bound by MTE2 (seen: 910B2 fp32 4096 x 3584 x 18944, base 128 x 128 x 64,
-    the 4 tail-column blocks of 40 each take 199k cycles of copies for 114k of MMADs: the
-    totals missed 3 %). Per block type the core takes the longer of copies and compute; with
-    x, y the (copies - compute) of the other blocks and of the tail column (row), sum(max) -
-    max(sum) = relu(x) + relu(y) - relu(x + y). Direct copies (no UB, no column DMA) and
-    stepM = stepN = 1 only (the caller passes those candidates): a copy of one block's panel
-    then costs ``kc`` latencies plus bytes in proportion to its 16-aligned rows, so the tail
-    block's share follows from the totals. Returns the larger gain of the column and the row
-    split (0 where neither applies).
+    tail column copies a full A panel but a narrow B one while its K loop is as short as its
+    columns (likewise the tail row), so on a kernel whose full blocks are bound by the compute
+    the tail blocks can be bound by MTE2 (seen: 910B2 fp32 4096 x 3584 x 18944, base 128 x 128
+    x 64, the 4 tail-column blocks of 40 each take 199k cycles of copies for 114k of MMADs: the
+    totals missed 3 %). Per block type (full / tail row x full / tail column) the core takes
+    the longer of copies and compute: with d the (copies - compute) of each type, sum(max) -
+    max(sum) = sum(relu(d)) - relu(sum(d)). The compute of a type is its MMAD chain (``spans``:
+    all blocks, the tail row's, the tail column's and the corner's) plus its share of the
+    boundary and chunk stalls, spread evenly over the blocks. Direct copies (no UB, no column
+    DMA) and stepM = stepN = 1 only (the caller passes those candidates): one block's panel
+    then costs ``kc`` latencies plus bytes in proportion to its 16-aligned rows, so each type's
+    copies follow from the operand's total.
     """
     ga, gb = g
     m_iter, n_iter, rm_t, cn_t = iters
     bm, bn = bases
-    span, span_tail, span_ctail = spans
+    span, span_tail, span_ctail, span_corner = spans
     kc_a, kc_b = kc
-    blocks = m_iter * n_iter
-    blocks_n = np.maximum(blocks, 1)
-    mte2 = ga + gb
+    blocks_n = np.maximum(m_iter * n_iter, 1)
 
-    def split(g_own: Any, g_other: Any, kc_own: Any, is_a: bool, n_own: Any, n_other: Any,
-              tail: Any, base: Any, span_t: Any) -> Any:  # fmt: skip
-        # Blocks of the tail line (column for B, row for A): n_other of them.
-        lat = kc_own * _copy_cycles(c, 1.0, 0.0, is_a, cap)[0]
+    def per_block(g_op: Any, kc_op: Any, is_a: bool, n_own: Any, n_other: Any, tail: Any,
+                  base: Any) -> tuple[Any, Any]:  # fmt: skip
+        # (full, tail) block's copies of one operand: n_other lines of n_own blocks each.
+        lat = kc_op * _copy_cycles(c, 1.0, 0.0, is_a, cap)[0]
         ratio = align_up(tail, FRACTAL_ROWS) / base
-        data = np.maximum(g_own - n_other * n_own * lat, 0.0)
-        per_full = data / np.maximum(n_other * (n_own - 1 + ratio), 1e-9)
-        copies_t = g_other / np.maximum(n_own, 1) + n_other * (lat + ratio * per_full)
-        stalls_t = stalls * n_other / blocks_n
-        x = (mte2 - copies_t) - (span - span_t) - (stalls - stalls_t)
-        y = copies_t - span_t - stalls_t
-        gain = np.maximum(np.minimum(x, -y), 0.0) + np.maximum(np.minimum(-x, y), 0.0)
-        return np.where((n_own > 1) & (tail < base), gain, 0.0)
+        data = np.maximum(g_op / np.maximum(n_other, 1) - n_own * lat, 0.0)
+        full = data / np.maximum(n_own - 1 + ratio, 1e-9)
+        return lat + full, lat + ratio * full
 
-    col = split(gb, ga, kc_b, False, n_iter, m_iter, cn_t, bn, span_ctail)
-    row = split(ga, gb, kc_a, True, m_iter, n_iter, rm_t, bm, span_tail)
-    return np.maximum(col, row)
+    a_f, a_t = per_block(ga, kc_a, True, m_iter, n_iter, rm_t, bm)
+    b_f, b_t = per_block(gb, kc_b, False, n_iter, m_iter, cn_t, bn)
+    types = (
+        ((m_iter - 1) * (n_iter - 1), a_f + b_f, span - span_tail - span_ctail + span_corner),
+        (n_iter - 1, a_t + b_f, span_tail - span_corner),
+        (m_iter - 1, a_f + b_t, span_ctail - span_corner),
+        (1, a_t + b_t, span_corner),
+    )
+    relu_sum: Any = 0.0
+    d_sum: Any = 0.0
+    for count, copies, span_type in types:
+        d = count * copies - span_type - stalls * count / blocks_n
+        relu_sum = relu_sum + np.maximum(d, 0.0)
+        d_sum = d_sum + d
+    return np.maximum(relu_sum - np.maximum(d_sum, 0.0), 0.0)
 
 
 def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:

@@ -35,9 +35,12 @@ work (or the HBM floor); both are exact busy totals. So with lower bounds ``MK <
   tail_after`` with ``tail_after = (k_iter - last_step - 1) x per + la + lb + mm + dr_last
   (+ the UB legs of the last copy)``, every term non-negative, so at least the MTE2 bound
   above plus one typical step's loads and MMAD plus the last drain (all fixed by the group but
-  the drain, priced with the largest bandwidth share); and at least its first-block path
-  ``first_end + drains`` with ``first_end >= la + lb + mm`` plus the latency of the first
-  pass's last A and B copies (direct copies only) and of the bias slice.
+  the drain, priced with the largest bandwidth share), plus the steps left after the last
+  copy: fewer only where an operand's last K chunk starts later, which takes more copies of
+  it, each paying its latency (:func:`_last_chunk_steps`); and at least its first-block path
+  ``first_end + drains`` with ``first_end >= la + lb + mm`` (at the block dimensions averaged
+  over the core's blocks, :func:`_average_step`) plus the latency of the first pass's last A
+  and B copies (direct copies only) and of the bias slice.
 * **L1 slots** (:func:`_one_slot_chain`): an operand holds one slot (db = 1, chunks of up to
   its share of L1) or two (chunks of up to half of it: twice the copies at least), and the
   four combinations are priced apart. With one slot each copy waits for the last read of the
@@ -50,14 +53,23 @@ work (or the HBM floor); both are exact busy totals. So with lower bounds ``MK <
 * **Column sweeps** (UB-path chips, ND rows = the operand's rows): a row group whose K panel
   does not fit its slots is swept by every block of it, one DMA per 32 B of K each sweep.
 * **UB tiles**: an operand loaded once through UB has chunks of at least half of what stays
-  resident; where two such tiles exceed UB the case has no vector-path tiling.
+  resident; where two such tiles exceed UB the case has no vector-path tiling. On the vector
+  path every chunk is one UB tile and two tiles fit UB, which caps a chunk's blocks (more
+  copies, and more passes below).
 * **L0 flags**: a group only holds the dbL0A / dbL0B / dbL0C its blocks fit (tiler.space
-  ``dbA_max`` ...); with one L0C buffer every block's MMADs and drain out of L0C run in series.
+  ``dbA_max`` ...).
 * **MK**: the estimator's compute path (``simcore/estimator.py``, ``compute_path = start -
   (per - mm) + span + bound_ex + inner + dr_last`` with ``bound_ex, inner >= 0``) is at least the
   sum over every K step of its period plus the last drain. A step's period is
   ``max(mm + wa*la + wb*lb, la + lb)``; for each L0 buffering class the smallest period and the
-  smallest ``start - (per - mm)`` of that class are taken (see :func:`_chain_bound`).
+  smallest ``start - (per - mm)`` of that class are taken, the start-up after the first A and
+  B copies' MTE2 legs (:func:`_chain_classes`, :func:`_first_copy_legs`). Per class,
+  ``bound_ex`` is at least: with one L0C buffer, ``max(dr - normal, 0)`` at every block
+  boundary (the drain out of L0C beyond the boundary period's loads); without FixPipe, the
+  stalls of the blocks that start a pass of an operand staged through UB, whose copies queue
+  behind the previous block's drain legs, L0C->UB on the vector queue and UB->GM on MTE3
+  (:func:`_pass_start_stalls`: the passes at least, each block's stall at least the drain
+  legs and the average reorder and UB->L1 leg of a copy).
 
 Every tiling falls in one reuse case and one interval of A's share of L1, where each of its
 busy totals and paths is at least what is priced there, and ``min(max(MK, RB), SQ)`` is
@@ -111,7 +123,9 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
     return np.asarray((cube + launch) / preset.clock_mhz * (1.0 - _ROUNDING), dtype=np.float64)
 
 
-def group_lower_bounds(space: Any, idx: Any = None, splits: int = _SPLITS) -> FloatArray:
+def group_lower_bounds(
+    space: Any, idx: Any = None, splits: int = _SPLITS, stalls: bool = True
+) -> FloatArray:
     """A lower bound of the estimated time (us) of every point of each group (module doc).
 
     Args:
@@ -120,6 +134,9 @@ def group_lower_bounds(space: Any, idx: Any = None, splits: int = _SPLITS) -> Fl
         splits: Intervals of A's share of L1 (module doc). Each interval of a finer cut lies
             in one of a coarser cut whose figure is no larger, so more splits never lower the
             bound; 1 is several times cheaper, a first pass before the full bound.
+        stalls: Whether to price the pass-start stalls (:func:`_pass_start_stalls`; see
+            :func:`pass_start_stalls_apply`). Leaving them out only lowers the bound and
+            makes it about a fifth cheaper where they apply: a first pass.
 
     Returns:
         One bound per selected group, in microseconds (launch overhead included).
@@ -134,8 +151,10 @@ def group_lower_bounds(space: Any, idx: Any = None, splits: int = _SPLITS) -> Fl
             continue
         c = Costs(problem, preset, vector_path)
         part: Any = np.inf
+        shared = _order_free_terms(space, c, sub)
+        shared["stalls"] = stalls
         for order in orders:
-            part = np.minimum(part, _bound(space, c, sub, order, splits))
+            part = np.minimum(part, _bound(space, c, sub, order, splits, shared))
         if reach is None:
             best = np.minimum(best, part)
         else:
@@ -143,6 +162,12 @@ def group_lower_bounds(space: Any, idx: Any = None, splits: int = _SPLITS) -> Fl
     launch = preset.launch_overhead_us * preset.clock_mhz
     out = (best + launch) / preset.clock_mhz
     return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
+
+
+def pass_start_stalls_apply(space: Any) -> bool:
+    """Whether the group bound prices pass-start stalls (no FixPipe, an operand staged in UB)."""
+    c = Costs(space.problem, space.preset, True)
+    return USE_CHAIN_BOUND and not space.preset.has_fixpipe and (c.a_via_ub or c.b_via_ub)
 
 
 def _reachable_paths(space: Any, g: dict[str, Any]) -> list[tuple[bool, Any]]:
@@ -207,6 +232,30 @@ def _block_types(g: dict[str, Any], k: int) -> list[tuple[Any, Any, Any]]:
     return out
 
 
+def _average_step(c: Costs, g: dict[str, Any]) -> Any:
+    """A full-K step's ``la + lb + mm`` at the block dimensions averaged over the core's blocks.
+
+    Estimator formula (simcore/estimator.py ``_core``, slot cycles and first block): those
+    paths price the steps with the fractal counts averaged over the core's blocks, ``fr_1 =
+    ((m_iter - 1) x fr_f + fr_t) / m_iter`` (likewise the columns), ``la = lat1 + fr_1 x 16 x
+    ka_f / rate_a``, ``mm = ovh + fr_1 x fc_1 x fk_f x frc``. With tail blocks this is below
+    the typical block's.
+    """
+    p = c.preset
+    bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
+    m_iter, n_iter = g["m_iter"], g["n_iter"]
+    rm_t = g["singleCoreM"] - (m_iter - 1) * bm
+    cn_t = g["singleCoreN"] - (n_iter - 1) * bn
+    fr = ((m_iter - 1) * ceil_div(bm, FRACTAL_ROWS) + ceil_div(rm_t, FRACTAL_ROWS)) / m_iter
+    fc = ((n_iter - 1) * ceil_div(bn, FRACTAL_ROWS) + ceil_div(cn_t, FRACTAL_ROWS)) / n_iter
+    fk = ceil_div(bk, c.c0)
+    k_bytes = (fk * c.c0) * c.in_bytes
+    la = p.mte1_latency_cycles + (fr * FRACTAL_ROWS) * k_bytes / p.l1_to_l0a_bytes_per_cycle
+    lb = p.mte1_latency_cycles + (fc * FRACTAL_ROWS) * k_bytes / p.l1_to_l0b_bytes_per_cycle
+    mm = p.mmad_overhead_cycles + fr * fc * fk * c.fractal_cycles
+    return la + lb + mm
+
+
 def _cube_mte1(c: Costs, k: int, g: dict[str, Any]) -> tuple[Any, Any]:
     bk, k_iter = g["baseK"], g["k_iter"]
     k_t = k - (k_iter - 1) * bk
@@ -224,8 +273,10 @@ def _cube_mte1(c: Costs, k: int, g: dict[str, Any]) -> tuple[Any, Any]:
     return cube, mte1
 
 
-def _chain_bound(c: Costs, k: int, g: dict[str, Any], fixed: dict[str, int]) -> Any:
-    """Sum of the K-step periods plus the start-up's least share, smallest over L0 classes.
+def _chain_classes(
+    c: Costs, k: int, g: dict[str, Any], fixed: dict[str, int], ready: tuple[Any, Any]
+) -> list[tuple[Any, Any, Any, Any]]:
+    """Per L0 class: the sum of the K-step periods plus the start-up's least share.
 
     The estimator's compute path is ``start - (per - mm) + span + ... + dr_last`` with
     ``start >= a_rdy + la + lb`` (the first copy, then the first A and B reads of a typical
@@ -236,7 +287,27 @@ def _chain_bound(c: Costs, k: int, g: dict[str, Any], fixed: dict[str, int]) -> 
     * dbL0A = 2, dbL0B = 1: ``per = max(mm, la) + lb``, so it is ``>= a_rdy + min(la, mm)``;
     * both 2: ``per = max(mm, la + lb)``, so it is ``>= a_rdy + min(la + lb, mm)``;
 
-    with ``a_rdy >= 0`` taken as 0 (the first copy's time is left out).
+    where ``start = max(a_rdy + la, b_rdy) + lb``, so ``start - (per - mm)`` is at least
+    ``a_rdy`` plus the A offset below and at least ``b_rdy`` plus the B offset (the three cases
+    above are the A offsets). The first copies: ``a_rdy >= ga1`` and ``b_rdy >= ga1 + gb1`` on
+    every data path (``ga1``, ``gb1`` the average MTE2 leg of an A, B copy: B's first copy
+    follows A's on MTE2, and through UB the reorder and UB->L1 legs only add), and ``ready``
+    gives lower bounds of ``ga1`` and ``gb1``.
+
+    Each class also gives ``la + lb - (per - mm)`` and ``lb - (per - mm)`` of the typical block
+    (what the estimator's block-boundary stalls ``ex_a0`` / ``ex_b0`` add to a copy's ready
+    time, see :func:`_pass_start_stalls`): ``0`` and ``-la`` with dbL0A = 1; ``min(la, mm)``
+    and ``-max(la - mm, 0)`` with only dbL0B = 1; ``min(la + lb, mm)`` and ``lb - max(la + lb
+    - mm, 0)`` with both 2.
+
+    And the part of a block boundary's period beside its MMAD, ``normal = per_bd - mm_kt``
+    (``per_bd`` the period of the typical block's K-tail MMAD ``mm_kt`` with the next
+    block's loads): ``la + lb`` with dbL0A = 1, ``max(lb, la + lb - mm_kt)`` with only dbL0B
+    = 1, ``max(la + lb - mm_kt, 0)`` with both 2 (with one L0C buffer the estimator adds
+    ``max(dr - normal, 0)`` at every block boundary, see :func:`_bound`).
+
+    Returns:
+        One ``(chain, A offset, B offset, normal)`` per L0 class the pins and the group allow.
     """
     bk, k_iter = g["baseK"], g["k_iter"]
     k_t = k - (k_iter - 1) * bk
@@ -257,23 +328,105 @@ def _chain_bound(c: Costs, k: int, g: dict[str, Any], fixed: dict[str, int]) -> 
     r1 = np.where(m_iter == 1, rows - (m_iter - 1) * bm, bm)
     c1 = np.where(n_iter == 1, cols - (n_iter - 1) * bn, bn)
     la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
-    classes = []
+    mm_kt = c.mmad_cycles(r1, c1, k_t)
     a_pin, b_pin = fixed.get("dbL0A"), fixed.get("dbL0B")
     # A group only holds the L0 flags its blocks fit (tiler.space: dbA_max / dbB_max, 1 where
     # two base blocks do not fit in L0A / L0B): the other classes are out of reach there.
     no_a2 = np.where(g["dbA_max"] >= 2, 0.0, np.inf) if "dbA_max" in g else 0.0
     no_b2 = np.where(g["dbB_max"] >= 2, 0.0, np.inf) if "dbB_max" in g else 0.0
+    ga1, gb1 = ready
+    offsets = []
     if a_pin in (None, 1):
-        classes.append(spans["a1"])
+        offsets.append((spans["a1"], 0.0 * la1, -la1, la1 + lb1))
     if a_pin in (None, 2) and b_pin in (None, 1):
-        classes.append(spans["b1"] + np.minimum(la1, mm1) + no_a2)
+        offsets.append(
+            (
+                spans["b1"] + no_a2,
+                np.minimum(la1, mm1),
+                -np.maximum(la1 - mm1, 0.0),
+                np.maximum(lb1, la1 + lb1 - mm_kt),
+            )
+        )
     if a_pin in (None, 2) and b_pin in (None, 2):
-        classes.append(spans["both"] + np.minimum(la1 + lb1, mm1) + no_a2 + no_b2)
-    return np.minimum.reduce([np.broadcast_to(x, rows.shape) for x in classes])
+        offsets.append(
+            (
+                spans["both"] + no_a2 + no_b2,
+                np.minimum(la1 + lb1, mm1),
+                lb1 - np.maximum(la1 + lb1 - mm1, 0.0),
+                np.maximum(la1 + lb1 - mm_kt, 0.0),
+            )
+        )
+    return [
+        (span + np.maximum(ga1 + off_a, ga1 + gb1 + off_b), off_a, off_b, normal)
+        for span, off_a, off_b, normal in offsets
+    ]
 
 
-def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _SPLITS) -> Any:
-    """``min(max(MK, RB), SQ)`` in cycles (no launch) for one path and one iterate order."""
+def _order_free_terms(space: Any, c: Costs, g: dict[str, Any]) -> dict[str, Any]:
+    """The terms of :func:`_bound` that do not depend on the iterate order (computed once).
+
+    The compute chain's L0 classes (:func:`_chain_classes`, the first copies' bytes at the
+    largest bandwidth share any order allows: the L2 share with every reload hitting), the
+    M and MTE1 work, the typical and averaged step, the per-pass floors (:func:`_pass_floor`)
+    and the one-slot chains' MMAD figures.
+    """
+    problem, p = space.problem, space.preset
+    k = problem.k
+    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
+    m_iter, n_iter, k_iter = g["m_iter"], g["n_iter"], g["k_iter"]
+    rm_t = rows - (m_iter - 1) * bm
+    cn_t = cols - (n_iter - 1) * bn
+    r1 = np.where(m_iter == 1, rm_t, bm)
+    c1 = np.where(n_iter == 1, cn_t, bn)
+    la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
+    active = ceil_div(problem.m, rows) * ceil_div(problem.n, cols)
+    cap = np.minimum(p.l2_bytes_per_cycle / np.maximum(active, 1), p.l2_bytes_per_cycle_per_core)
+    ready = _first_copy_legs(c, k, (rm_t, cn_t), k_iter, cap)
+    cube, mte1 = _cube_mte1(c, k, g)
+    # One-slot chains (:func:`_one_slot_chain`): the MMAD cycles of full-K steps (each
+    # block's last step left out) and twice the largest full-K MMAD; or the full-K steps at
+    # the smallest full-K MMAD each, and twice that.
+    mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)
+    mm_steps: Any = 0.0
+    for r, col, count in _block_types(g, k):
+        mm_steps = mm_steps + count * np.maximum(k_iter - 1, 0) * c.mmad_cycles(r, col, bk)
+    steps = m_iter * n_iter * np.maximum(k_iter - 1, 0)
+    mm_min = c.mmad_cycles(rm_t, cn_t, bk)
+    return {
+        "cube": cube,
+        "mte1": mte1,
+        "chain_classes": _chain_classes(c, k, g, space.fixed, ready),
+        "step1": la1 + lb1 + mm1,
+        # The least period of a typical block's full-K step (every L0 class).
+        "per_lo": np.maximum(mm1, la1 + lb1),
+        # The first-block path prices its steps with the block dimensions averaged over the
+        # core's blocks (_average_step), which can be shorter than the typical block's.
+        "step_avg": _average_step(c, g),
+        "a_pass": _pass_floor(c, True, rows, bm, rm_t, k, bk),
+        "b_pass": _pass_floor(c, False, cols, bn, cn_t, k, bk),
+        "mmads": (
+            (mm_steps, np.maximum(2.0 * mm_max, 1e-9)),
+            (steps * mm_min, np.maximum(2.0 * mm_min, 1e-9)),
+        ),
+    }
+
+
+def _bound(
+    space: Any,
+    c: Costs,
+    g: dict[str, Any],
+    order: int,
+    splits: int = _SPLITS,
+    shared: dict[str, Any] | None = None,
+) -> Any:
+    """``min(max(MK, RB), SQ)`` in cycles (no launch) for one path and one iterate order.
+
+    ``shared`` passes :func:`_order_free_terms` of the same path and groups (computed here
+    when None).
+    """
+    if shared is None:
+        shared = _order_free_terms(space, c, g)
     problem, preset = space.problem, space.preset
     p = preset
     k = problem.k
@@ -303,7 +456,7 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
     hbm_floor = (unique + np.maximum(total_min - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
 
     # --- M, MTE1, drain --------------------------------------------------------------------
-    cube, mte1 = _cube_mte1(c, k, g)
+    cube, mte1 = shared["cube"], shared["mte1"]
     drain: Any = 0.0
     c_out: Any = 0.0
     for r, col, count in _block_types(g, k):
@@ -329,38 +482,62 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
     fixed = [cube, mte1, drain] if p.has_fixpipe else [cube, mte1]
     fixed_busy = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in fixed])
     fixed_sum = sum(fixed)
-    r1 = np.where(m_iter == 1, rm_t, bm)
-    c1 = np.where(n_iter == 1, cn_t, bn)
-    step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + c.mmad_cycles(r1, c1, bk)
+    step1, per_lo, step_avg = shared["step1"], shared["per_lo"], shared["step_avg"]
+    chain_classes = shared["chain_classes"]
     makespan_fixed: Any = 0.0
     if USE_CHAIN_BOUND:
-        chain = _chain_bound(c, k, g, space.fixed) + dr_last
+        chain = (
+            np.minimum.reduce([np.broadcast_to(x[0], rows.shape) for x in chain_classes]) + dr_last
+        )
         # The estimator's first-block path: the first block's step and then every drain (see
         # the module doc).
         first_copies = _first_copy_latency(c, True) + _first_copy_latency(c, False)
         if problem.bias:
             first_copies += p.gm_to_l1_latency_cycles
-        first_path = first_copies + step1 + drain + (0.0 if p.has_fixpipe else c_out)
+        first_path = first_copies + step_avg + drain + (0.0 if p.has_fixpipe else c_out)
         makespan_fixed = np.maximum(chain, first_path)
         # One L0C buffer (dbL0C = 1: pinned, or two blocks do not fit, dbC_max): each block's
-        # first MMAD waits for the previous block's drain out of L0C (FixPipe, or L0C->UB),
-        # which waits for that block's last MMAD, so the MMADs and those drain legs run in
-        # series: every MMAD, every drain leg but the last block's, then the last drain.
-        # (The estimator: ``span`` sums the step periods, ``bound_ex`` adds ``max(dr -
-        # normal, 0)`` per block boundary whose period holds ``normal``; dr the full block's.)
+        # first MMAD waits for the previous block's drain out of L0C. The estimator prices
+        # it in its compute path (``start - (per - mm) + span + bound_ex + inner + dr_last``):
+        # ``bound_ex`` adds at least ``ex_c = max(dr - normal, 0)`` at each of the ``blocks -
+        # 1`` block boundaries (``dr`` the full block's drain leg out of L0C, ``normal`` the
+        # boundary period's loads, per L0 class: _chain_classes), beside the span of every
+        # step's period. (Every MMAD and drain leg in series would overshoot it: the span's
+        # K-tail steps carry the K-tail loads, shorter than ``normal``.)
         c_pin = space.fixed.get("dbL0C")
         one_c: Any = c_pin == 1
         if c_pin is None and "dbC_max" in g:
             one_c = g["dbC_max"] < 2
-        leg_last = c.fix_cycles(rm_t, cn_t, cap) if p.has_fixpipe else c.c_to_ub_cycles(rm_t, cn_t)
-        drain_chain = cube + drain - leg_last + dr_last
-        makespan_fixed = np.maximum(makespan_fixed, np.where(one_c, drain_chain, 0.0))
+        dr_full = (
+            c.fix_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap)
+            if p.has_fixpipe
+            else c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
+        )
+        drain_ex = [
+            np.where(one_c, (m_iter * n_iter - 1) * np.maximum(dr_full - cl[3], 0.0), 0.0)
+            for cl in chain_classes
+        ]
+        drain_chain = np.minimum.reduce(
+            [cl[0] + ex for cl, ex in zip(chain_classes, drain_ex, strict=True)]
+        )
+        makespan_fixed = np.maximum(makespan_fixed, drain_chain + dr_last)
     via_ub = c.a_via_ub or c.b_via_ub
+    # Without FixPipe a block's staged copies queue behind the previous block's drain legs
+    # (_pass_start_stalls): the full block's L0C->UB leg.
+    dr_block = (
+        0.0 if p.has_fixpipe else c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
+    )
+    blocks = m_iter * n_iter
 
     # --- copies: every reuse case L1 can hold, and the split of L1 between A and B ----------
     room = p.l1_bytes - g["bias_l1"]
     a_blk = bm * bk * in_b
     b_blk = bn * bk * in_b
+    # Through UB (the vector path) a chunk is one UB tile and two tiles fit UB
+    # (simcore.costs.vector_path_array: 2 x transLength <= UB, transLength at least the
+    # chunk's bytes, simcore.footprints.trans_length): a chunk holds at most this many blocks.
+    ub_cap_a = np.floor(p.ub_bytes / (2.0 * a_blk)) if c.a_via_ub else np.inf
+    ub_cap_b = np.floor(p.ub_bytes / (2.0 * b_blk)) if c.b_via_ub else np.inf
     a_panel = bm * k_iter * bk * in_b
     b_panel = bn * k_iter * bk * in_b
     # Resident need of an operand loaded once: all its blocks when inner, one panel when outer.
@@ -376,8 +553,7 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
     # in each: the bound is the smallest over the cases and intervals of the combined figure.
     a_total = m_iter * k_iter
     b_total = n_iter * k_iter
-    a_pass = _pass_floor(c, True, rows, bm, rm_t, k, bk)
-    b_pass = _pass_floor(c, False, cols, bn, cn_t, k, bk)
+    a_pass, b_pass = shared["a_pass"], shared["b_pass"]
     # Chip reads of each reuse case. Whether an operand is loaded once depends on its L1 slots
     # (shared by all cores) and on the core's row groups, so every core with the largest
     # core's rows loads A as it does (once, or at least once per block of its columns); the
@@ -397,19 +573,7 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
     b_tail_k = (tail_n != cols) * tail_n * k * in_b
     a_tail_alike = (order == 1) | (ceil_div(tail_m, bm) == m_iter)
     b_tail_alike = (order == 0) | (ceil_div(tail_n, bn) == n_iter)
-    # One-slot chains (:func:`_one_slot_chain`): the MMAD cycles of full-K steps (each
-    # block's last step left out) and twice the largest full-K MMAD; or the full-K steps at
-    # the smallest full-K MMAD each, and twice that.
-    mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)
-    mm_steps: Any = 0.0
-    for r, col, count in _block_types(g, k):
-        mm_steps = mm_steps + count * np.maximum(k_iter - 1, 0) * c.mmad_cycles(r, col, bk)
-    steps = m_iter * n_iter * np.maximum(k_iter - 1, 0)
-    mm_min = c.mmad_cycles(rm_t, cn_t, bk)
-    mmads = (
-        (mm_steps, np.maximum(2.0 * mm_max, 1e-9)),
-        (steps * mm_min, np.maximum(2.0 * mm_min, 1e-9)),
-    )
+    mmads = shared["mmads"]
     best: Any = np.inf
     for a_once in (True, False):
         for b_once in (True, False):
@@ -449,6 +613,50 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
             cap_case = np.minimum(cap, rate_case)
             a_terms = _copy_terms(c, True, a_passes, rows, k, cap_case, a_pass)
             b_terms = _copy_terms(c, False, b_passes, cols, k, cap_case, b_pass)
+            # Without FixPipe, per operand, slot count and L0 class: its pass-start stalls
+            # (_pass_start_stalls), with the largest chunk any split allows (A's share at
+            # most a_hi, B's at most what A's least share leaves): the stalls only fall as the
+            # chunks grow, so this holds in every split.
+            stalls: list[list[list[Any]]] = [[], []]
+            if USE_CHAIN_BOUND and not p.has_fixpipe and via_ub and shared.get("stalls", True):
+                m3c = c.c_ub_to_gm_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap_case)
+                b_most = np.floor((room - a_lo * a_blk) / b_blk)
+                for i, (terms, passes, most, ub_cap, iters, via, off) in enumerate(
+                    (
+                        (a_terms, a_passes, a_hi, ub_cap_a, m_iter, c.a_via_ub, 1),
+                        # B's stalls bound the sum when ex_ab0 >= ex_b0: both staged (see
+                        # _pass_start_stalls).
+                        (b_terms, b_passes, b_most, ub_cap_b, n_iter, c.a_via_ub and c.b_via_ub, 2),
+                    )
+                ):
+                    for sl in (0, 1):
+                        if not via:
+                            stalls[i].append([0.0 for _ in chain_classes])
+                            continue
+                        chunk = np.maximum(np.minimum(np.floor(most / (sl + 1.0)), ub_cap), 1.0)
+                        least = _pass_start_stalls(
+                            terms, (dr_block, m3c), (sl, chunk, iters, passes, blocks, k_iter)
+                        )
+                        stalls[i].append([least(cl[off]) for cl in chain_classes])
+            # Their compute path per slot pair (the same in every split): per L0 class its
+            # chain plus the largest of the stall sums (bound_ex is at least each), then the
+            # last drain.
+            stalled = [
+                [
+                    np.minimum.reduce(
+                        [
+                            cl[0] + np.maximum(np.maximum(st_a, st_b), st_c)
+                            for cl, st_a, st_b, st_c in zip(
+                                chain_classes, stalls[0][sa], stalls[1][sb], drain_ex, strict=True
+                            )
+                        ]
+                    )
+                    + dr_last
+                    for sb in (0, 1)
+                ]
+                for sa in (0, 1)
+                if stalls[0]
+            ]
             for j in range(splits):
                 u0 = a_lo + np.floor(j / splits * (a_hi - a_lo))
                 u1 = np.maximum(a_lo + np.floor((j + 1) / splits * (a_hi - a_lo)), 1.0)
@@ -459,14 +667,34 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
                 # combinations apart (the chain and the copy count move in opposite ways).
                 legs_a = []
                 legs_b = []
+                # Blocks one chunk holds at most (L1 slot, UB tile), per slot count.
+                chunk_a = []
+                chunk_b = []
                 # Column DMAs at least (0 off the column path), the same for either slot count.
                 instr_a = _least_instructions(a_terms, u1)
                 instr_b = _least_instructions(b_terms, ub_max)
                 for n_slots in (1.0, 2.0):
-                    a_copies = np.ceil(a_total / np.maximum(np.floor(u1 / n_slots), 1.0))
-                    b_copies = np.ceil(b_total / np.maximum(np.floor(ub_max / n_slots), 1.0))
+                    chunk_a.append(np.maximum(np.minimum(np.floor(u1 / n_slots), ub_cap_a), 1.0))
+                    chunk_b.append(
+                        np.maximum(np.minimum(np.floor(ub_max / n_slots), ub_cap_b), 1.0)
+                    )
+                    a_copies = np.ceil(a_total / chunk_a[-1])
+                    b_copies = np.ceil(b_total / chunk_b[-1])
                     legs_a.append(_copies(a_terms, a_passes * a_copies, instr_a))
                     legs_b.append(_copies(b_terms, b_passes * b_copies, instr_b))
+                # Per operand and slot count (combined per pair below): the steps left after
+                # its last copy in the copy path, with the copies that shortening costs
+                # (_last_chunk_steps).
+                after = [
+                    [
+                        _last_chunk_steps(per_lo, k_iter, terms[0], passes, chunks[sl], legs[sl][3])
+                        for sl in (0, 1)
+                    ]
+                    for terms, passes, chunks, legs in (
+                        (a_terms, a_passes, chunk_a, legs_a),
+                        (b_terms, b_passes, chunk_b, legs_b),
+                    )
+                ]
                 for sa in (0, 1):
                     for sb in (0, 1):
                         ga, va, ua, _ = legs_a[sa]
@@ -484,9 +712,17 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
                         total = np.maximum(sum(pipes) + fixed_sum, hbm)
                         makespan = makespan_fixed
                         if USE_CHAIN_BOUND:
-                            # The estimator's copy path: all MTE2 copies, then at least the
-                            # last step's loads and MMAD of a typical block and the last drain.
-                            makespan = np.maximum(makespan, mte2 + step1 + dr_last)
+                            # The estimator's copy path: all MTE2 copies, then the steps left
+                            # after the last copy, a typical block's last step and the last
+                            # drain (_last_chunk_steps: fewer steps left take more copies).
+                            makespan = np.maximum(
+                                makespan,
+                                mte2 + np.minimum(after[0][sa], after[1][sb]) + step1 + dr_last,
+                            )
+                            if stalled:
+                                # Each block that starts a pass of a staged operand waits for
+                                # the drain legs before its copies (_pass_start_stalls).
+                                makespan = np.maximum(makespan, stalled[sa][sb])
                             if via_ub:
                                 # Its UB staging paths (module doc).
                                 g_ub = ga * c.a_via_ub + gb * c.b_via_ub
@@ -508,6 +744,122 @@ def _bound(space: Any, c: Costs, g: dict[str, Any], order: int, splits: int = _S
                         split = np.minimum(np.maximum(makespan, busiest), total)
                         best = np.minimum(best, split + infeasible)
     return best
+
+
+def _last_chunk_steps(per: Any, k_iter: Any, lat: Any, passes: Any, chunk: Any, priced: Any) -> Any:
+    """Least ``steps x per`` left after an operand's last copy, plus the copies that costs.
+
+    Estimator formulas (simcore/estimator.py ``_core``): ``copy_path = mte2 + tail_after`` with
+    ``tail_after = (k_iter - last_step - 1) x per + la + lb + mm + dr_last``, where
+    ``last_step`` is the larger of ``D_a = (kc_a - 1) x stepKa`` and ``D_b`` (the start of
+    each operand's last K chunk), ``per`` is the typical block's period (at least ``max(mm, la
+    + lb)``, ``per`` given here) and every copy pays its latency ``lat`` on MTE2 (``mte2``
+    sums all copies).
+
+    An operand's chunks hold at most ``s`` K steps (``stepK <= chunk blocks``), so ``D <= (kc
+    - 1) x s`` and a pass has ``kc >= 1 + D / s`` copies; with ``p`` passes at least (each of
+    ``kc`` copies) its copies are at least ``p x (1 + D / s)``, of which the caller already
+    priced ``i0`` (its instructions at least; ``i0 >= p``). The steps left are ``k_iter - 1 -
+    D`` with ``D = max(D_a, D_b)``: the operand with the larger D pays ``lat x max(p x (1 + D /
+    s) - i0, 0)`` beyond the caller's figure and the other nothing more, so the caller takes
+    the smaller of the two operands' figures. Relaxed to a real D in ``[0, k_iter - 1]`` the
+    sum is convex piecewise linear with one knee, so its least is at D = 0, at the knee or at
+    ``k_iter - 1``.
+
+    Args:
+        per: A step's period at least.
+        k_iter: K steps.
+        lat: The operand's latency per copy.
+        passes: Its passes at least.
+        chunk: Blocks one of its chunks holds at most.
+        priced: Its copies (instructions) the caller already priced.
+
+    Returns:
+        Cycles to add to the caller's copies, steps after them, a step and the drain.
+    """
+    k1 = np.maximum(k_iter - 1, 0)
+    s = np.maximum(np.minimum(chunk, k_iter), 1.0)
+    # Up to the knee no copy is added (and D = 0 leaves more steps than the knee does): the
+    # knee's figure is its steps alone; at k_iter - 1 no step is left.
+    knee = np.minimum(np.maximum((priced / passes - 1.0) * s, 0.0), k1)
+    at_end = lat * np.maximum(passes * (1.0 + k1 / s) - priced, 0.0)
+    return np.minimum(per * (k1 - knee), at_end)
+
+
+def _pass_start_stalls(
+    terms: tuple[Any, ...], drain: tuple[Any, Any], chunking: tuple[Any, ...]
+) -> Any:
+    """The least stall sum, as a function of the L0 class offset, at an operand's pass starts.
+
+    Estimator formulas (simcore/estimator.py ``_core``, block boundaries, no FixPipe): the
+    compute path ``start - (per - mm) + span + bound_ex + inner + dr_last`` adds ``bound_ex =
+    both x max(ex_ab0, ex_c) + only_a x max(ex_a0, ex_c) + only_b x max(ex_b0, ex_c) + rest x
+    ex_c`` over the block boundaries (``both = min(pa, pb)``, ``only_a = pa - both``, ...,
+    ``pa = passes_a - 1`` the boundaries where A starts a pass, all counts >= 0), with, for
+    an operand staged through UB, ``ex_a0 = max(a_ready + la + lb - per + mm, 0)``, ``a_ready
+    = dr + max(m3c, va1) + ua1`` (the drain's L0C->UB leg ``dr`` and UB->GM copy ``m3c`` of a
+    full block, then the average reorder ``va1`` and UB->L1 leg ``ua1`` of A's copies),
+    ``ex_b0 = max(b_ready + lb - per + mm, 0)`` likewise, ``ex_ab0 = max(ex_a0, ab_ready + lb
+    - per + mm)``. As ``ex_ab0 >= ex_a0``, ``bound_ex >= pa x ex_a0``; with both operands
+    staged ``ab_ready = a_ready + vb1 + ub1 >= b_ready``, so ``ex_ab0 >= ex_b0`` and
+    ``bound_ex >= pb x ex_b0`` too. ``la + lb - per + mm`` (``lb - per + mm``) is the class
+    offset of :func:`_chain_classes`, so the compute path of each L0 class is at least its
+    chain plus this figure plus ``dr_last``.
+
+    The pass count (operand A; B alike): ``passes_a`` counts A's group passes, each of ``kc``
+    chunk copies (``loads_a = passes_a x kc``, :func:`simcore.kernel.operand_passes`). With
+    its K chunks streamed (``kc > slots``) every block reloads its group: ``passes_a`` is the
+    block count. Otherwise ``kc <= slots`` (the slot count, 1 or 2: depth = step x stepK x db,
+    db <= 2), so ``stepKa >= ceil(k_iter / slots)``, a chunk holds ``stepM x stepKa`` blocks
+    at most ``chunk`` (the caller's L1 share per slot, and the UB tile through UB), ``stepM <=
+    chunk / ceil(k_iter / slots)`` and there are ``ceil(m_iter / stepM)`` groups, each loaded
+    at least ``passes0`` times (once, or once per block of the other operand: the caller's
+    reuse case). ``va1 = va / loads_a`` and ``ua1 = ua / loads_a``: with ``q = (P - 1) / (P x
+    kc)`` (``P = passes_a``), ``pa x ua1 = pa x lat + q x bytes / rate`` and ``pa x va1 >= q x
+    repeats + pa x issue`` (the per-pass floors of :func:`_copy_terms`, over ``passes0`` passes
+    of all the core's rows), each non-decreasing in P and non-increasing in ``kc`` (at most
+    ``slots``, or ``k_iter`` when streamed); ``pa x (dr + lat + offset)`` is non-decreasing in P
+    where ``dr + lat + offset >= 0`` (else at least its value at the block count).
+
+    Args:
+        terms: The operand's :func:`_copy_terms` (its reorder and UB->L1 terms).
+        drain: ``dr`` and ``m3c`` (at the case's largest bandwidth share: ``m3c`` is
+            non-increasing in it).
+        chunking: (slot index: 0 one slot, 1 two; chunk blocks at most; the operand's blocks
+            along its dimension; passes at least of each group; blocks of the core; K steps).
+
+    Returns:
+        ``offset -> cycles``: the least ``bound_ex`` over the tilings of the caller's case.
+    """
+    dr, m3c = drain
+    slot, chunk, iters, passes0, blocks, k_iter = chunking
+    n_slots = slot + 1.0
+    _, _, v_rep, _, v_ovh, u_lat, u_bytes = terms[:7]
+    per_group = np.floor(chunk / np.ceil(k_iter / n_slots))
+    fits = np.minimum(blocks, passes0 * np.ceil(iters / np.maximum(per_group, 1.0)))
+    # Per case (K chunks in the slots, or streamed): the boundaries ``count - 1`` and the
+    # stall sum without the offset (with ``x = dr + lat + offset >= 0``, else see ``least``).
+    cases = []
+    for count, kc_max in ((np.where(per_group >= 1, fits, blocks), n_slots), (blocks, k_iter)):
+        bounds = count - 1.0
+        q = bounds / (count * kc_max)
+        staged = np.maximum(bounds * m3c, q * v_rep + bounds * v_ovh)
+        cases.append((bounds, bounds * (dr + u_lat) + staged + q * u_bytes))
+
+    def least(offset: Any) -> Any:
+        x = dr + u_lat + offset
+        # (Where x < 0 the boundaries' share is at least blocks - 1 of them; A's offsets are
+        # never negative, so this is rare.)
+        negative = bool(np.any(x < 0.0))
+        out: Any = np.inf
+        for bounds, base in cases:
+            total = base + bounds * offset
+            if negative:
+                total = total + np.minimum(x, 0.0) * (blocks - 1.0 - bounds)
+            out = np.minimum(out, np.maximum(total, 0.0))
+        return out
+
+    return least
 
 
 def _first_copy_latency(c: Costs, is_a: bool) -> float:
@@ -582,6 +934,42 @@ def _pass_floor(
     return repeats * per_repeat, issues, columns, iters, panel
 
 
+def _first_copy_legs(
+    c: Costs, k: int, least_rows: tuple[Any, Any], k_iter: Any, cap: Any
+) -> tuple[Any, Any]:
+    """Least average MTE2 leg of an A copy and of a B copy (the start-up of the compute path).
+
+    Estimator formula (simcore/estimator.py ``_core``): ``ga1 = ga / loads_a``, ``ga = loads_a
+    x lat + bytes / min(peak, cap)`` (plus the column path's extra DMA latencies, >= 0): at
+    least the latency plus the bytes of the average copy, and a copy moves ``bytes / loads``
+    on average, where the passes move groups of at least the tail block's rows (16-aligned)
+    over all of K, each in at most ``k_iter`` chunks. ``cap`` is at least the estimator's
+    bandwidth share; ``least_rows`` are the tail block's rows and columns.
+    """
+    legs = []
+    for is_a, rows in ((True, least_rows[0]), (False, least_rows[1])):
+        lat, peak = _copy_rate(c, is_a)
+        legs.append(lat + c.l1_tile_bytes(rows, k) / np.minimum(peak, cap) / k_iter)
+    return legs[0], legs[1]
+
+
+def _copy_rate(c: Costs, is_a: bool) -> tuple[float, float]:
+    """(MTE2 latency per copy, peak bytes per cycle) of an operand's copies on its data path.
+
+    The GM->UB leg through UB, the GM->L1 copy otherwise (ND converted on the fly, or by 32 B
+    columns), as :func:`simcore.estimator._copy_cycles` prices them (the column path's extra
+    DMA latencies aside); the rate is further capped by the bandwidth share.
+    """
+    p = c.preset
+    eff = c.a_eff if is_a else c.b_eff
+    if c.a_via_ub if is_a else c.b_via_ub:
+        return p.gm_to_ub_latency_cycles, p.gm_to_ub_peak_bytes_per_cycle * eff
+    nd = c.a_nd if is_a else c.b_nd
+    if (c.a_by_column if is_a else c.b_by_column) or not nd:
+        return p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle * (eff if nd else 1.0)
+    return p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
+
+
 def _copy_terms(
     c: Costs, is_a: bool, passes: Any, rows: Any, k: int, cap: Any, per_pass: tuple[Any, ...]
 ) -> tuple[Any, ...]:
@@ -615,15 +1003,8 @@ def _copy_terms(
             1.0,
             0.0,
         )
-    nd = c.a_nd if is_a else c.b_nd
     by_column = c.a_by_column if is_a else c.b_by_column
-    if by_column or not nd:
-        lat, peak = (
-            p.gm_to_l1_latency_cycles,
-            p.gm_to_l1_peak_bytes_per_cycle * (eff if nd else 1.0),
-        )
-    else:
-        lat, peak = p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
+    lat, peak = _copy_rate(c, is_a)
     least = passes * columns if by_column else 0.0
     return (lat, nbytes / np.minimum(peak, cap), 0.0, 0.0, 0.0, 0.0, 0.0, least, iters, panel)
 
@@ -730,4 +1111,4 @@ def _one_slot_chain(
     return out
 
 
-del align_up, FRACTAL_ROWS
+del align_up

@@ -15,7 +15,9 @@ entries, and for each group a lower bound on the estimated time of every point i
   at least the unique bytes, a share of which the slowest core's copies wait for.
 
 (:mod:`tiler.bound` has the full list; it is computed first with one interval of A's share of
-L1, then with the full cut only for the groups the coarse one leaves.)
+L1, then with the full cut only for the groups the coarse one leaves; where the pass-start
+stalls of UB-staged operands apply, the coarse pass is first run without them, which only
+lowers it, and then with them for the groups it leaves.)
 
 Inside a group that its bound cannot rule out, a second level bounds each *operand option*
 (A: stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the iterateOrder) over every
@@ -48,7 +50,7 @@ from simcore.estimator import estimate_arrays, makespan_floor_arrays, operand_fl
 from simcore.floors import ub_operand_floor_arrays
 from simcore.problem import Template
 from simcore.version import MODEL_VERSION
-from tiler.bound import cube_lower_bounds, group_lower_bounds
+from tiler.bound import cube_lower_bounds, group_lower_bounds, pass_start_stalls_apply
 from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand, operand_fields
 
 __all__ = ["Candidate", "ScreenResult", "group_lower_bounds", "probe_points", "screen"]
@@ -473,14 +475,22 @@ def screen(
                 break
 
     # Full bound of the groups the cheap bound leaves (chunked: bounded memory): first with
-    # one interval of A's share of L1 (several times cheaper), then with the full cut for the
-    # groups that one cannot rule out (it is never below the coarse one).
+    # one interval of A's share of L1 (several times cheaper; where the pass-start stalls
+    # apply, first without them, then with them for the groups that cannot be ruled out
+    # without), then with the full cut for the groups that one cannot rule out (each pass is
+    # never below the one before).
     cand = np.flatnonzero(cheap < top.threshold())
     cheap_pruned = n - cand.shape[0]
     lb = np.full(n, np.inf)
+    stalls = pass_start_stalls_apply(space)
     for start in range(0, cand.shape[0], CHUNK_POINTS):
         idx = cand[start : start + CHUNK_POINTS]
-        lb[idx] = group_lower_bounds(space, idx, splits=1)
+        lb[idx] = group_lower_bounds(space, idx, splits=1, stalls=not stalls)
+    if stalls:
+        mid = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+        for start in range(0, mid.shape[0], CHUNK_POINTS):
+            idx = mid[start : start + CHUNK_POINTS]
+            lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
     fine = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
     for start in range(0, fine.shape[0], CHUNK_POINTS):
         idx = fine[start : start + CHUNK_POINTS]

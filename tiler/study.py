@@ -210,7 +210,7 @@ def _ranges(space: Space) -> dict[str, tuple[int, int, int, bool]]:
     m_blocks = int(g["m_iter"].max())
     n_blocks = int(g["n_iter"].max())
     return {
-        "split": (0, max(len(space_splits(space)) - 1, 0), 1, False),
+        "split": (0, max(len(space.splits) - 1, 0), 1, False),
         "baseM": (16, int(g["baseM"].max()), 16, False),
         "baseN": (16, int(g["baseN"].max()), 16, False),
         "baseK": (c0, int(g["baseK"].max()), c0, False),
@@ -225,11 +225,6 @@ def _ranges(space: Space) -> dict[str, tuple[int, int, int, bool]]:
         "dbL0B": (1, 2, 1, False),
         "dbL0C": (1, 2, 1, False),
     }
-
-
-def space_splits(space: Space) -> list[tuple[int, int, int]]:
-    """The distinct (singleCoreM, singleCoreN, usedCoreNum) of the space, sorted."""
-    return space.splits
 
 
 def to_params(
@@ -302,7 +297,7 @@ READY_ATTR = "tiler_budget"
 
 def _suggested(space: Space) -> tuple[list[str], list[tuple[int, int, int]]]:
     """The suggested parameter names and the core splits of a space (pins respected)."""
-    splits = space_splits(space)
+    splits = space.splits
     ranges = _ranges(space)
     fixed = space.fixed
     suggested = [

@@ -125,23 +125,31 @@ def simulate_core(
     cap_bpc: float,
     costs: Costs | None = None,
 ) -> CoreResult:
-    """Plays one core's share of the kernel and returns its schedule."""
+    """Plays one core's share of the kernel and returns its schedule.
+
+    Raises:
+        ValueError: dbL0A or dbL0B is not 1 or 2 (the struct allows no other value).
+    """
     c = costs or Costs(problem, preset, takes_vector_path(problem, t, preset))
     k = problem.k
+    base_m, base_n, base_k = t.baseM, t.baseN, t.baseK
+    db_l0a, db_l0b, db_l0c = t.dbL0A, t.dbL0B, t.dbL0C
+    if db_l0a not in (1, 2) or db_l0b not in (1, 2):
+        raise ValueError(f"dbL0A, dbL0B must be 1 or 2, got {db_l0a}, {db_l0b}")
     rows_total, cols_total = shape.rows, shape.cols
-    m_iter = ceil_div(rows_total, t.baseM)
-    n_iter = ceil_div(cols_total, t.baseN)
-    k_iter = ceil_div(k, t.baseK)
+    m_iter = ceil_div(rows_total, base_m)
+    n_iter = ceil_div(cols_total, base_n)
+    k_iter = ceil_div(k, base_k)
     a_chunks = _Chunks(int(slots(t.depthA1, t.stepM, t.stepKa)))
     b_chunks = _Chunks(int(slots(t.depthB1, t.stepN, t.stepKb)))
     fixpipe = preset.has_fixpipe
 
-    # Instruction log (appended in program order).
-    log_pipe: list[int] = []
-    log_kind: list[int] = []
+    # Instruction log, appended in program order. Pipe, kind and block are packed into one code
+    # (pipe | kind << 3 | block << 7) because the 8192^3 schedule logs ~100k instructions and
+    # the appends are a large share of the simulator's time; they are unpacked once at the end.
+    log_code: list[int] = []
     log_start: list[float] = []
     log_end: list[float] = []
-    log_block: list[int] = []
     free = [0.0] * len(PIPES)
     busy = [0.0] * len(PIPES)
 
@@ -150,11 +158,9 @@ def simulate_core(
         end = start + dur
         free[pipe] = end
         busy[pipe] += dur
-        log_pipe.append(pipe)
-        log_kind.append(kind)
+        log_code.append(pipe | kind << 3 | blk << 7)
         log_start.append(start)
         log_end.append(end)
-        log_block.append(blk)
         return end
 
     mte2, mte1, mcube, fix, vec, mte3 = (_P[p] for p in PIPES)
@@ -204,35 +210,48 @@ def simulate_core(
     else:
         blocks = [(mi, ni) for mi in range(m_iter) for ni in range(n_iter)]
 
-    chunk_k_a = t.stepKa * t.baseK
-    chunk_k_b = t.stepKb * t.baseK
-    grp_a = t.stepM * t.baseM
-    grp_b = t.stepN * t.baseN
-    mmad_end: deque[float] = deque(maxlen=max(t.dbL0A, t.dbL0B, 1))
-    drain_end: deque[float] = deque(maxlen=max(t.dbL0C, 1))
+    step_ka, step_kb = t.stepKa, t.stepKb
+    chunk_k_a = step_ka * base_k
+    chunk_k_b = step_kb * base_k
+    grp_a = t.stepM * base_m
+    grp_b = t.stepN * base_n
+    # Per K step: its K extent, A and B chunk indices, and those chunks' K extents.
+    k_steps = [(s, min(base_k, k - s * base_k), s // step_ka, s // step_kb) for s in range(k_iter)]
+    chunk_len_a = [min(chunk_k_a, k - ka * chunk_k_a) for ka in range(ceil_div(k, chunk_k_a))]
+    chunk_len_b = [min(chunk_k_b, k - kb * chunk_k_b) for kb in range(ceil_div(k, chunk_k_b))]
+    drain_end: deque[float] = deque(maxlen=max(db_l0c, 1))
     step_cache: dict[tuple[int, int, int], tuple[float, float, float]] = {}
+    a_ready, a_last = a_chunks.ready, a_chunks.last_read
+    b_ready, b_last = b_chunks.ready, b_chunks.last_read
+    # MTE1 and the cube only run the step loop below, so their queue state lives in locals
+    # there (written back after the loop); mm_end1 / mm_end2 are the last two MMADs' ends, the
+    # L0A / L0B slot hand-offs for dbL0 = 1 / 2 (0.0 before there is such an MMAD).
+    free_mte1 = free_m = busy_mte1 = busy_m = 0.0
+    mm_end1 = mm_end2 = 0.0
+    code_l0a = mte1 | _K["l0a"] << 3
+    code_l0b = mte1 | _K["l0b"] << 3
+    code_mmad = mcube | _K["mmad"] << 3
+    append_code, append_start, append_end = log_code.append, log_start.append, log_end.append
 
     for b, (mi, ni) in enumerate(blocks):
-        rows = min(t.baseM, rows_total - mi * t.baseM)
-        cols = min(t.baseN, cols_total - ni * t.baseN)
+        rows = min(base_m, rows_total - mi * base_m)
+        cols = min(base_n, cols_total - ni * base_n)
         ga = mi // t.stepM
         gb = ni // t.stepN
         rows_a = min(grp_a, rows_total - ga * grp_a)
         rows_b = min(grp_b, cols_total - gb * grp_b)
+        blk_code = b << 7
         if problem.bias:
             # The kernel fetches the bias slice of every output block (one L1 bias slot).
             run(mte2, _K["load_bias"], 0.0, float(c.bias_load_cycles(cols, cap_bpc)), b)
         last_mmad = 0.0
-        for s in range(k_iter):
-            kk = min(t.baseK, k - s * t.baseK)
-            ka = s // t.stepKa
+        for s, kk, ka, kb in k_steps:
             key_a = (ga, ka)
-            if key_a not in a_chunks.ready:
-                load_chunk(a_chunks, key_a, rows_a, min(chunk_k_a, k - ka * chunk_k_a), True, b)
-            kb = s // t.stepKb
+            if key_a not in a_ready:
+                load_chunk(a_chunks, key_a, rows_a, chunk_len_a[ka], True, b)
             key_b = (gb, kb)
-            if key_b not in b_chunks.ready:
-                load_chunk(b_chunks, key_b, rows_b, min(chunk_k_b, k - kb * chunk_k_b), False, b)
+            if key_b not in b_ready:
+                load_chunk(b_chunks, key_b, rows_b, chunk_len_b[kb], False, b)
             sk = (rows, cols, kk)
             durs = step_cache.get(sk)
             if durs is None:
@@ -243,18 +262,43 @@ def simulate_core(
                 )
                 step_cache[sk] = durs
             la, lb, mm = durs
-            # L0A slot: freed by the MMAD dbL0A steps back.
-            l0a_free = mmad_end[-t.dbL0A] if len(mmad_end) >= t.dbL0A else 0.0
-            l0b_free = mmad_end[-t.dbL0B] if len(mmad_end) >= t.dbL0B else 0.0
-            ea = run(mte1, _K["l0a"], max(a_chunks.ready[key_a], l0a_free), la, b)
-            a_chunks.last_read[key_a] = ea
-            eb = run(mte1, _K["l0b"], max(b_chunks.ready[key_b], l0b_free), lb, b)
-            b_chunks.last_read[key_b] = eb
+            # MTE1 into L0A: waits for the chunk and for the MMAD dbL0A steps back.
+            ready = a_ready[key_a]
+            slot = mm_end1 if db_l0a == 1 else mm_end2
+            if slot > ready:
+                ready = slot
+            start = free_mte1 if free_mte1 > ready else ready
+            ea = start + la
+            busy_mte1 += la
+            append_code(code_l0a | blk_code)
+            append_start(start)
+            append_end(ea)
+            a_last[key_a] = ea
+            # MTE1 into L0B, behind it in the same queue.
+            ready = b_ready[key_b]
+            slot = mm_end1 if db_l0b == 1 else mm_end2
+            if slot > ready:
+                ready = slot
+            start = ea if ea > ready else ready
+            eb = start + lb
+            free_mte1 = eb
+            busy_mte1 += lb
+            append_code(code_l0b | blk_code)
+            append_start(start)
+            append_end(eb)
+            b_last[key_b] = eb
             ready = ea if ea > eb else eb
-            if s == 0 and len(drain_end) >= t.dbL0C:
-                ready = max(ready, drain_end[-t.dbL0C])
-            last_mmad = run(mcube, _K["mmad"], ready, mm, b)
-            mmad_end.append(last_mmad)
+            if s == 0 and len(drain_end) >= db_l0c:
+                ready = max(ready, drain_end[-db_l0c])
+            start = free_m if free_m > ready else ready
+            last_mmad = start + mm
+            free_m = last_mmad
+            busy_m += mm
+            append_code(code_mmad | blk_code)
+            append_start(start)
+            append_end(last_mmad)
+            mm_end2 = mm_end1
+            mm_end1 = last_mmad
         if fixpipe:
             drained = run(
                 fix, _K["fixpipe"], last_mmad, float(c.fix_cycles(rows, cols, cap_bpc)), b
@@ -271,8 +315,11 @@ def simulate_core(
             drained = run(vec, _K["l0c_to_ub"], max(last_mmad, c_ub_free), legs[0], b)
             c_ub_free = run(mte3, _K["ub_to_gm"], drained, legs[1], b)
         drain_end.append(drained)
+    free[mte1], free[mcube] = free_mte1, free_m
+    busy[mte1], busy[mcube] = busy_mte1, busy_m
 
     end = np.asarray(log_end)
+    code = np.asarray(log_code, dtype=np.int64)
     makespan = float(end.max()) if len(end) else 0.0
     return CoreResult(
         shape=shape,
@@ -280,11 +327,11 @@ def simulate_core(
         busy_cycles={p: busy[i] for i, p in enumerate(PIPES)},
         sequential_cycles=float(sum(busy)),
         instructions=len(log_end),
-        pipe=np.asarray(log_pipe, dtype=np.int8),
-        kind=np.asarray(log_kind, dtype=np.int8),
+        pipe=(code & 7).astype(np.int8),
+        kind=((code >> 3) & 15).astype(np.int8),
         start=np.asarray(log_start),
         end=end,
-        block=np.asarray(log_block, dtype=np.int32),
+        block=(code >> 7).astype(np.int32),
     )
 
 

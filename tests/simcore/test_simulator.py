@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -209,3 +210,15 @@ def test_hbm_time_is_a_floor_on_the_kernel() -> None:
     assert sim.hbm_bytes >= (problem.n * problem.k) * 2
     assert sim.cycles >= floor + launch - 1e-6
     assert sim.resource_cycles >= floor + launch - 1e-6
+
+
+def test_an_l0_buffer_count_the_struct_does_not_allow_is_refused() -> None:
+    """dbL0A = 3 is not a TCubeTiling value: the simulator says so instead of playing it."""
+    preset = load_preset("Ascend910B2")
+    problem = Problem(m=512, n=512, k=512)
+    spec = {"usedCoreNum": 1, "singleCoreM": 512, "singleCoreN": 512, "baseM": 128,
+            "baseN": 128, "baseK": 64, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1,
+            "stepKa": 1, "stepKb": 1, "dbL0A": 3}  # fmt: skip
+    tiling = complete_tiling(spec, problem, preset)
+    with pytest.raises(ValueError, match="dbL0A, dbL0B must be 1 or 2, got 3, 2"):
+        simulate(problem, tiling, preset)

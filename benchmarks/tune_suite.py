@@ -185,9 +185,13 @@ def part_samplers(
                 line.append(f"@{n}: {gap * 100:6.1f} %")
             print(f"    {sampler:6s} {'  '.join(line)}   ({dt / n_max * 1e3:.1f} ms/trial)",
                   flush=True)  # fmt: skip
-    print("\nmedian gap over shapes:")
+    print(f"\ngap over {len(shapes)} shapes (median / p90 / max; shapes at the optimum):")
     for sampler, per_n in rows.items():
-        cells = "  ".join(f"@{n}: {statistics.median(g) * 100:6.1f} %" for n, g in per_n.items())
+        cells = "  ".join(
+            f"@{n}: {statistics.median(g) * 100:.1f} / {pct(g, 0.9) * 100:.1f} / "
+            f"{max(g) * 100:.1f} % ({sum(x <= 1e-9 for x in g)}/{len(g)})"
+            for n, g in per_n.items()
+        )
         print(f"  {sampler:6s} {cells}")
 
 

@@ -159,8 +159,33 @@ def _sampler(name: str, seed: int) -> Any:
                     name,
                     ["tpe", "cmaes", "random"],
                 )
-        return optuna.samplers.GPSampler(seed=seed, deterministic_objective=True)
+        return _gp_sampler_class()(seed=seed, deterministic_objective=True)
     raise InputError("sampler", "enum", f"unknown sampler {name!r}", name, list(SAMPLERS))
+
+
+def _gp_sampler_class() -> Any:
+    """Optuna's GPSampler, without the torch device mode it enters for every proposal.
+
+    Optuna 5.0 proposes inside ``with torch.device("cpu")`` (optuna/optuna#6418, for users who
+    set CUDA as torch's default device). torch implements that as a TorchFunctionMode that
+    interposes every torch call (pytorch/pytorch#92701), and a proposal here is ~100k tiny
+    calls of the acquisition's discrete line search: the mode took ~35 % of a proposal's time
+    on a 310P3 shape. This process never moves torch's default device off the CPU, so the
+    proposal is computed outside the mode: same device, same numbers, same trials.
+    """
+    import optuna
+    import torch.overrides
+    from torch.utils._device import DeviceContext
+
+    class _GPSampler(optuna.samplers.GPSampler):
+        def _sample_relative_impl(self, *args: Any, **kwargs: Any) -> Any:
+            mode = torch.overrides._get_current_function_mode()  # type: ignore[no-untyped-call]
+            on_cpu = isinstance(mode, DeviceContext) and mode.device == torch.device("cpu")
+            hide = torch.overrides._pop_mode_temporarily() if on_cpu else contextlib.nullcontext()
+            with hide:
+                return super()._sample_relative_impl(*args, **kwargs)
+
+    return _GPSampler
 
 
 def make_storage(storage: str | None) -> Any:

@@ -258,3 +258,24 @@ def test_screened_list_holds_distinct_kernels_and_keeps_the_pruning() -> None:
     assert result.top[1].time_us > result.top[0].time_us or (
         result.top[1].path_cycles != result.top[0].path_cycles
     )
+
+
+def test_gp_proposals_are_optunas_own() -> None:
+    # The GP sampler proposes outside torch's device mode (for speed); the trials it proposes
+    # must be exactly those of Optuna's own GPSampler with the same seed.
+    import optuna
+
+    from tiler.study import _sampler
+
+    def trials(sampler: Any) -> list[dict[str, Any]]:
+        study = optuna.create_study(sampler=sampler)
+        study.optimize(
+            lambda t: (t.suggest_int("x", 0, 200) - 37) ** 2 + (t.suggest_int("y", 1, 64) - 5) ** 2,
+            n_trials=14,
+        )
+        return [t.params for t in study.trials]
+
+    ours = trials(_sampler("gp", 3))
+    theirs = trials(optuna.samplers.GPSampler(seed=3, deterministic_objective=True))
+    assert ours == theirs
+    assert len({(p["x"], p["y"]) for p in ours[10:]}) > 1  # the GP itself proposed these

@@ -199,6 +199,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", type=int, default=None, help="Tune only the first N shapes.")
     ap.add_argument("--sampler-shapes", type=int, default=3)
+    ap.add_argument(
+        "--sampler-skip", type=int, default=0,
+        help="Leave out the first S of the picked sampler shapes (to finish an interrupted run).",
+    )  # fmt: skip
     ap.add_argument("--trials", default="100,300,1000")
     ap.add_argument("--samplers", default="tpe,cmaes,random,gp")
     args = ap.parse_args()
@@ -208,6 +212,7 @@ def main() -> None:
         part_time(shapes if args.shapes is None else shapes[: args.shapes])
     if args.sampler_shapes:
         picks = shapes[:: max(len(shapes) // args.sampler_shapes, 1)][: args.sampler_shapes]
+        picks = picks[args.sampler_skip :]
         part_samplers(picks, [int(x) for x in args.trials.split(",")], args.samplers.split(","))
 
 

@@ -103,6 +103,17 @@ instead of playing every instruction it composes per-step and per-block periods:
   an operand staged every block also runs through MTE3 (the drain's UB->GM copy, the block's
   UB->L1 legs with the reorders between them), and the other operand's staging at its pass
   starts joins it.
+* UB-path chips, after model 2026.11.10: the one-L0C drain chain carries the chunk stalls of
+  one-slot operands and, at a one-slot outer operand's pass starts, its copy behind the block
+  before's last read (:func:`_c1_pass_start_extra`); per line of blocks the longer of drains
+  and MMAD / slot chains counts (:func:`_line_phase_path`); the first line brings an inner
+  operand loaded once before its last block drains; both operands reloaded every block give a
+  per-block cycle of a direct copy and the other's staging chain, in MTE2 order
+  (:func:`_staged_b_block_cycle`, :func:`_staged_a_block_cycle`); MTE2 idles between linked
+  GM->UB legs for the reorder each waits for (a full or the K-tail one, less a direct copy or
+  bias slice between) and for the UB->L1 leg the K-tail reorder waits for; the V / MTE3
+  cycle takes a direct pass copy or a staged pass inserted between two copies of the other
+  operand at pass starts; a pass's later blocks wait for the drains as well as their MMADs.
 * Makespan of the largest core = the longest of these paths, the compute chain (start-up, step
   periods, stalls, last drain), the MTE2 path (all copies plus what follows the last), the drain
   path and the V / MTE3 totals, clipped to [busiest pipe, sum of all work]. Each path is a chain
@@ -584,8 +595,30 @@ def _core(
     # staging buffer), so the moves and copies of all blocks chain after the first block.
     drain_path = start + (k_iter - 1) * per + mm + drain_total + (0.0 if fix else m3_out)
     if not fix and not floor:
-        chain_c1 = _c1_drain_chain(blk_types, m_iter, n_iter, order == 0, normal)
-        drain_path = np.maximum(drain_path, c1 * (start - (per - mm) + chain_c1))
+        # A chunk copy that waits for a read of its own block (``inner``) holds that block's
+        # MMAD chain back after it has started behind the drain, so the chain carries it too:
+        # with one slot every copy after the block's first waits so. (With two, the first two
+        # wait for reads of the block before, long done when the drain sets the pace: left out.)
+        # (The chain applies with one L0C buffer only: priced on those candidates, which also
+        # halves the cost of the chain itself.)
+        idx_c1 = np.flatnonzero(c1)
+        c1_path = np.zeros(np.shape(blocks))
+        stall_c1: Any = np.zeros(0)
+        if idx_c1.size:
+            i_c = idx_c1
+            one_slot = (_sub(single_a, i_c) | ~_sub(streamed_a, i_c)) & (
+                _sub(single_b, i_c) | ~_sub(streamed_b, i_c)
+            )
+            stall_blk = one_slot * _sub(inner, i_c) / np.maximum(_sub(blocks, i_c), 1)
+            chain_c1 = _c1_drain_chain(
+                {key: tuple(_sub(x, i_c) for x in v) for key, v in blk_types.items()},
+                _sub(m_iter, i_c), _sub(n_iter, i_c), _sub(order, i_c) == 0, _sub(normal, i_c),
+                stall_blk,
+            )  # fmt: skip
+            c1_path[i_c] = _sub(start - (per - mm), i_c) + chain_c1
+            stall_c1 = stall_blk
+            drain_path = np.array(np.broadcast_to(drain_path, c1_path.shape), dtype=np.float64)
+            drain_path[i_c] = np.maximum(drain_path[i_c], c1_path[i_c])
     if floor:
         # The compute path is not monotone in the L0 flags (its start-up share shrinks as the
         # period grows): left out of the floor (the group bound prices it per L0 class).
@@ -743,7 +776,7 @@ def _core(
         v_u1, u_u1 = (va1, ua1) if via_a else (vb1, ub1)
         breaks = loads_d + (blocks - passes_d if problem.bias else 0.0)
         linked = np.where(step_d >= step_u, np.maximum(loads_u - 1 - breaks, 0.0), 0.0)
-        makespan = np.maximum(makespan, mte2 + linked * v_u1 + v_u1 + u_u1 + after)
+        path_link = mte2 + linked * v_u1 + v_u1 + u_u1 + after
         # The bias slice of a block (MTE2).
         rate_bias = np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
         bias_1 = (
@@ -751,6 +784,83 @@ def _core(
             if problem.bias
             else 0.0
         )
+        makespan = np.maximum(makespan, path_link)
+        if not floor:
+            # The linked pairs priced by the reorder they wait for: the pair after a pass's
+            # last chunk waits for the short K-tail reorder, the others for a full one (the
+            # average underprices a pass of full chunks whose last pair the bias slice breaks,
+            # and overprices where direct copies break only the pairs inside). (Seen: 910A
+            # fp16 128 x 4096 x 4096, B staged in five one-step chunks per block after the
+            # bias slice and A's copy: four 630-cycle reorders per block, not the 512 average:
+            # -7.7 %.)
+            # And the K-tail chunk's GM->UB leg starts at the reorder before it, but its
+            # reorder also waits for the UB->L1 leg before (the destination half), longer than
+            # the short tail copy; the next pass's first GM->UB leg waits for that reorder, so
+            # MTE2 idles for the difference too, once per pass, where no direct copy or bias
+            # slice sits in either pair. (Seen: 910A fp16 2048^3, A staged in four one-step
+            # chunks, the last 170 cycles behind a 488-cycle UB->L1 leg: -7.7 %.)
+            # (Priced on the candidates where they may exceed the path so far.)
+            full_u, last_u = (a_full, a_last) if via_a else (b_full, b_last)
+            kc_u = kc_a if via_a else kc_b
+            excess = np.maximum(full_u[2] - last_u[0], 0.0)
+            passes_u = passes_a if via_a else passes_b
+            # (Bounds: every linked pair at a full reorder; with A staged every pair at its
+            # whole reorder.)
+            if via_a:
+                upper = (
+                    mte2 + v_u1 + u_u1 + after
+                    + loads_a * np.maximum(full_u[1], last_u[1]) + passes_u * excess
+                )  # fmt: skip
+            else:
+                upper = path_link + linked * np.maximum(full_u[1] - v_u1, 0.0) + passes_u * excess
+            idx = np.flatnonzero((kc_u >= 2) & (upper > makespan))
+            if idx.size:
+                passes_u = _sub(passes_u, idx)
+                s_u, s_d, k_s = _sub(step_u, idx), _sub(step_d, idx), _sub(k_iter, idx)
+                x_0 = (_sub(kc_u, idx) - 2) * s_u
+                x_l = x_0 + s_u
+                # A direct copy between (A's at a step precedes B's): into the tail chunk, and
+                # after it up to the next pass's first copy (with B staged, A's copy at the
+                # next block's start too); the bias slice breaks the latter.
+                if via_a:
+                    hit = np.ceil(x_0 / s_d) * s_d < x_l
+                    hit2 = np.floor((k_s - 1) / s_d) * s_d >= x_l
+                else:
+                    hit = np.floor(x_l / s_d) * s_d > x_0
+                    hit2 = True
+                reload_d = np.minimum(_sub(passes_d, idx) / np.maximum(passes_u, 1), 1.0)
+                n_after = (not problem.bias) * passes_u * (1.0 - hit2 * reload_d)
+                n_tail = n_after * (1.0 - hit * reload_d)
+                v_f, v_l = _sub(full_u[1], idx), _sub(last_u[1], idx)
+                link_s = _sub(linked, idx)
+                n_in = np.maximum(link_s - n_after, 0.0)
+                links = n_in * v_f + (link_s - n_in) * v_l
+                if via_a:
+                    # A pass in every block, each B copy alone between two A copies: per pass,
+                    # the pairs inside it a B copy breaks still idle for what the full reorder
+                    # exceeds that copy, the others for the whole reorder; the pair after its
+                    # K-tail chunk for what that reorder exceeds the B copy and the bias slice
+                    # between (A's copy comes first at a step, so the next block's bias slice
+                    # sits between the block's last A copy and the next first one).
+                    alone = (passes_u > _sub(blocks, idx) - 0.5) & (
+                        _sub(loads_d, idx) <= _sub(loads_u, idx)
+                    )
+                    g_d = _sub(gb1, idx)
+                    kc_s = _sub(kc_u, idx)
+                    b_after = hit2 * reload_d
+                    b_in = np.clip(
+                        _sub(loads_d, idx) / np.maximum(passes_u, 1) - b_after, 0.0, kc_s - 1
+                    )
+                    after_res = np.maximum(
+                        v_l - b_after * g_d - problem.bias * _sub(bias_1, idx), 0.0
+                    )
+                    per_pass = (
+                        (kc_s - 1 - b_in) * v_f + b_in * np.maximum(v_f - g_d, 0.0) + after_res
+                    )
+                    links = np.where(alone & (s_d >= s_u), passes_u * per_pass, links)
+                base_u = _sub(mte2 + v_u1 + u_u1 + after, idx) + links
+                makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
+                makespan[idx] = np.maximum(makespan[idx], base_u + n_tail * _sub(excess, idx))
         if not floor:
             # Both in chunks of the same steps and reloaded together (the same passes):
             # between two GM->UB copies MTE2 runs one direct copy (A first at a step), and
@@ -1260,6 +1370,43 @@ def _core(
         gain = np.maximum(np.minimum(x, -y), 0.0) + np.maximum(np.minimum(-x, y), 0.0)
         gain = (passes_b >= blocks) * gain
         makespan = np.maximum(makespan, np.maximum(compute_path, chain_b + mm + dr_last) + gain)
+        if not fix:
+            # Without FixPipe the drains chain through the one C staging buffer (V then MTE3),
+            # and their cost follows the block's rows and columns: a line of blocks (column
+            # with iterateOrder 0, row with 1) of the full outer type may be bound by the
+            # drains while the tail line, with short drains, is bound by its MMAD chain or by
+            # the inner operand's slot chain (reloaded in every block). The core takes the
+            # longer of the two per line, not the longer of the sums. (Seen: 310P3 int8
+            # 512 x 1024 x 3000, a 7-row tail row of 22 blocks bound by B's copies: -9.3 %.)
+            # (Only where a full line's inner full blocks and the tail line's lean different
+            # ways, drains against MMAD chains with their stalls; priced on those.)
+            order0 = order == 0
+            stall_blk_all = (bound_ex + inner) / blocks_n
+            t00, t01, t10 = blk_types[(0, 0)], blk_types[(0, 1)], blk_types[(1, 0)]
+            lean_f = t00[1] + t00[2] - t00[0] - stall_blk_all
+            lean_t = (
+                np.where(order0, t01[1] + t01[2] - t01[0], t10[1] + t10[2] - t10[0]) - stall_blk_all
+            )
+            idx = np.flatnonzero(lean_f * lean_t < 0.0)
+            if idx.size:
+                o0 = _sub(order0, idx)
+                pa, pb, bl = _sub(passes_a, idx), _sub(passes_b, idx), _sub(blocks, idx)
+                pp_in = np.where(o0, pa * _sub(per_pass_a, idx), pb * _sub(per_pass_b, idx))
+                ki = _sub(k_iter, idx)
+                w_in = np.where(o0, (ki - _sub(kc_a, idx)) / ki, (ki - _sub(kc_b, idx)) / ki)
+                stalls = _sub(bound_ex + inner, idx)
+                bn_s = np.maximum(bl, 1)
+                c_in = (
+                    (np.where(o0, pa, pb) > bl - 0.5)
+                    * (pp_in - w_in * _sub(span, idx) - stalls)
+                    / bn_s
+                )
+                lines = _line_phase_path(
+                    {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()},
+                    o0, (_sub(m_iter, idx), _sub(n_iter, idx)), stalls / bn_s, c_in, w_in,
+                )  # fmt: skip
+                makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
+                makespan[idx] = np.maximum(makespan[idx], _sub(start - (per - mm), idx) + lines)
         # Likewise MTE2 with one operand reloaded in every block (A, or B): its copies are the
         # same in the blocks of the full and the tail column (row), whose step chains differ,
         # so the tail blocks may be bound by MTE2 and the others by the compute.
@@ -1333,6 +1480,27 @@ def _core(
             + mm_kt
         )
         cyc = np.maximum(cyc, cyc_m3)
+        if via_a and via_b:
+            # Both staged in every block, B's K in one chunk: after the drain, A's first
+            # reorder, B's GM->UB leg (it waits for that reorder: the source half), B's reorder
+            # and UB->L1 leg, then all the block's B reads and its last MMAD, whatever A's
+            # later chunks do. (Seen: 310P3 int8 1024 x 4096 x 1024, one 3072-cycle B reorder
+            # per block behind A's first: -8.5 %.)
+            # (Priced on the candidates where it applies only.)
+            idx = np.flatnonzero(per_a & per_b & (kc_b == 1))
+            if idx.size:
+                many = _sub(kc_a, idx) > 1
+                a_0 = [
+                    np.where(many, _sub(x, idx), _sub(y, idx))
+                    for x, y in zip(a_full, a_last, strict=True)
+                ]
+                b_l = [_sub(x, idx) for x in b_last]
+                cyc_b0 = (
+                    _sub(drain_total / blocks_n + reads_bl + mm_kt, idx)
+                    + a_0[1] + np.maximum(b_l[0], a_0[2]) + b_l[1] + b_l[2]
+                )  # fmt: skip
+                cyc = np.array(np.broadcast_to(cyc, blocks.shape), dtype=np.float64)
+                cyc[idx] = np.maximum(cyc[idx], cyc_b0)
         v_cycle = start + (n_blk >= 1.0) * (blocks - 1) * cyc + (k_iter - 1) * per + mm + dr_last
         if not floor:
             # The other operand staged and reloaded per pass of several blocks: at a pass's
@@ -1341,16 +1509,117 @@ def _core(
             other: Any = 0.0
             if via_b:
                 b_u0 = np.where(kc_b > 1, b_full[2], b_last[2])
-                other = other + per_a * (passes_b < blocks) * (passes_b - 1) * (
-                    vb / np.maximum(passes_b, 1) + b_u0
-                )
+                b_pass = vb / np.maximum(passes_b, 1) + b_u0
+                if via_a:
+                    # A staged in one chunk per block: B's whole pass sits between two A
+                    # copies in the staging chain, B's first reorder after A's UB->L1 leg (the
+                    # destination half), each later GM->UB leg after the reorder before it, and
+                    # A's next GM->UB leg after B's last reorder. (Seen: 310P3 int8 1024 x
+                    # 4096 x 1024, B's two chunks at each column start: 873 cycles, not 400:
+                    # -6.1 %.)
+                    g_b0 = np.where(kc_b > 1, b_full[0], b_last[0])
+                    b_ins = (
+                        np.maximum(g_b0, a_last[2])
+                        + vb / np.maximum(passes_b, 1)
+                        + np.maximum(kc_b - 2, 0) * np.maximum(b_full[0], b_full[2])
+                        + (kc_b > 1) * np.maximum(b_last[0], b_full[2])
+                        + np.maximum(a_last[0], b_last[2])
+                        # (less the link it replaces: A's next GM->UB leg, or A's UB->L1 leg,
+                        # the block's reads and MMAD and the drain, which it overlaps)
+                        - np.maximum(
+                            a_last[0],
+                            a_last[2] + reads_al + lb_kt + mm_kt + drain_total / blocks_n,
+                        )
+                    )
+                    b_pass = np.where(kc_a == 1, np.maximum(b_pass, b_ins), b_pass)
+                other = other + per_a * (passes_b < blocks) * (passes_b - 1) * b_pass
             if via_a:
                 a_u0 = np.where(kc_a > 1, a_full[2], a_last[2])
+                if via_b:
+                    # B's first GM->UB leg, issued after A's copy, waits for A's reorder (the
+                    # source half) instead of running ahead: the longer of it and A's UB->L1
+                    # leg follows A's reorder. (Seen: 310P3 int8 4096 x 512 x 768, A staged
+                    # per row of 4 blocks, B's 583-cycle GM->UB leg at each row start: -7.2 %.)
+                    a_u0 = np.maximum(a_u0, np.where(kc_b > 1, b_full[0], b_last[0]))
                 other = other + per_b * (passes_a < blocks) * (passes_a - 1) * (
                     va / np.maximum(passes_a, 1) + a_u0
                 )
+            # The other operand direct and reloaded per pass of several blocks: at a pass's
+            # first block MTE2 copies its pass besides the staged operand's GM->UB legs and
+            # the bias slice, and the staged copies cannot run further ahead than one chunk
+            # (each GM->UB leg waits for the reorder before it, each reorder for the UB->L1
+            # leg before it), so where that exceeds the cycle MTE3 idles once per pass.
+            # (Seen: 910A fp16, A staged in two chunks per block, B's 490-cycle copy at each
+            # column start: -9.4 %.)
+            m2_blk = (per_a * ga + per_b * gb) / blocks_n + bias_cyc
+            # (Against the longer of the cycle and the block's MMAD chain with its stalls.)
+            cyc_ref = np.maximum(cyc, (span + bound_ex + inner) / blocks_n)
+            if not via_b:
+                other = other + per_a * (passes_b < blocks) * np.maximum(passes_b - 1, 0) * (
+                    np.maximum(m2_blk + gb / np.maximum(passes_b, 1) - cyc_ref, 0.0)
+                )
+            if not via_a:
+                other = other + per_b * (passes_a < blocks) * np.maximum(passes_a - 1, 0) * (
+                    np.maximum(m2_blk + ga / np.maximum(passes_a, 1) - cyc_ref, 0.0)
+                )
             v_cycle = v_cycle + (n_blk >= 1.0) * np.maximum(other, 0.0)
         makespan = np.maximum(makespan, v_cycle)
+    if not floor and not via_a and via_b:
+        # A direct and B staged, both reloaded in every block, A streamed through its S slots:
+        # the next block's first A copy waits for A's read of chunk kc_a - S (its last step
+        # s*), and B's first GM->UB copy is behind it on MTE2. So each block runs: that A
+        # copy, B's staging chain up to the chunk under step s* (each GM->UB leg after the
+        # reorder before it, each reorder after the GM->UB and the UB->L1 leg before it), that
+        # chunk's UB->L1 leg and the reads from its arrival to A's read at s*. (Seen: 310P3
+        # int8 2048^3, base 144 x 224 x 96, five staged B chunks per block: -13.1 %.)
+        # (Priced on the candidates where it applies and where it may exceed the path so far:
+        # per block at most A's copies, B's GM->UB, reorder and one UB->L1 leg, and the reads
+        # of a B chunk's steps and one more.)
+        idx = np.flatnonzero(gb + vb + blocks * (ga1 + ub1 + (step_kb + 1) * per) > makespan)
+        if idx.size:
+            bl = _sub(blocks, idx)
+            idx = idx[
+                (_sub(passes_a, idx) > bl - 0.5)
+                & (_sub(passes_b, idx) > bl - 0.5)
+                & (_sub(kc_a, idx) >= _sub(slots_a, idx))
+                & _sub(has_b, idx)
+            ]
+        if idx.size:
+            path = _staged_b_block_cycle(
+                idx,
+                (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, blocks),
+                (a_full, a_last, b_full, b_last),
+                (rab, la, la_kt, per, mm, dr_last, bias_cyc),
+            )
+            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
+            makespan[idx] = np.maximum(makespan[idx], path)
+    if not floor and via_a and not via_b:
+        # A staged and B direct, both reloaded in every block, B streamed through its S slots:
+        # B's last copy of a block waits for B's read of chunk kc_b - 1 - S, A's GM->UB copies
+        # issued after it queue behind it on MTE2, and the next block's first GM->UB copy
+        # waits for the last of their reorders (the staging buffer). (Seen: 310P3 int8
+        # 16 x 11008 x 4096, an A staged in three chunks and B in two one-slot chunks per
+        # block: -21.9 %.) (Priced on the candidates where it applies and may exceed the path
+        # so far: per block at most B's copies, A's GM->UB legs and reorders, one UB->L1 leg
+        # and the reads of an A chunk's steps and one more.)
+        idx = np.flatnonzero(ga + va + gb + blocks * (ua1 + (step_ka + 1) * per) > makespan)
+        if idx.size:
+            bl = _sub(blocks, idx)
+            idx = idx[
+                (_sub(passes_a, idx) > bl - 0.5)
+                & (_sub(passes_b, idx) > bl - 0.5)
+                & (_sub(kc_b, idx) > _sub(slots_b, idx))
+                & _sub(has_b, idx)
+            ]
+        if idx.size:
+            path = _staged_a_block_cycle(
+                idx,
+                (k_iter, kc_a, kc_b, step_ka, step_kb, slots_b, blocks),
+                (a_full, a_last, b_full, b_last),
+                (ra, lb, per, mm, dr_last),
+            )
+            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
+            makespan[idx] = np.maximum(makespan[idx], path)
     if not floor and via_a and not via_b:
         # One B slot and B reloaded in every block: B's copies chain through its reads
         # (chain_b). At the block that starts an A pass, B's first chunk's last read waits for
@@ -1421,6 +1690,59 @@ def _core(
         )  # fmt: skip
         tail_path = (k_iter - 1) * per + mm + dr_last
         makespan = np.maximum(makespan, start + staged + tail_path)
+    if not fix and not floor:
+        # One L0C buffer without FixPipe: a one-slot outer operand holding its whole K in one
+        # chunk is copied again at each of its pass starts (a new column of blocks with
+        # iterateOrder 0, a new row with 1), and that copy waits for the previous block's last
+        # read, which the drain chain does not see (priced on those candidates).
+        outer_b = order == 0
+        idx = np.flatnonzero(c1 & (np.where(outer_b, slots_b + kc_b, slots_a + kc_a) == 2))
+        if idx.size:
+            ob = _sub(outer_b, idx)
+            i_n = np.where(ob, _sub(m_iter, idx), _sub(n_iter, idx))
+            p_o = np.where(ob, _sub(passes_b, idx), _sub(passes_a, idx))
+            keep = (i_n >= 2) & (p_o >= 2)
+            idx, ob, p_o = idx[keep], ob[keep], p_o[keep]
+        if idx.size:
+            # The other (inner) operand's copy at the same block start: A's is ahead of B's on
+            # MTE2 (and waits for A's last read too when A has one slot); B's is behind A's.
+            pa, pb = _sub(passes_a, idx), _sub(passes_b, idx)
+            a_again = (pa > _cdiv(_sub(m_iter, idx), _sub(f["stepM"], idx)) + 0.5) & (
+                _sub(slots_a, idx) == 1
+            )
+            b_again = pb > _cdiv(_sub(n_iter, idx), _sub(f["stepN"], idx)) + 0.5
+            wait_a1 = _sub(a_last[2] if via_a else a_last[0], idx)
+            wait_b1 = _sub(b_last[2] if via_b else b_last[0], idx)
+            many_a, many_b = _sub(kc_a, idx) > 1, _sub(kc_b, idx) > 1
+            g_a0 = 0.0 if via_a else np.where(many_a, _sub(a_full[0], idx), _sub(a_last[0], idx))
+            g_b0 = 0.0 if via_b else np.where(many_b, _sub(b_full[0], idx), _sub(b_last[0], idx))
+            la_s, lb_s = _sub(la, idx), _sub(lb, idx)
+            # Copies from the last read on, the reads before the first MMAD, and what follows
+            # the outer operand's last read in the block before (B's read, for A).
+            copies = np.where(ob, a_again * g_a0 + wait_b1, wait_a1)
+            reads = np.where(ob, lb_s, np.maximum(la_s, b_again * g_b0) + lb_s)
+            # (Its own name: ``after`` is the MTE2 path's tail, used below.)
+            after_read = np.where(ob, 0.0, _sub(lb_kt, idx))
+            extra_c1 = _c1_pass_start_extra(
+                {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()},
+                ob,
+                p_o - 1.0,
+                _sub(normal, idx) - stall_c1[np.searchsorted(idx_c1, idx)],
+                copies + reads - _sub(mm_kt, idx) - after_read,
+            )
+            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
+            makespan[idx] = np.maximum(makespan[idx], _sub(c1_path, idx) + extra_c1)
+    if via_a and via_b and problem.bias and not floor:
+        # Both staged, with a bias slice per block on MTE2 besides the GM->UB legs: MTE2 runs
+        # all of them, and between two GM->UB legs it idles for the reorder the second waits
+        # for, less a bias slice between them (one per block, after the block's last copy,
+        # whose reorder is the K-tail one of the operand that starts its last chunk later).
+        # (Seen: 910A fp16 1024^3, B staged in three chunks per block, a 192-cycle bias slice
+        # each: -4.9 %.)
+        v_end = np.where(b_last_start >= a_last_start, b_last[1], a_last[1])
+        makespan = np.maximum(
+            makespan, mte2 + va + vb - blocks * np.minimum(bias_cyc, v_end) + last_u + after
+        )
     # The first block cannot end before MTE2 has brought in every chunk it reads (the first
     # pass of both operands, in order) and the steps after the last of them have run; the
     # drains of all blocks follow it in their queue (with the UB->GM copies without FixPipe).
@@ -1436,6 +1758,56 @@ def _core(
         bias_cyc + a_pass + b_pass + ub_tail + (k_iter - last_copy_step - 1) * per + la + lb + mm
     )
     makespan = np.maximum(makespan, first_end + drain_total + (0.0 if fix else m3_out))
+    if not fix and not floor:
+        # Likewise the last block of the first line (column with iterateOrder 0, row with 1)
+        # when the inner operand is loaded once: MTE2 has brought its whole panel (every
+        # group), the outer operand's first pass and a bias slice per block before that
+        # block's last copy; its steps, then its drain and every later one follow (the line's
+        # other blocks drain before it). (Seen: 910A int8 512 x 1024 x 3000 by column DMA,
+        # the tail A group's 18654-cycle copy ahead of the first column's second block:
+        # -10.2 %.) (An inner operand reloaded per line or per block is in the steady paths.)
+        # (Priced on the candidates where it applies and the drains take at least half the
+        # path so far.)
+        outer_b = order == 0
+        idx = np.flatnonzero(drain_total + m3_out > 0.5 * makespan)
+        if idx.size:
+            ob, m_s, n_s = _sub(outer_b, idx), _sub(m_iter, idx), _sub(n_iter, idx)
+            i_s = np.where(ob, m_s, n_s)
+            once = np.where(
+                ob,
+                _sub(passes_a, idx) < _cdiv(m_s, _sub(f["stepM"], idx)) + 0.5,
+                _sub(passes_b, idx) < _cdiv(n_s, _sub(f["stepN"], idx)) + 0.5,
+            )
+            keep = once & (i_s >= 2)
+            idx, ob, m_s, n_s, i_s = idx[keep], ob[keep], m_s[keep], n_s[keep], i_s[keep]
+        if idx.size:
+            o_s = np.where(ob, n_s, m_s)
+            # The inner operand's whole panel; the outer one's first pass (every block's
+            # share where it is streamed).
+            ga_s, gb_s = _sub(ga, idx), _sub(gb, idx)
+            line_a = np.where(
+                ob, ga_s, np.where(_sub(streamed_a, idx), ga_s / o_s, _sub(a_pass, idx))
+            )
+            line_b = np.where(
+                ob, np.where(_sub(streamed_b, idx), gb_s / o_s, _sub(b_pass, idx)), gb_s
+            )
+            # The line's blocks before its last: full inner blocks of the first outer line.
+            bt = {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()}
+            o_1 = o_s >= 2
+            d_ff, d_ft = bt[(0, 0)], bt[(0, 1)]
+            d_tf = bt[(1, 0)]
+            dr_0 = np.where(
+                ob,
+                np.where(o_1, d_ff[1] + d_ff[2], d_ft[1] + d_ft[2]),
+                np.where(o_1, d_ff[1] + d_ff[2], d_tf[1] + d_tf[2]),
+            )
+            line_end = (
+                _sub(bias_cyc, idx) * i_s + line_a + line_b + _sub(ub_tail, idx)
+                + _sub((k_iter - last_copy_step - 1) * per + la + lb + mm, idx)
+            )  # fmt: skip
+            drains_after = _sub(drain_total + m3_out, idx) - (i_s - 1) * dr_0
+            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
+            makespan[idx] = np.maximum(makespan[idx], line_end + drains_after)
     if _TRACE is not None:
         _TRACE.update(first=first_end + drain_total + (0.0 if fix else m3_out), mk=makespan)
     busy = {
@@ -1464,6 +1836,7 @@ def _c1_drain_chain(
     n_iter: Any,
     order0: Any,
     normal: Any,
+    stall_cycles: Any = 0.0,
 ) -> Any:
     """The L0C drain chain without FixPipe and with one L0C buffer (dbL0C = 1).
 
@@ -1483,10 +1856,15 @@ def _c1_drain_chain(
         order0: iterateOrder is 0 (rows inner).
         normal: The part of a block's first step period its MMAD chain does not wait for (its
             loads ran before the drain the MMAD waits for).
+        stall_cycles: A block's chunk stalls (copies waiting for a read of the same block),
+            averaged over the blocks: they lengthen its MMAD chain after it has started
+            behind the drain (seen: 310P3 int8 1500^2 x 700 with a one-slot B in two K chunks
+            per block, the second copy's 5768 cycles in every full block's chain: -8.3 %).
 
     Returns:
         Cycles from the first block's first MMAD start to the last UB->GM copy's end.
     """
+    normal = normal - stall_cycles
 
     def get(inner_t: int, outer_t: int) -> tuple[Any, Any, Any]:
         x = blk_types[(inner_t, outer_t)]
@@ -1513,9 +1891,254 @@ def _c1_drain_chain(
     fo = np.where(o_full >= 1, 0, 1)
     first_blk = [get(a, b) for a in (0, 1) for b in (0, 1)]
     pick = fi * 2 + fo
-    span0 = np.choose(pick, [x[0] for x in first_blk])
+    span0 = np.choose(pick, [x[0] for x in first_blk]) + stall_cycles
     dr0 = np.choose(pick, [x[1] for x in first_blk])
     return span0 + dr0 + total + get(1, 1)[2]
+
+
+def _c1_pass_start_extra(
+    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
+    order0: Any,
+    boundaries: Any,
+    normal: Any,
+    gap_cycles: Any,
+) -> Any:
+    """Cycles a one-slot outer operand's pass starts add to :func:`_c1_drain_chain`.
+
+    Without FixPipe and with one L0C buffer the drain chain runs ``L(b) = max(E(b), M(b - 1))
+    + l0c(b)`` (``E`` the block's last MMAD end, ``M`` its UB->GM copy's end), a block's
+    first MMAD waiting for ``L(b - 1)``. At a pass start of the outer operand (one L1 slot,
+    its whole K in one chunk) the block's first MMAD also waits for that operand's copy, which
+    waits for its last read in the block before: ``F(b) >= E(b - 1) + gap`` (``gap``: from
+    the last MMAD end back to that read, then the copies on MTE2 and the first reads). Over the
+    two blocks from ``L(b - 2)``: ``L(b) >= L(b - 2) + E'(b - 1) + gap + E'(b) + l0c(b)``
+    (``E'`` a block's MMAD chain), which exceeds the chain's two steps where the block before
+    is a short tail block whose step is its predecessor's long UB->GM copy (seen: 310P3 int8
+    2048^3, base 96 x 96 x 288, a 14000-cycle B column copy per column: -13.9 %). The last
+    block of a line is the inner tail type; the new line's first block a full one (the last
+    boundary enters the outer tail line). Lines of at least two blocks only (the caller
+    selects them), so the boundaries' two-block windows do not overlap.
+
+    Args:
+        blk_types: As for :func:`_c1_drain_chain`, on the selected candidates.
+        order0: iterateOrder is 0 (rows inner; B is the outer operand).
+        boundaries: Pass starts of the outer operand after the first.
+        normal: The part of a block's first step its MMAD chain does not wait for, less the
+            block's chunk stalls (which lengthen its chain).
+        gap_cycles: Cycles from the block before's last MMAD end to the block's first MMAD
+            start through the copy (negative: the last read precedes that end).
+
+    Returns:
+        The extra cycles, >= 0.
+    """
+
+    def get(inner_t: int, outer_t: int) -> tuple[Any, Any, Any]:
+        x = blk_types[(inner_t, outer_t)]
+        y = blk_types[(outer_t, inner_t)]
+        return tuple(np.where(order0, a, b) for a, b in zip(x, y, strict=True))
+
+    def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
+        return np.maximum(cur[0] - normal, prev[2]) + cur[1]
+
+    prev, pp = get(1, 0), get(0, 0)
+    out: Any = 0.0
+    for cur, count in ((get(0, 0), np.maximum(boundaries - 1.0, 0.0)), (get(0, 1), 1.0)):
+        two = prev[0] - normal + gap_cycles + cur[0] - normal + cur[1]
+        out = out + count * np.maximum(two - step(prev, pp) - step(cur, prev), 0.0)
+    return out
+
+
+def _staged_b_block_cycle(
+    idx: np.ndarray,
+    chunking: tuple[Any, ...],
+    legs: tuple[tuple[Any, Any, Any], ...],
+    steps: tuple[Any, ...],
+) -> Any:
+    """The path through the per-block cycle of a direct A copy and B's UB staging chain.
+
+    A direct and B staged through UB, both reloaded in every block, A's K in more chunks than
+    its S slots: the next block's first A copy waits for A's last read of chunk kc_a - S (step
+    ``s*``), and B's first GM->UB copy of that block queues behind it on MTE2. B's staging
+    chain then runs chunk by chunk (a GM->UB leg waits for the reorder before it, a reorder
+    for its GM->UB leg and for the UB->L1 leg before it) up to the chunk that step ``s*``
+    reads, whose UB->L1 leg and the reads from its arrival lead to A's read at ``s*``. Per
+    block: ``A copy + B chain + UB->L1 + reads``, with the legs averaged over the passes.
+
+    Args:
+        idx: The candidates it applies to (the caller selects them).
+        chunking: ``(k_iter, kc_a, kc_b, stepKa, stepKb, slots_a, blocks)``.
+        legs: ``(a_full, a_last, b_full, b_last)``: (MTE2, V, MTE3) legs of a full and of the
+            K-tail chunk.
+        steps: ``(rab, la, la_kt, per, mm, dr_last, bias)``: A's last read from the arrival of
+            a B chunk starting with it (:func:`_restart_reads`), the A read of a full and of
+            the K-tail step, the step period, an MMAD, the last drain and a bias slice.
+
+    Returns:
+        The path's cycles on the candidates ``idx`` (0 where ``s*`` is the first step of
+        its B chunk: A's read there precedes B's, the chain goes through the chunk before).
+    """
+    k_it, kc_a, kc_b, sk_a, sk_b, sl_a, blocks = (_sub(x, idx) for x in chunking)
+    a_full, a_last, b_full, b_last = (tuple(_sub(x, idx) for x in leg) for leg in legs)
+    rab, la, la_kt, per, mm, dr_last, bias = steps
+    la, la_kt, per, mm, dr_last, bias = (_sub(x, idx) for x in (la, la_kt, per, mm, dr_last, bias))
+    s_star = np.minimum((kc_a - sl_a + 1) * sk_a, k_it) - 1
+    x_star = np.floor(s_star / sk_b)
+    r = s_star - x_star * sk_b + 1
+    g_f, v_f, u_f = b_full
+    g_l, v_l, u_l = b_last
+    only = kc_b == 1
+    at_last = x_star == kc_b - 1
+    last = at_last & (x_star >= 1)
+    chain = (
+        np.where(only, g_l + v_l, g_f + v_f)
+        + (x_star - last) * (np.maximum(g_f, u_f) + v_f)
+        + last * (np.maximum(g_l, u_f) + v_l)
+        + np.where(at_last, u_l, u_f)
+    )
+    # Or through MTE2: B's GM->UB legs up to that chunk and the A copies issued in between
+    # (A's copy at a step precedes B's), then its reorder and UB->L1 leg.
+    n_a = np.floor(x_star * sk_b / sk_a)
+    chain_m2 = (
+        (x_star + 1 - at_last) * g_f + at_last * g_l
+        + n_a * a_full[0] + (n_a >= kc_a - 1) * (n_a >= 1) * (a_last[0] - a_full[0])
+        + np.where(at_last, v_l + u_l, v_f + u_f)
+    )  # fmt: skip
+    chain = np.maximum(chain, chain_m2)
+    reads = rab.sub(idx)(np.maximum(r, 2)) + (s_star == k_it - 1) * (la_kt - la)
+    cycle = np.where(kc_a > 1, a_full[0], a_last[0]) + chain + reads
+    path = bias + blocks * cycle + (k_it - 1 - s_star) * per + mm + dr_last
+    out: Any = (r >= 2) * path
+    return out
+
+
+def _staged_a_block_cycle(
+    idx: np.ndarray,
+    chunking: tuple[Any, ...],
+    legs: tuple[tuple[Any, Any, Any], ...],
+    steps: tuple[Any, ...],
+) -> Any:
+    """The path through the per-block cycle of A's UB staging chain and a direct B copy.
+
+    A staged through UB and B direct, both reloaded in every block, B's K in more chunks than
+    its S slots. B's copy of chunk ``j >= S`` waits for B's read of chunk ``j - S`` (its last
+    step ``t``), which follows the arrival of the A chunk under ``t``; the later copies of the
+    block queue behind it on MTE2 (B's, the GM->UB legs of A's chunks), and the next block's
+    first GM->UB copy waits for the reorder of A's last chunk (the source half). Per block:
+    A's staging chain up to the chunk under ``t`` (a GM->UB leg after the reorder before it, a
+    reorder after its GM->UB and the previous UB->L1 leg), its UB->L1 leg, the reads from its
+    arrival to B's read at ``t``, B's copies from ``j`` on with A's GM->UB legs between, then
+    the GM->UB legs and reorders of the A chunks after B's last. Priced for ``j = S`` and for
+    B's last chunk; the legs are averaged over the passes.
+
+    Args:
+        idx: The candidates it applies to (the caller selects them).
+        chunking: ``(k_iter, kc_a, kc_b, stepKa, stepKb, slots_b, blocks)``.
+        legs: ``(a_full, a_last, b_full, b_last)``: (MTE2, V, MTE3) legs of a full and of the
+            K-tail chunk.
+        steps: ``(ra, lb, per, mm, dr_last)``: A's last read of an ``r``-step chunk from its
+            arrival (:func:`_restart_reads`), a B read, the step period, an MMAD and the last
+            drain.
+
+    Returns:
+        The path's cycles on the candidates ``idx``.
+    """
+    k_it, kc_a, kc_b, sk_a, sk_b, sl_b, blocks = (_sub(x, idx) for x in chunking)
+    a_full, a_last, b_full, b_last = (tuple(_sub(x, idx) for x in leg) for leg in legs)
+    ra, lb, per, mm, dr_last = steps
+    lb, per, mm, dr_last = (_sub(x, idx) for x in (lb, per, mm, dr_last))
+    g_f, v_f, u_f = a_full
+    g_l, v_l, u_l = a_last
+    b_last_start = (kc_b - 1) * sk_b
+    # A chunks that start after B's last one: their GM->UB legs follow B's copy on MTE2.
+    n_after = kc_a - 1 - np.floor(b_last_start / sk_a)
+    after = np.maximum(n_after - 1, 0) * (g_f + v_f) + (n_after >= 1) * (g_l + v_l)
+    out: Any = 0.0
+    # Through B's first copy that waits for a read of the block (chunk S) and the copies
+    # queued behind it (B's, and the GM->UB legs of A chunks starting between), or through
+    # B's last copy alone.
+    for j in (sl_b, kc_b - 1):
+        t = (j - sl_b + 1) * sk_b - 1
+        x_star = np.floor(t / sk_a)
+        at_last = x_star == kc_a - 1
+        last = at_last & (x_star >= 1)
+        chain = (
+            np.where(kc_a == 1, g_l + v_l, g_f + v_f)
+            + (x_star - last) * (np.maximum(g_f, u_f) + v_f)
+            + last * (np.maximum(g_l, u_f) + v_l)
+            + np.where(at_last, u_l, u_f)
+        )
+        # Or through MTE2: A's GM->UB legs up to that chunk and the B copies issued before
+        # its start (B's copy at the same step follows A's), then its reorder and UB->L1 leg.
+        n_b = _cdiv(x_star * sk_a, sk_b)
+        chain_m2 = (
+            (x_star + 1 - at_last) * g_f + at_last * g_l
+            + n_b * b_full[0] + (n_b >= kc_b) * (b_last[0] - b_full[0])
+            + np.where(at_last, v_l + u_l, v_f + u_f)
+        )  # fmt: skip
+        chain = np.maximum(chain, chain_m2)
+        reads = ra.sub(idx)(t - x_star * sk_a + 1) + lb
+        b_copies = (kc_b - 1 - j) * b_full[0] + b_last[0]
+        n_btw = np.floor(b_last_start / sk_a) - np.floor(j * sk_b / sk_a)
+        # (The last of them is A's K-tail chunk when no A chunk starts after B's last.)
+        a_between = n_btw * g_f + ((n_btw >= 1) & (n_after == 0)) * (g_l - g_f)
+        cycle = chain + reads + b_copies + a_between + after
+        path = (blocks - 1) * cycle + chain + reads + (k_it - 1 - t) * per + mm + dr_last
+        out = np.maximum(out, path)
+    return out
+
+
+def _line_phase_path(
+    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
+    order0: Any,
+    iters: tuple[Any, Any],
+    stall_cycles: Any,
+    chain_cycles: Any,
+    chain_share: Any,
+) -> Any:
+    """Sum over the lines of blocks of the longer of their drain chain and their compute.
+
+    Without FixPipe a block's L0C->UB leg waits for the previous block's UB->GM copy (one C
+    staging buffer), so the drains of a line take the sum of their two legs; the line's blocks
+    also take their MMAD chains (with their stalls) or, with the inner operand reloaded in every
+    block, its slot chain (a fixed part per block plus a share of the block's steps). A line of
+    full outer blocks and the tail line differ in both, and each line is bound by the longer:
+    the sum of per-line maxima, which exceeds the maximum of the sums the other paths price.
+
+    Args:
+        blk_types: As for :func:`_c1_drain_chain`: per (row type, column type) the block's
+            MMAD chain, its L0C->UB and its UB->GM cycles.
+        order0: iterateOrder is 0 (rows inner, lines are columns).
+        iters: Row and column blocks of the core.
+        stall_cycles: Boundary and chunk stalls per block (added to its MMAD chain).
+        chain_cycles: The inner operand's slot chain per block without its steps (0 where it
+            is not reloaded in every block).
+        chain_share: Share of the block's steps on that chain.
+
+    Returns:
+        Cycles from the first MMAD start.
+    """
+    m_iter, n_iter = iters
+    i_n = np.where(order0, m_iter, n_iter)
+    o_n = np.where(order0, n_iter, m_iter)
+    # Drains (both legs) and MMAD chains per block type; the full-full and tail-tail types
+    # are the same in both orders, the other two swap.
+    drain = {key: v[1] + v[2] for key, v in blk_types.items()}
+    span = {key: v[0] for key, v in blk_types.items()}
+    # The inner tail block of a full line, and the inner full block of the tail line.
+    d_x = np.where(order0, drain[(1, 0)], drain[(0, 1)])
+    d_y = np.where(order0, drain[(0, 1)], drain[(1, 0)])
+    s_x = np.where(order0, span[(1, 0)], span[(0, 1)])
+    s_y = np.where(order0, span[(0, 1)], span[(1, 0)])
+    n_full = i_n - 1
+    total: Any = 0.0
+    for count, drains, spans in (
+        (o_n - 1, n_full * drain[(0, 0)] + d_x, n_full * span[(0, 0)] + s_x),
+        (1.0, n_full * d_y + drain[(1, 1)], n_full * s_y + span[(1, 1)]),
+    ):
+        compute = spans + i_n * stall_cycles
+        chain = i_n * chain_cycles + chain_share * spans
+        total = total + count * np.maximum(drains, np.maximum(compute, chain))
+    return total
 
 
 def _staged_pass_paths(
@@ -1579,7 +2202,13 @@ def _staged_pass_paths(
         run = run_ends[i]
         p_n = np.maximum(passes, 1.0)
         several = (passes > 1.0) & (passes < blocks)
-        per_pass = dr_b + (v_o + u_o) / p_n + run + (blocks / p_n - 1.0) * blk
+        # (The pass's later blocks are bound by their MMAD chain or by the drains: a block's
+        # L0C->UB leg waits for the UB->GM copy before it, the next pass's reorders for the
+        # last L0C->UB leg in the vector queue. Seen: 910A int8 4096 x 512 x 768, A staged per
+        # row of two blocks, two 132-cycle UB->GM copies per row: -5.5 %.)
+        per_pass = (
+            dr_b + (v_o + u_o) / p_n + run + (blocks / p_n - 1.0) * np.maximum(blk, dr_b + m3c)
+        )
         out = np.maximum(out, several * (passes - 1) * per_pass)
 
         it_o, it_x, st_o, dim_o = (m_iter, n_iter, step_m, bm) if i == 0 else (

@@ -553,6 +553,180 @@ CHAIN_CASES: dict[str, tuple[dict[str, object], dict[str, int], float]] = {
          "stepKb": 25, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 1, "dbL0C": 1},
         0.01,
     ),
+    # One L0C buffer without FixPipe, B (one slot, its whole K in one chunk) copied again at each
+    # column start: that 14000-cycle column-DMA copy waits for B's last read of the column's
+    # short tail block, so the drain chain, whose step there is the long UB->GM copy before it,
+    # does not hide it (was -13.9 %).
+    "drain_chain_one_slot_outer_pass_start": (
+        {"soc": "Ascend310P3", "m": 2048, "n": 2048, "k": 2048,
+         "dtype": "int8", "format_a": "NZ", "trans_b": True},
+        {"usedCoreNum": 7, "singleCoreM": 304, "singleCoreN": 2048, "baseM": 96, "baseN": 96,
+         "baseK": 288, "depthA1": 6, "depthB1": 8, "stepM": 2, "stepN": 1, "stepKa": 3,
+         "stepKb": 8, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.025,
+    ),
+    # One L0C buffer without FixPipe, one-slot B in two K chunks per block: the second copy
+    # waits for the first chunk's last read in the block, so every full block's MMAD chain
+    # behind the drain carries its 5768 cycles (was -8.3 %).
+    "drain_chain_carries_chunk_stalls": (
+        {"soc": "Ascend310P3", "m": 1500, "n": 1500, "k": 700,
+         "dtype": "int8", "trans_b": True, "bias": True},
+        {"usedCoreNum": 6, "singleCoreM": 250, "singleCoreN": 1500, "baseM": 240, "baseN": 48,
+         "baseK": 128, "depthA1": 6, "depthB1": 60, "stepM": 1, "stepN": 20, "stepKa": 3,
+         "stepKb": 3, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 1, "dbL0C": 1},
+        0.015,
+    ),
+    # A loaded once in two groups by column DMA, the drains the longest path: the first
+    # column's second block waits for the tail A group's 18654-cycle copy before its drain and
+    # all later ones (was -10.2 %; the rest is the one-L0C drain chain's start).
+    "first_line_brings_inner_panel": (
+        {"soc": "Ascend910A", "m": 512, "n": 1024, "k": 3000, "dtype": "int8"},
+        {"usedCoreNum": 18, "singleCoreM": 86, "singleCoreN": 342, "baseM": 80, "baseN": 64,
+         "baseK": 160, "depthA1": 38, "depthB1": 32, "stepM": 1, "stepN": 1, "stepKa": 19,
+         "stepKb": 16, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1},
+        0.075,
+    ),
+    # A direct (two slots, six chunks), B staged in five chunks, both reloaded every block: the
+    # next block's first A copy waits for A's read at step 19 and B's first GM->UB copy queues
+    # behind it, so each block runs A's copy, B's staging chain to its chunk at step 15, its
+    # UB->L1 leg and the reads to step 19 (was -13.1 %).
+    "direct_a_copy_ahead_of_b_staging_chain": (
+        {"soc": "Ascend310P3", "m": 2048, "n": 2048, "k": 2048, "dtype": "int8", "format_a": "NZ"},
+        {"usedCoreNum": 8, "singleCoreM": 1024, "singleCoreN": 512, "baseM": 144, "baseN": 224,
+         "baseK": 96, "depthA1": 8, "depthB1": 5, "stepM": 1, "stepN": 1, "stepKa": 4,
+         "stepKb": 5, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 1, "dbL0C": 2},
+        0.02,
+    ),
+    # The same on 910A: B's chain to its chunk at step 12 behind A's copy (was -11.5 %).
+    "direct_a_copy_ahead_of_b_staging_chain_910a": (
+        {"soc": "Ascend910A", "m": 128, "n": 4096, "k": 4096, "format_a": "NZ"},
+        {"usedCoreNum": 8, "singleCoreM": 32, "singleCoreN": 2048, "baseM": 16, "baseN": 48,
+         "baseK": 272, "depthA1": 14, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 7,
+         "stepKb": 4, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+        0.005,
+    ),
+    # A staged in three chunks, B direct in two one-slot chunks, both reloaded every block: B's
+    # second copy waits for its read at step 14, A's last GM->UB copy queues behind it on MTE2
+    # and the next block's first one waits for that chunk's reorder (was -21.9 %).
+    "staged_a_behind_direct_b_copy": (
+        {"soc": "Ascend310P3", "m": 16, "n": 11008, "k": 4096,
+         "dtype": "int8", "format_b": "NZ", "trans_a": True},
+        {"usedCoreNum": 2, "singleCoreM": 16, "singleCoreN": 5504, "baseM": 16, "baseN": 32,
+         "baseK": 160, "depthA1": 10, "depthB1": 15, "stepM": 1, "stepN": 1, "stepKa": 10,
+         "stepKb": 15, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1},
+        0.005,
+    ),
+    # The same with B in four one-step chunks in two slots: B's third copy (the first that waits
+    # for a read of the block) and the fourth behind it are on the cycle (was -11.5 %).
+    "staged_a_behind_first_waiting_b_copy": (
+        {"soc": "Ascend910A", "m": 1024, "n": 4096, "k": 1024, "format_b": "NZ", "trans_a": True},
+        {"usedCoreNum": 22, "singleCoreM": 47, "singleCoreN": 4096, "baseM": 32, "baseN": 16,
+         "baseK": 336, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+        0.01,
+    ),
+    # A staged, B direct in one-slot chunks: A's second GM->UB copy queues on MTE2 behind B's
+    # 2286-cycle first copy, so A's chunk arrives through MTE2 order, not its staging chain
+    # (was -9.1 %).
+    "staged_a_chunk_behind_b_copy_on_mte2": (
+        {"soc": "Ascend910A", "m": 16, "n": 11008, "k": 4096,
+         "dtype": "int8", "format_b": "NZ", "trans_b": True},
+        {"usedCoreNum": 23, "singleCoreM": 16, "singleCoreN": 480, "baseM": 16, "baseN": 32,
+         "baseK": 480, "depthA1": 8, "depthB1": 15, "stepM": 1, "stepN": 3, "stepKa": 4,
+         "stepKb": 5, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.025,
+    ),
+    # Without FixPipe, B reloaded every block by column DMA: the 144-row full row's blocks are
+    # bound by their 18000-cycle UB->GM copies, the 52-row tail row's by B's 10300-cycle
+    # copies; per row the longer counts (was -8.5 %).
+    "lines_bound_by_drains_or_copies": (
+        {"soc": "Ascend910A", "m": 4096, "n": 512, "k": 768, "trans_a": True, "trans_b": True},
+        {"usedCoreNum": 21, "singleCoreM": 196, "singleCoreN": 512, "baseM": 144, "baseN": 80,
+         "baseK": 160, "depthA1": 10, "depthB1": 5, "stepM": 2, "stepN": 1, "stepKa": 5,
+         "stepKb": 5, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+        0.03,
+    ),
+    # A staged in two chunks every block, a per-block V / MTE3 cycle of ~650 cycles: at each
+    # column start B's 490-cycle copy joins A's GM->UB legs on MTE2, which cannot run more than
+    # a chunk ahead, and MTE3 idles (was -9.4 %).
+    "pass_start_copy_exceeds_staging_cycle": (
+        {"soc": "Ascend910A", "m": 1024, "n": 1024, "k": 1024, "dtype": "int8", "format_b": "NZ"},
+        {"usedCoreNum": 19, "singleCoreM": 54, "singleCoreN": 1024, "baseM": 16, "baseN": 32,
+         "baseK": 960, "depthA1": 2, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 2, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+        0.01,
+    ),
+    # Both staged every block, B's K in one chunk: after the drain, A's first reorder, B's
+    # GM->UB leg behind it (the source half), B's 3072-cycle reorder and UB->L1 leg, then all
+    # of the block's B reads (was -8.5 %).
+    "both_staged_b_reorder_behind_a_first": (
+        {"soc": "Ascend310P3", "m": 1024, "n": 4096, "k": 1024, "dtype": "int8", "bias": True},
+        {"usedCoreNum": 8, "singleCoreM": 128, "singleCoreN": 4096, "baseM": 32, "baseN": 112,
+         "baseK": 512, "depthA1": 1, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.005,
+    ),
+    # A staged in four one-step chunks, B direct: the 170-cycle K-tail GM->UB copy's reorder
+    # waits for the 488-cycle UB->L1 leg before it, and the next block's first GM->UB copy for
+    # that reorder: MTE2 idles once per block (was -7.7 %).
+    "k_tail_chunk_behind_ub_to_l1_leg": (
+        {"soc": "Ascend910A", "m": 2048, "n": 2048, "k": 2048, "format_b": "NZ"},
+        {"usedCoreNum": 27, "singleCoreM": 76, "singleCoreN": 2048, "baseM": 32, "baseN": 16,
+         "baseK": 672, "depthA1": 2, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 4, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+        0.015,
+    ),
+    # Both staged, B in every block, A per row of four blocks: at a row start B's 583-cycle
+    # GM->UB leg, issued after A's copy, waits for A's reorder (the source half) instead of
+    # running ahead (was -7.2 %, now -3.0 %).
+    "b_gm_to_ub_waits_for_a_reorder_at_pass_start": (
+        {"soc": "Ascend310P3", "m": 4096, "n": 512, "k": 768, "dtype": "int8"},
+        {"usedCoreNum": 6, "singleCoreM": 1366, "singleCoreN": 256, "baseM": 16, "baseN": 64,
+         "baseK": 288, "depthA1": 4, "depthB1": 3, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 3, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+        0.035,
+    ),
+    # Both staged, A in one chunk every block, B per column: B's whole pass sits between two A
+    # copies in the staging chain (its first reorder after A's UB->L1 leg, A's next GM->UB leg
+    # after its last reorder), more than its reorders and first UB->L1 leg (was -8.3 %, now
+    # -2.9 %).
+    "b_pass_inside_the_a_staging_chain": (
+        {"soc": "Ascend910A", "m": 333, "n": 777, "k": 1999, "trans_b": True},
+        {"usedCoreNum": 16, "singleCoreM": 84, "singleCoreN": 195, "baseM": 16, "baseN": 32,
+         "baseK": 736, "depthA1": 3, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 3,
+         "stepKb": 2, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
+        0.035,
+    ),
+    # B staged in five one-step chunks per block after the bias slice and A's copy: each of the
+    # four linked GM->UB legs waits for a full 630-cycle reorder, not the 512-cycle average with
+    # the K-tail chunk's (was -7.7 %).
+    "staged_pairs_priced_by_their_reorder": (
+        {"soc": "Ascend910A", "m": 128, "n": 4096, "k": 4096, "format_a": "NZ", "bias": True},
+        {"usedCoreNum": 12, "singleCoreM": 48, "singleCoreN": 1024, "baseM": 16, "baseN": 16,
+         "baseK": 1008, "depthA1": 10, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 5,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
+        0.005,
+    ),
+    # Without FixPipe, A staged per row of two blocks: the row's second block is bound by the
+    # drain chain (its L0C->UB leg after the first block's 132-cycle UB->GM copy), and the next
+    # row's reorder waits for that leg in the vector queue (was -5.5 %).
+    "staged_pass_blocks_bound_by_drains": (
+        {"soc": "Ascend910A", "m": 4096, "n": 512, "k": 768, "dtype": "int8", "bias": True},
+        {"usedCoreNum": 16, "singleCoreM": 4096, "singleCoreN": 32, "baseM": 16, "baseN": 16,
+         "baseK": 384, "depthA1": 2, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+        0.01,
+    ),
+    # Both staged, B in three chunks per block with a 192-cycle bias slice each: MTE2 idles
+    # between two GM->UB legs for the reorder the second waits for, except across the bias
+    # slice (was -4.9 %).
+    "bias_slice_between_staged_copies": (
+        {"soc": "Ascend910A", "m": 1024, "n": 1024, "k": 1024, "trans_b": True, "bias": True},
+        {"usedCoreNum": 20, "singleCoreM": 205, "singleCoreN": 256, "baseM": 32, "baseN": 16,
+         "baseK": 400, "depthA1": 4, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 1, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.02,
+    ),
 }  # fmt: skip
 
 

@@ -8,7 +8,7 @@ Prints the geometric-mean speedup (CANN time / tuned time, both measured in this
 and by shape class, the share of problems where the answer is CANN's own tiling, and the rows
 that could not be compared (a dtype the chip lacks, an illegal CANN row).
 
-    uv run python benchmarks/cann_compare.py --limit 200 [--budget 0] [--workers 2]
+    uv run python benchmarks/cann_compare.py --limit 200 [--budget 0] [--workers 2] [--soc S]
 """
 
 from __future__ import annotations
@@ -101,10 +101,15 @@ def main() -> None:
         help="Optuna trials per problem (default: the tuner's own).",
     )
     ap.add_argument("--workers", type=int, default=1, help="Processes (each tunes whole problems).")
+    ap.add_argument(
+        "--soc", default=None, help="Only this chip's rows (after a model change on it alone)."
+    )
     args = ap.parse_args()
     rows = list(csv.DictReader(CSV.open()))
     problems: dict[tuple[str, ...], list[dict[str, str]]] = defaultdict(list)
     for r in rows:
+        if args.soc is not None and r["soc"] != args.soc:
+            continue
         key = (r["soc"], r["dtype"], r["out_dtype"], r["M"], r["N"], r["K"], r["trans_a"],
                r["trans_b"], r["bias"])  # fmt: skip
         problems[key].append(r)

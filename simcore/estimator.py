@@ -1354,6 +1354,44 @@ def _core(
     makespan = np.maximum(makespan, np.maximum(chain_a, chain_b) + mm + dr_last)
     if _TRACE is not None:
         _TRACE.update(chain_a=chain_a + mm + dr_last, chain_b=chain_b + mm + dr_last)
+    if not fix and not floor and blk_types:
+        # The slot chains end at the last block's last MMAD, its drain after it. Without
+        # FixPipe the drain of the block before (its long UB->GM copy on MTE3) can still be
+        # running then: the last (corner) block is short and its L0C->UB leg waits for that
+        # copy (one C staging buffer). The block before the last is the full-row tail-column
+        # one (rows inner, several rows; or columns inner, one column), else the tail-row
+        # full-column one. (Priced on the candidates where that drain exceeds the corner
+        # block's MMAD chain only.)
+        rows_inner = order == 0
+        prev_col = (rows_inner & (m_iter >= 2)) | (~rows_inner & (n_iter == 1))
+        d_prev = [
+            np.where(prev_col, x, y)
+            for x, y in zip(blk_types[(0, 1)], blk_types[(1, 0)], strict=True)
+        ]
+        drain_prev_cyc = d_prev[1] + d_prev[2]
+        # (At most the chains' end less the corner block's MMAD chain and bias slice, plus the
+        # two drains: only where that exceeds the path so far.)
+        corner = blk_types[(1, 1)]
+        idx = np.flatnonzero(
+            (blocks >= 2)
+            & (
+                np.maximum(chain_a, chain_b) + mm + drain_prev_cyc - corner[0] - bias_cyc
+                + corner[1] + corner[2]
+                > makespan
+            )
+        )  # fmt: skip
+        if idx.size:
+            # An operand reloaded in every block copies a pass in the corner block; one
+            # loaded per pass of several blocks is taken as loaded before it (the corner
+            # block is the last of its line and of its group).
+            corner_path = _corner_drain_path(
+                c, k, bk, cap, idx,
+                (rows, cols, f["stepM"], f["stepN"], bm, bn, step_ka, step_kb, kc_a, kc_b),
+                (passes_a > blocks - 0.5, passes_b > blocks - 0.5),
+                np.maximum(chain_a, chain_b) + mm, corner, drain_prev_cyc, bias_cyc,
+            )  # fmt: skip
+            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
+            makespan[idx] = np.maximum(makespan[idx], corner_path)
     if not floor:
         # Phases: a B reloaded in every block runs its slot chain once per block, and the blocks
         # of the tail row take a shorter step chain, so those may be bound by B's copies while
@@ -1532,6 +1570,42 @@ def _core(
                         )
                     )
                     b_pass = np.where(kc_a == 1, np.maximum(b_pass, b_ins), b_pass)
+                    # A staged in several chunks per block, B's chunks no shorter: each B
+                    # chunk sits between two A chunks in the staging chain (A's copy first at
+                    # a shared step), B's last one between A's chunk under it and the next A
+                    # chunk, or last in the block (then its reads follow its arrival, not
+                    # A's last). (Priced on the candidates where it applies only.)
+                    # The cycle above prices every block's links at the average pair of all
+                    # staged copies (B's, and A's pair across the block boundary, too); a block
+                    # links A's own chunks only (the pass start's links are the ones replaced
+                    # below): less that excess, per B pass, so it is not priced twice.
+                    idx = np.flatnonzero(
+                        per_a & (passes_b < blocks) & (kc_a > 1) & (step_kb >= step_ka)
+                    )
+                    if idx.size:
+                        a_f, a_l = (tuple(_sub(x, idx) for x in leg) for leg in (a_full, a_last))
+                        links_own = np.maximum(_sub(kc_a, idx) - 2, 0) * np.maximum(
+                            a_f[0], a_f[2]
+                        ) + np.maximum(a_l[0], a_f[2])
+                        staged_spread = np.maximum(
+                            np.maximum(_sub(blocks, idx) - 1.0, 0.0)
+                            * (
+                                np.maximum(_sub(n_blk, idx) - 1.0, 0.0)
+                                * _sub(pairs, idx)
+                                / np.maximum(_sub(n_via, idx), 1.0)
+                                - links_own
+                            )
+                            / np.maximum(_sub(passes_b, idx) - 1.0, 1.0),
+                            0.0,
+                        )
+                        b_pass = np.array(np.broadcast_to(b_pass, blocks.shape), dtype=np.float64)
+                        b_pass[idx] = np.maximum(
+                            b_pass[idx],
+                            _staged_b_between_a(
+                                idx, (kc_a, kc_b, step_ka, step_kb),
+                                (a_full, a_last, b_full, b_last), (reads_al + lb_kt, reads_bl),
+                            ) - staged_spread,
+                        )  # fmt: skip
                 other = other + per_a * (passes_b < blocks) * (passes_b - 1) * b_pass
             if via_a:
                 a_u0 = np.where(kc_a > 1, a_full[2], a_last[2])
@@ -1828,6 +1902,124 @@ def _core(
         out["seq_a"] = fixed_work + ga
         out["seq_b"] = fixed_work + gb
     return out
+
+
+def _corner_drain_path(
+    c: Costs,
+    k: int,
+    base_k: Any,
+    cap: Any,
+    idx: np.ndarray,
+    grid: tuple[Any, ...],
+    per_block: tuple[Any, Any],
+    chain_end: Any,
+    corner: tuple[Any, Any, Any],
+    drain_prev_cycles: Any,
+    bias_cycles: Any,
+) -> Any:
+    """The slot chains' end moved back to the block before the last, then the last two drains.
+
+    Without FixPipe a block's L0C->UB leg waits for the previous block's UB->GM copy (one C
+    staging buffer), so the kernel ends no earlier than ``E(B - 2) + drain(B - 2) +
+    drain(B - 1)``, ``E`` a block's last MMAD end. The slot chains give ``E(B - 1)``; the last
+    block is the corner (tail row, tail column) one, whose copies are a pass of the tail group
+    of each operand reloaded in every block. Its cycle is taken as those copies in series, its
+    bias slice and its MMAD chain: at least what it is when the chains bind, so ``E(B - 2)``
+    is not overstated. (Seen: 310P3 fp16 333 x 777 x 1999 by column DMA, a
+    29887-cycle UB->GM copy of a full-row block after which the 5-column corner block's
+    10244-cycle chain ends first: -7.9 %.)
+
+    Args:
+        c: The costs.
+        k: The problem's K.
+        base_k: baseK.
+        cap: HBM share of the core, bytes per cycle.
+        idx: The selected candidates.
+        grid: rows, cols, stepM, stepN, baseM, baseN, stepKa, stepKb and the K chunks of A and
+            of B (all candidates).
+        per_block: Whether A, and B, is reloaded in every block (all candidates).
+        chain_end: The slot chains' last MMAD end (all candidates).
+        corner: The corner block's MMAD chain, L0C->UB and UB->GM cycles (all candidates).
+        drain_prev_cycles: Both drain legs of the block before the last (all candidates).
+        bias_cycles: One block's bias slice on MTE2 (all candidates, or a scalar).
+
+    Returns:
+        The path's cycles on the selected candidates.
+    """
+    rows, cols, step_m, step_n, bm, bn, step_ka, step_kb, kc_a, kc_b = (_sub(x, idx) for x in grid)
+    bk = _sub(base_k, idx)
+    cap_s = _sub(cap, idx)
+
+    def tail_pass(is_a: bool, extent: Any, base: Any, step: Any, step_k: Any, kc: Any) -> Any:
+        # The tail group's rows (aligned as L1 stores them) and its chunk copies in series.
+        grp = step * base
+        last_rows = extent - (_cdiv(_cdiv(extent, base), step) - 1) * grp
+        rows_l1 = _cdiv(last_rows, FRACTAL_ROWS) * FRACTAL_ROWS
+        full, last = _first_last_legs(c, is_a, rows_l1, k, bk, step_k, kc, cap_s)
+        return (kc - 1) * sum(full) + sum(last)
+
+    cyc_last = (
+        _sub(per_block[0], idx) * tail_pass(True, rows, bm, step_m, step_ka, kc_a)
+        + _sub(per_block[1], idx) * tail_pass(False, cols, bn, step_n, step_kb, kc_b)
+        + _sub(bias_cycles, idx)
+        + _sub(corner[0], idx)
+    )
+    return (
+        _sub(chain_end, idx)
+        - cyc_last
+        + _sub(drain_prev_cycles, idx)
+        + _sub(corner[1] + corner[2], idx)
+    )
+
+
+def _staged_b_between_a(
+    idx: np.ndarray,
+    chunking: tuple[Any, Any, Any, Any],
+    legs: tuple[tuple[Any, Any, Any], ...],
+    run_ends: tuple[Any, Any],
+) -> Any:
+    """Cycles a staged B pass adds to the UB staging chain of a staged A's block.
+
+    One source and one destination buffer link the staged copies in program order: a GM->UB
+    leg waits for the reorder before it, a reorder for the UB->L1 leg before it, so from one
+    reorder to the next a copy costs ``max(u_prev, g) + v``. A B chunk inserted between A
+    chunks ``i`` and ``i + 1`` turns the link ``max(u_i, g_i+1)`` into ``max(u_i, g_B) + v_B +
+    max(u_B, g_i+1)``. With B's chunks no shorter than A's (stepKb >= stepKa) and A in several
+    chunks, every B chunk but the last has an A chunk after it; the last one either (the A
+    chunk after it is then A's last if it starts there) or it ends the block's chain, its
+    reads following its arrival instead of A's last chunk's. (Seen: 910A int8 512 x 1024 x
+    3000, both staged, A in two chunks per block, B in two per column: 4127 cycles at each
+    column start, priced 1806: -9.5 %.)
+
+    Args:
+        idx: The selected candidates.
+        chunking: K chunks of A and of B, stepKa, stepKb (all candidates).
+        legs: (GM->UB, reorder, UB->L1) cycles of A's full and last chunk and of B's full and
+            last chunk (all candidates).
+        run_ends: From A's last chunk's UB->L1 leg, and from B's, to the block's last MMAD
+            (all candidates).
+
+    Returns:
+        Cycles per B pass on the selected candidates, >= the pass's reorders.
+    """
+    kc_a, kc_b, step_ka, step_kb = (_sub(x, idx) for x in chunking)
+    a_f, a_l, b_f, b_l = (tuple(_sub(x, idx) for x in leg) for leg in legs)
+    end_a, end_b = (_sub(x, idx) for x in run_ends)
+    mid = (
+        np.maximum(a_f[2], b_f[0]) + b_f[1] + np.maximum(b_f[2], a_f[0])
+        - np.maximum(a_f[2], a_f[0])
+    )  # fmt: skip
+    # B's last chunk: the A chunk it starts in, and the one after it if any.
+    i_l = ((kc_b - 1) * step_kb) // step_ka
+    u_prev = np.where(i_l < kc_a - 1, a_f[2], a_l[2])
+    g_next = np.where(i_l + 1 < kc_a - 1, a_f[0], a_l[0])
+    into = np.maximum(u_prev, b_l[0]) + b_l[1]
+    last = np.where(
+        i_l + 1 < kc_a,
+        into + np.maximum(b_l[2], g_next) - np.maximum(u_prev, g_next),
+        np.maximum(into + b_l[2] + end_b - (u_prev + end_a), 0.0),
+    )
+    return np.maximum((kc_b - 1) * mid + last, (kc_b - 1) * b_f[1] + b_l[1])
 
 
 def _c1_drain_chain(

@@ -727,6 +727,38 @@ CHAIN_CASES: dict[str, tuple[dict[str, object], dict[str, int], float]] = {
          "stepKb": 1, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
         0.02,
     ),
+    # Without FixPipe, both operands reloaded in every block by column DMA: the full-row
+    # tail-column block's 29887-cycle UB->GM copy is still running when the 5-column corner
+    # block's 10244-cycle chain ends, so the kernel ends after it and the corner's drain, not
+    # after the chains' end and the corner's drain (was -7.9 %).
+    "corner_block_behind_the_drain_before": (
+        {"soc": "Ascend310P3", "m": 333, "n": 777, "k": 1999, "trans_a": True},
+        {"usedCoreNum": 2, "singleCoreM": 333, "singleCoreN": 389, "baseM": 240, "baseN": 192,
+         "baseK": 48, "depthA1": 20, "depthB1": 22, "stepM": 1, "stepN": 1, "stepKa": 20,
+         "stepKb": 11, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1},
+        0.01,
+    ),
+    # Both staged, A in two chunks in every block, B in two per column: at a column start each
+    # B chunk sits between two of A's in the staging chain (its GM->UB leg after A's reorder,
+    # the next A reorder after its UB->L1 leg), 4127 cycles, priced 1806 as B's reorders and
+    # first UB->L1 leg (was -9.5 %; -3.5 % left: the tail column's shorter pass is priced at
+    # the average B legs less the block links' excess).
+    "staged_b_chunks_between_staged_a_chunks": (
+        {"soc": "Ascend910A", "m": 512, "n": 1024, "k": 3000, "dtype": "int8",
+         "trans_b": True, "bias": True},
+        {"usedCoreNum": 21, "singleCoreM": 74, "singleCoreN": 342, "baseM": 32, "baseN": 64,
+         "baseK": 288, "depthA1": 12, "depthB1": 14, "stepM": 1, "stepN": 1, "stepKa": 6,
+         "stepKb": 7, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+        0.04,
+    ),
+    # The same on 310P3 with one-step chunks, A in one slot (was -8.1 %, now -0.6 %).
+    "staged_b_chunks_between_staged_a_chunks_310p": (
+        {"soc": "Ascend310P3", "m": 333, "n": 777, "k": 1999, "trans_b": True},
+        {"usedCoreNum": 6, "singleCoreM": 56, "singleCoreN": 777, "baseM": 16, "baseN": 32,
+         "baseK": 1008, "depthA1": 1, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 1, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
+        0.01,
+    ),
 }  # fmt: skip
 
 

@@ -2140,6 +2140,41 @@ def _c1_pass_start_extra(
     return out
 
 
+def _staging_chain_to(
+    x_star: Any, kc: Any, full: tuple[Any, Any, Any], last: tuple[Any, Any, Any]
+) -> tuple[Any, Any, Any]:
+    """An operand's UB staging chain in a block up to the arrival of its chunk ``x_star``.
+
+    A GM->UB leg waits for the reorder before it (the source half), a reorder for its GM->UB
+    leg and for the UB->L1 leg before it (the destination half); the K-tail chunk (index
+    ``kc - 1``) takes its own legs.
+
+    Args:
+        x_star: The chunk whose arrival ends the chain (0-based, per candidate).
+        kc: The operand's K chunks per block.
+        full: (GM->UB, reorder, UB->L1) cycles of a full chunk.
+        last: The same of the K-tail chunk.
+
+    Returns:
+        The chain's cycles, and the two parts of the same arrival through MTE2's order that are
+        the operand's own: its GM->UB legs up to that chunk, and that chunk's reorder and UB->L1
+        leg (the caller adds the other operand's copies MTE2 runs between).
+    """
+    g_f, v_f, u_f = full
+    g_l, v_l, u_l = last
+    at_last = x_star == kc - 1
+    last_hop = at_last & (x_star >= 1)
+    chain = (
+        np.where(kc == 1, g_l + v_l, g_f + v_f)
+        + (x_star - last_hop) * (np.maximum(g_f, u_f) + v_f)
+        + last_hop * (np.maximum(g_l, u_f) + v_l)
+        + np.where(at_last, u_l, u_f)
+    )
+    own_m2 = (x_star + 1 - at_last) * g_f + at_last * g_l
+    end_m2 = np.where(at_last, v_l + u_l, v_f + u_f)
+    return chain, own_m2, end_m2
+
+
 def _staged_b_block_cycle(
     idx: np.ndarray,
     chunking: tuple[Any, ...],
@@ -2176,24 +2211,14 @@ def _staged_b_block_cycle(
     s_star = np.minimum((kc_a - sl_a + 1) * sk_a, k_it) - 1
     x_star = np.floor(s_star / sk_b)
     r = s_star - x_star * sk_b + 1
-    g_f, v_f, u_f = b_full
-    g_l, v_l, u_l = b_last
-    only = kc_b == 1
-    at_last = x_star == kc_b - 1
-    last = at_last & (x_star >= 1)
-    chain = (
-        np.where(only, g_l + v_l, g_f + v_f)
-        + (x_star - last) * (np.maximum(g_f, u_f) + v_f)
-        + last * (np.maximum(g_l, u_f) + v_l)
-        + np.where(at_last, u_l, u_f)
-    )
+    chain, own_m2, end_m2 = _staging_chain_to(x_star, kc_b, b_full, b_last)
     # Or through MTE2: B's GM->UB legs up to that chunk and the A copies issued in between
     # (A's copy at a step precedes B's), then its reorder and UB->L1 leg.
     n_a = np.floor(x_star * sk_b / sk_a)
     chain_m2 = (
-        (x_star + 1 - at_last) * g_f + at_last * g_l
+        own_m2
         + n_a * a_full[0] + (n_a >= kc_a - 1) * (n_a >= 1) * (a_last[0] - a_full[0])
-        + np.where(at_last, v_l + u_l, v_f + u_f)
+        + end_m2
     )  # fmt: skip
     chain = np.maximum(chain, chain_m2)
     reads = rab.sub(idx)(np.maximum(r, 2)) + (s_star == k_it - 1) * (la_kt - la)
@@ -2238,8 +2263,7 @@ def _staged_a_block_cycle(
     a_full, a_last, b_full, b_last = (tuple(_sub(x, idx) for x in leg) for leg in legs)
     ra, lb, per, mm, dr_last = steps
     lb, per, mm, dr_last = (_sub(x, idx) for x in (lb, per, mm, dr_last))
-    g_f, v_f, u_f = a_full
-    g_l, v_l, u_l = a_last
+    (g_f, v_f, _), (g_l, v_l, _) = a_full, a_last
     b_last_start = (kc_b - 1) * sk_b
     # A chunks that start after B's last one: their GM->UB legs follow B's copy on MTE2.
     n_after = kc_a - 1 - np.floor(b_last_start / sk_a)
@@ -2251,21 +2275,14 @@ def _staged_a_block_cycle(
     for j in (sl_b, kc_b - 1):
         t = (j - sl_b + 1) * sk_b - 1
         x_star = np.floor(t / sk_a)
-        at_last = x_star == kc_a - 1
-        last = at_last & (x_star >= 1)
-        chain = (
-            np.where(kc_a == 1, g_l + v_l, g_f + v_f)
-            + (x_star - last) * (np.maximum(g_f, u_f) + v_f)
-            + last * (np.maximum(g_l, u_f) + v_l)
-            + np.where(at_last, u_l, u_f)
-        )
+        chain, own_m2, end_m2 = _staging_chain_to(x_star, kc_a, a_full, a_last)
         # Or through MTE2: A's GM->UB legs up to that chunk and the B copies issued before
         # its start (B's copy at the same step follows A's), then its reorder and UB->L1 leg.
         n_b = _cdiv(x_star * sk_a, sk_b)
         chain_m2 = (
-            (x_star + 1 - at_last) * g_f + at_last * g_l
+            own_m2
             + n_b * b_full[0] + (n_b >= kc_b) * (b_last[0] - b_full[0])
-            + np.where(at_last, v_l + u_l, v_f + u_f)
+            + end_m2
         )  # fmt: skip
         chain = np.maximum(chain, chain_m2)
         reads = ra.sub(idx)(t - x_star * sk_a + 1) + lb

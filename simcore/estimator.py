@@ -187,6 +187,17 @@ def _sub(x: Any, idx: np.ndarray) -> Any:
     return x
 
 
+def _raise_at(x: Any, idx: np.ndarray, value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``x`` as a full array with ``max(x, value)`` at the candidates ``idx``.
+
+    The terms priced on a subset of the candidates raise a path there. ``x`` may be a scalar, a
+    broadcast or an array another name still holds, so the result is always a fresh copy.
+    """
+    out = np.array(np.broadcast_to(x, shape), dtype=np.float64)
+    out[idx] = np.maximum(out[idx], value)
+    return out
+
+
 def _divides(a: Any, b: Any) -> Any:
     """``a % b == 0`` for integer-valued arrays, through a float division.
 
@@ -617,8 +628,7 @@ def _core(
             )  # fmt: skip
             c1_path[i_c] = _sub(start - (per - mm), i_c) + chain_c1
             stall_c1 = stall_blk
-            drain_path = np.array(np.broadcast_to(drain_path, c1_path.shape), dtype=np.float64)
-            drain_path[i_c] = np.maximum(drain_path[i_c], c1_path[i_c])
+            drain_path = _raise_at(drain_path, i_c, c1_path[i_c], c1_path.shape)
     if floor:
         # The compute path is not monotone in the L0 flags (its start-up share shrinks as the
         # period grows): left out of the floor (the group bound prices it per L0 class).
@@ -859,8 +869,9 @@ def _core(
                     )
                     links = np.where(alone & (s_d >= s_u), passes_u * per_pass, links)
                 base_u = _sub(mte2 + v_u1 + u_u1 + after, idx) + links
-                makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
-                makespan[idx] = np.maximum(makespan[idx], base_u + n_tail * _sub(excess, idx))
+                makespan = _raise_at(
+                    makespan, idx, base_u + n_tail * _sub(excess, idx), blocks.shape
+                )
         if not floor:
             # Both in chunks of the same steps and reloaded together (the same passes):
             # between two GM->UB copies MTE2 runs one direct copy (A first at a step), and
@@ -1185,8 +1196,9 @@ def _core(
             + np.where(k_s == 2, _sub(la_kt, idx), _sub(la, idx))
         )
         one_step = _divides(_sub(kc_a, idx), _sub(step_kb, idx))
-        per_pass_a = np.array(np.broadcast_to(per_pass_a, step_ka.shape), dtype=np.float64)
-        per_pass_a[idx] = np.maximum(per_pass_a[idx], _sub(co_frac, idx) * one_step * w_next)
+        per_pass_a = _raise_at(
+            per_pass_a, idx, _sub(co_frac, idx) * one_step * w_next, step_ka.shape
+        )
     # A streamed pass (more chunks than slots): the next pass's first copy waits for the last
     # read of chunk kc - slots, and the reads of chunks 0 .. kc - slots run in order from the
     # arrival of chunk 0 (the hops above restart at every chunk's arrival; with unequal chunks
@@ -1390,8 +1402,7 @@ def _core(
                 (passes_a > blocks - 0.5, passes_b > blocks - 0.5),
                 np.maximum(chain_a, chain_b) + mm, corner, drain_prev_cyc, bias_cyc,
             )  # fmt: skip
-            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
-            makespan[idx] = np.maximum(makespan[idx], corner_path)
+            makespan = _raise_at(makespan, idx, corner_path, blocks.shape)
     if not floor:
         # Phases: a B reloaded in every block runs its slot chain once per block, and the blocks
         # of the tail row take a shorter step chain, so those may be bound by B's copies while
@@ -1443,8 +1454,9 @@ def _core(
                     {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()},
                     o0, (_sub(m_iter, idx), _sub(n_iter, idx)), stalls / bn_s, c_in, w_in,
                 )  # fmt: skip
-                makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
-                makespan[idx] = np.maximum(makespan[idx], _sub(start - (per - mm), idx) + lines)
+                makespan = _raise_at(
+                    makespan, idx, _sub(start - (per - mm), idx) + lines, blocks.shape
+                )
         # Likewise MTE2 with one operand reloaded in every block (A, or B): its copies are the
         # same in the blocks of the full and the tail column (row), whose step chains differ,
         # so the tail blocks may be bound by MTE2 and the others by the compute.
@@ -1474,11 +1486,10 @@ def _core(
                  _sub(span_corner, idx)),
                 _sub(bound_ex + inner, idx), (_sub(kc_a, idx), _sub(kc_b, idx)), _sub(cap, idx),
             )  # fmt: skip
-            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
-            makespan[idx] = np.maximum(
-                makespan[idx],
-                np.maximum(_sub(compute_path, idx), _sub(copy_path, idx)) + gain,
-            )
+            makespan = _raise_at(
+                makespan, idx,
+                np.maximum(_sub(compute_path, idx), _sub(copy_path, idx)) + gain, blocks.shape,
+            )  # fmt: skip
     makespan = np.maximum(
         makespan,
         _mte2_gap_path(
@@ -1537,8 +1548,7 @@ def _core(
                     _sub(drain_total / blocks_n + reads_bl + mm_kt, idx)
                     + a_0[1] + np.maximum(b_l[0], a_0[2]) + b_l[1] + b_l[2]
                 )  # fmt: skip
-                cyc = np.array(np.broadcast_to(cyc, blocks.shape), dtype=np.float64)
-                cyc[idx] = np.maximum(cyc[idx], cyc_b0)
+                cyc = _raise_at(cyc, idx, cyc_b0, blocks.shape)
         v_cycle = start + (n_blk >= 1.0) * (blocks - 1) * cyc + (k_iter - 1) * per + mm + dr_last
         if not floor:
             # The other operand staged and reloaded per pass of several blocks: at a pass's
@@ -1598,13 +1608,13 @@ def _core(
                             / np.maximum(_sub(passes_b, idx) - 1.0, 1.0),
                             0.0,
                         )
-                        b_pass = np.array(np.broadcast_to(b_pass, blocks.shape), dtype=np.float64)
-                        b_pass[idx] = np.maximum(
-                            b_pass[idx],
+                        b_pass = _raise_at(
+                            b_pass, idx,
                             _staged_b_between_a(
                                 idx, (kc_a, kc_b, step_ka, step_kb),
                                 (a_full, a_last, b_full, b_last), (reads_al + lb_kt, reads_bl),
                             ) - staged_spread,
+                            blocks.shape,
                         )  # fmt: skip
                 other = other + per_a * (passes_b < blocks) * (passes_b - 1) * b_pass
             if via_a:
@@ -1665,8 +1675,7 @@ def _core(
                 (a_full, a_last, b_full, b_last),
                 (rab, la, la_kt, per, mm, dr_last, bias_cyc),
             )
-            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
-            makespan[idx] = np.maximum(makespan[idx], path)
+            makespan = _raise_at(makespan, idx, path, blocks.shape)
     if not floor and via_a and not via_b:
         # A staged and B direct, both reloaded in every block, B streamed through its S slots:
         # B's last copy of a block waits for B's read of chunk kc_b - 1 - S, A's GM->UB copies
@@ -1692,8 +1701,7 @@ def _core(
                 (a_full, a_last, b_full, b_last),
                 (ra, lb, per, mm, dr_last),
             )
-            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
-            makespan[idx] = np.maximum(makespan[idx], path)
+            makespan = _raise_at(makespan, idx, path, blocks.shape)
     if not floor and via_a and not via_b:
         # One B slot and B reloaded in every block: B's copies chain through its reads
         # (chain_b). At the block that starts an A pass, B's first chunk's last read waits for
@@ -1804,8 +1812,7 @@ def _core(
                 _sub(normal, idx) - stall_c1[np.searchsorted(idx_c1, idx)],
                 copies + reads - _sub(mm_kt, idx) - after_read,
             )
-            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
-            makespan[idx] = np.maximum(makespan[idx], _sub(c1_path, idx) + extra_c1)
+            makespan = _raise_at(makespan, idx, _sub(c1_path, idx) + extra_c1, blocks.shape)
     if via_a and via_b and problem.bias and not floor:
         # Both staged, with a bias slice per block on MTE2 besides the GM->UB legs: MTE2 runs
         # all of them, and between two GM->UB legs it idles for the reorder the second waits
@@ -1880,8 +1887,7 @@ def _core(
                 + _sub((k_iter - last_copy_step - 1) * per + la + lb + mm, idx)
             )  # fmt: skip
             drains_after = _sub(drain_total + m3_out, idx) - (i_s - 1) * dr_0
-            makespan = np.array(np.broadcast_to(makespan, blocks.shape), dtype=np.float64)
-            makespan[idx] = np.maximum(makespan[idx], line_end + drains_after)
+            makespan = _raise_at(makespan, idx, line_end + drains_after, blocks.shape)
     if _TRACE is not None:
         _TRACE.update(first=first_end + drain_total + (0.0 if fix else m3_out), mk=makespan)
     busy = {

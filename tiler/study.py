@@ -163,6 +163,7 @@ def _sampler(name: str, seed: int) -> Any:
     raise InputError("sampler", "enum", f"unknown sampler {name!r}", name, list(SAMPLERS))
 
 
+@functools.cache
 def _gp_sampler_class() -> Any:
     """Optuna's GPSampler, without the torch device mode it enters for every proposal.
 

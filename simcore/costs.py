@@ -173,6 +173,23 @@ class Costs:
             p.gm_to_l1_peak_bytes_per_cycle, cap_bpc
         )
 
+    def copy_rate(self, is_a: bool) -> tuple[float, float]:
+        """(MTE2 latency per copy in cycles, peak bytes per cycle) of an operand's chunk copies.
+
+        The GM->UB leg when it is staged through UB, else the GM->L1 copy: converted on the fly
+        for ND, by 32 B columns when it cannot be (the extra latency per column is the
+        caller's), plain for NZ. The rate is further capped by the core's bandwidth share.
+        """
+        p = self.preset
+        eff = self.a_eff if is_a else self.b_eff
+        if self.a_via_ub if is_a else self.b_via_ub:
+            return p.gm_to_ub_latency_cycles, p.gm_to_ub_peak_bytes_per_cycle * eff
+        if self.a_by_column if is_a else self.b_by_column:
+            return p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle * eff
+        if self.a_nd if is_a else self.b_nd:
+            return p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
+        return p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle
+
     def a_load_cycles(self, nbytes: Num, cap_bpc: Num) -> Num:
         """MTE2 cycles of one direct A copy of ``nbytes`` (NZ or ND on the fly: one instruction)."""
         return self.gm_to_l1_cycles(nbytes, self.a_nd, self.a_eff, cap_bpc)

@@ -2755,21 +2755,12 @@ def _both_reloaded_phase_gain(
 def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:
     """(MTE2, V, MTE3) cycles of all chunk copies of one operand (V: see :func:`_chunk_sum`)."""
     p = c.preset
-    via_ub = c.a_via_ub if is_a else c.b_via_ub
-    eff = c.a_eff if is_a else c.b_eff
-    if not via_ub:
-        nd = c.a_nd if is_a else c.b_nd
-        if c.a_by_column if is_a else c.b_by_column:
-            # One latency per 32 B column is added by the caller (it depends on chunk shapes).
-            lat, peak = p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle * eff
-        elif nd:
-            lat, peak = p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
-        else:
-            lat, peak = p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle
-        return loads * lat + nbytes / np.minimum(peak, cap), 0.0, 0.0
-    mte2 = loads * p.gm_to_ub_latency_cycles + nbytes / np.minimum(
-        p.gm_to_ub_peak_bytes_per_cycle * eff, cap
-    )
+    # (On the column path one latency per 32 B column is added by the caller: it depends on
+    # the chunk shapes.)
+    lat, peak = c.copy_rate(is_a)
+    mte2 = loads * lat + nbytes / np.minimum(peak, cap)
+    if not (c.a_via_ub if is_a else c.b_via_ub):
+        return mte2, 0.0, 0.0
     vec = loads * p.vector_issue_overhead_cycles + nbytes / p.vector_bytes_per_cycle
     mte3 = loads * p.gm_to_ub_latency_cycles + nbytes / p.ub_to_l1_bytes_per_cycle
     return mte2, vec, mte3

@@ -128,38 +128,30 @@ def _floor(c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, cap: Any) 
     if is_a:
         extent, base, step, step_k, depth = rows, bm, f["stepM"], f["stepKa"], f["depthA1"]
         other_blocks, inner = n_iter, order0
-        via_ub, by_column, nd = c.a_via_ub, c.a_by_column, c.a_nd
-        eff, reorder = c.a_eff, c.nd2nz_a_cycles
+        via_ub, by_column, reorder = c.a_via_ub, c.a_by_column, c.nd2nz_a_cycles
     else:
         extent, base, step, step_k, depth = cols, bn, f["stepN"], f["stepKb"], f["depthB1"]
         other_blocks, inner = m_iter, ~order0
-        via_ub, by_column, nd = c.b_via_ub, c.b_by_column, c.b_nd
-        eff, reorder = c.b_eff, c.nd2nz_b_cycles
+        via_ub, by_column, reorder = c.b_via_ub, c.b_by_column, c.nd2nz_b_cycles
     n_slots = slots(depth, step, step_k)
     loads, elements = operand_traffic(
         extent, base, step, k, bk, step_k, n_slots, other_blocks, inner, c.c0
     )
     nbytes = elements * c.in_bytes
     zero = 0.0 * nbytes
+    lat, peak = c.copy_rate(is_a)
     if via_ub:
-        g = loads * p.gm_to_ub_latency_cycles + nbytes / np.minimum(
-            p.gm_to_ub_peak_bytes_per_cycle * eff, cap
-        )
+        g = loads * lat + nbytes / np.minimum(peak, cap)
         v = _chunk_sum(reorder, extent, base, step, n_slots, other_blocks, inner, k, bk, step_k)
         u = loads * p.gm_to_ub_latency_cycles + nbytes / p.ub_to_l1_bytes_per_cycle
     else:
+        instructions = loads
         if by_column:
+            # One MTE2 instruction (and latency) per 32 B column.
             instructions = _chunk_sum(
                 lambda r, kk: c.load_instructions(is_a, r, kk),
                 extent, base, step, n_slots, other_blocks, inner, k, bk, step_k,
             )  # fmt: skip
-            lat, peak = p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle * eff
-        elif nd:
-            instructions = loads
-            lat, peak = p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
-        else:
-            instructions = loads
-            lat, peak = p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle
         g = instructions * lat + nbytes / np.minimum(peak, cap)
         v, u = zero, zero
     mte2 = g

@@ -948,26 +948,9 @@ def _first_copy_legs(
     """
     legs = []
     for is_a, rows in ((True, least_rows[0]), (False, least_rows[1])):
-        lat, peak = _copy_rate(c, is_a)
+        lat, peak = c.copy_rate(is_a)
         legs.append(lat + c.l1_tile_bytes(rows, k) / np.minimum(peak, cap) / k_iter)
     return legs[0], legs[1]
-
-
-def _copy_rate(c: Costs, is_a: bool) -> tuple[float, float]:
-    """(MTE2 latency per copy, peak bytes per cycle) of an operand's copies on its data path.
-
-    The GM->UB leg through UB, the GM->L1 copy otherwise (ND converted on the fly, or by 32 B
-    columns), as :func:`simcore.estimator._copy_cycles` prices them (the column path's extra
-    DMA latencies aside); the rate is further capped by the bandwidth share.
-    """
-    p = c.preset
-    eff = c.a_eff if is_a else c.b_eff
-    if c.a_via_ub if is_a else c.b_via_ub:
-        return p.gm_to_ub_latency_cycles, p.gm_to_ub_peak_bytes_per_cycle * eff
-    nd = c.a_nd if is_a else c.b_nd
-    if (c.a_by_column if is_a else c.b_by_column) or not nd:
-        return p.gm_to_l1_latency_cycles, p.gm_to_l1_peak_bytes_per_cycle * (eff if nd else 1.0)
-    return p.nd2nz_latency_cycles, p.nd2nz_peak_bytes_per_cycle * eff
 
 
 def _copy_terms(
@@ -1004,7 +987,7 @@ def _copy_terms(
             0.0,
         )
     by_column = c.a_by_column if is_a else c.b_by_column
-    lat, peak = _copy_rate(c, is_a)
+    lat, peak = c.copy_rate(is_a)
     least = passes * columns if by_column else 0.0
     return (lat, nbytes / np.minimum(peak, cap), 0.0, 0.0, 0.0, 0.0, 0.0, least, iters, panel)
 

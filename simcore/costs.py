@@ -48,7 +48,12 @@ def ceil_div(a: Num, b: Num) -> Num:
     the estimator calls this on millions of candidates.
     """
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.ceil(np.true_divide(a, b)).astype(np.int64)
+        q = np.ceil(np.true_divide(a, b))
+        # Float operands (the estimator's fields, held as float64) keep float: the result feeds
+        # float arithmetic, and a cast to int64 and back would cost two passes for equal values.
+        if np.result_type(a, b).kind == "f":
+            return q
+        return q.astype(np.int64)
     return -(-a // b)
 
 

@@ -90,14 +90,6 @@ instead of playing every instruction it composes per-step and per-block periods:
   B's on MTE1 (in full B chunks, and A's K-tail chunk inside B's last one). With one L0B
   buffer (and two L0A) each MMAD pairs with the next step's loads, so the K-tail step's short
   loads follow a full MMAD and its short MMAD the next block's full loads.
-* B staged in shorter chunks that do not tile A's (after model 2026.11.12): the per-chunk
-  offsets price A's gains as for direct B (the first B chunk inside holding the A reads after
-  it back too); with one A slot, where the B chunk under A's K-tail chunk starts inside the A
-  chunk before, the pass chains one hop over those two A chunks: the A copy, every B copy
-  staged after it, the reads from that B chunk's arrival to the tail chunk's last read.
-* Both operands staged and reloaded in every block in K chunks of different steps: the
-  staging chain links the copies in their merged program order (:func:`_merged_pairs`), each
-  reorder after the next copy's GM->UB leg or the UB->L1 leg before it.
 * MTE2 idling behind staged copies: with one operand through UB, a GM->UB copy waits for the
   reorder of the one before, so MTE2 idles for what that reorder takes beyond the direct copy
   between them; and with A direct, reloaded every block in S slots, B staged per pass, the A
@@ -780,27 +772,6 @@ def _core(
             pairs = np.where(
                 (step_ka == step_kb) & (passes_a == passes_b), cross, np.maximum(pairs, iso)
             )
-            # Both reloaded in every block in K chunks of different steps: the copies of a
-            # block interleave in program order (by the step that issues them, A's first at a
-            # shared one), and each reorder links to the next copy's GM->UB leg and the UB->L1
-            # leg before it: the pairs of the merged order, exactly, not each operand's own
-            # pairs (links that skip the other's copies between) nor the sparse-operand
-            # approximation. (Seen: 310P3 fp16 16 x 11008 x 4096, A staged in a 4-step and a
-            # 1-step chunk, B in 3 + 2 steps, the order A, B, B, A: 4074 cycles of links per
-            # block, not 4444: +6.6 %.) (Priced on the candidates where it applies only.)
-            idx = np.flatnonzero(
-                (step_ka != step_kb)
-                & (passes_a > blocks - 0.5)
-                & (passes_b > blocks - 0.5)
-                & (kc_a + kc_b <= 64)
-                & has_b
-            )
-            if idx.size:
-                merged = _merged_pairs(
-                    idx, (kc_a, kc_b, step_ka, step_kb), (a_full, a_last, b_full, b_last)
-                )
-                pairs = np.array(np.broadcast_to(pairs, blocks.shape), dtype=np.float64)
-                pairs[idx] = _sub(passes_a, idx) * merged
         first = a_full[0] if via_a else b_full[0]
         makespan = np.maximum(makespan, first + va + vb + pairs + la + lb + mm + dr_last)
     if via_a != via_b:
@@ -1069,8 +1040,7 @@ def _core(
     # last B chunk inside. The first chunks are priced at their own offsets (a leading axis),
     # the rest at their average. (Priced on the candidates where it applies only.)
     nonal = kb_off & has_b & (kc_a > 1)
-    nonal_pre: tuple[np.ndarray, Any] | None = None
-    idx = np.flatnonzero(nonal) if not floor else np.empty(0, dtype=np.int64)
+    idx = np.flatnonzero(nonal) if not floor and not via_b else np.empty(0, dtype=np.int64)
     if idx.size:
         sk_a, sk_b, kc_s = _sub(step_ka, idx), _sub(step_kb, idx), _sub(kc_a, idx)
         bl_s, bi_s, rf_s = _sub(b_leg_f, idx), _sub(b_in, idx), _sub(reads_af, idx)
@@ -1081,9 +1051,6 @@ def _core(
             n_o = np.floor((sk_a - 2 - o) / sk_b) + 1
             r_o = sk_a - o - (n_o - 1) * sk_b
             g_o = bl_s + np.maximum(n_o - 1, 0) * bi_s + rab_s(np.maximum(r_o, 2)) - rf_s
-            if via_b:
-                # (As in_reads: the first B chunk inside holds the A reads after it back too.)
-                g_o = np.maximum(g_o, bl_s + rab_s(np.maximum(sk_a - o, 2)) - rf_s)
             return np.maximum(np.maximum(np.where(n_o >= 1, g_o, 0.0), pipe_f), 0.0)
 
         # The first n_j full chunks exactly (all at once, a leading axis of chunk indices),
@@ -1092,13 +1059,8 @@ def _core(
         jj = np.arange(n_j, dtype=np.float64)[:, None]
         x = jj * sk_a
         res = x - np.floor(x / sk_b) * sk_b
-        g_at = gain_at(np.where(res == 0, 0, sk_b - res))
-        g_sum = ((jj <= kc_s - 2) * g_at).sum(axis=0)
+        g_sum = ((jj <= kc_s - 2) * gain_at(np.where(res == 0, 0, sk_b - res))).sum(axis=0)
         g_sum = g_sum * (1.0 + np.maximum(kc_s - 1 - n_j, 0) / np.clip(kc_s - 1, 1, n_j))
-        # (The same sum over the chunks before the second-to-last one, for the skip hop below.)
-        g_pre = ((jj <= kc_s - 3) * g_at).sum(axis=0)
-        g_pre = g_pre * (1.0 + np.maximum(kc_s - 2 - n_j, 0) / np.clip(kc_s - 2, 1, n_j))
-        nonal_pre = (idx, _sub(co_frac, idx) * g_pre)
         extra[idx] += _sub(co_frac, idx) * (g_sum - _sub(full_co, idx) * _sub(gain_f, idx))
     if not via_a:
         # One slot, B chunks at least as long as A's: a B boundary inside a full A chunk that is
@@ -1291,45 +1253,6 @@ def _core(
         per_pass_a = np.maximum(
             per_pass_a, one_blk * (hop_l + co_frac * np.maximum(jump2 - 2.0 * hop_l, 0.0))
         )
-    if nonal_pre is not None and via_b:
-        # One A slot, B's shorter chunks not tiling A's: the B chunk that A's K-tail chunk
-        # reads under its last read but one starts inside the A chunk before (after its start).
-        # Its copy is issued before the tail chunk's A copy, so the tail chunk's last read
-        # waits for every B copy issued after the previous A copy (staged back to back) and the
-        # reads from that B chunk's arrival, not for the tail chunk's own copy: the pass chains
-        # the hops of the chunks before it and this one hop over two A chunks.
-        # (Priced on the candidates where it applies only.)
-        idx, g_pre = nonal_pre
-        s_st = np.floor(np.maximum(_sub(k_iter, idx) - 2, 0) / _sub(step_kb, idx)) * _sub(
-            step_kb, idx
-        )
-        x_j = _sub(a_last_start, idx) - _sub(step_ka, idx)
-        keep = (
-            _sub(single_a, idx)
-            & (_sub(r_last_a, idx) >= 2)
-            & (s_st > x_j)
-            & (s_st < _sub(a_last_start, idx))
-        )
-        idx, g_pre, s_st, x_j = idx[keep], g_pre[keep], s_st[keep], x_j[keep]
-        if idx.size:
-            sk_b = _sub(step_kb, idx)
-            n_sk = (s_st - np.ceil(x_j / sk_b) * sk_b) / sk_b + 1
-            leg_last = np.where(
-                s_st == _sub(b_last_start, idx), _sub(b_leg_lc, idx), _sub(b_leg_f, idx)
-            )
-            hop_skip = (
-                _sub(wait_af, idx)
-                + np.maximum(n_sk - 1, 0) * _sub(b_next, idx)
-                + leg_last
-                + rab.sub(idx)(np.maximum(_sub(k_iter, idx) - s_st, 2))
-                - _sub(la, idx)
-                + _sub(la_kt, idx)
-                + _sub(stay_a, idx)
-            )
-            cf = _sub(co_frac, idx)
-            skip_pass = (_sub(kc_a, idx) - 2) * _sub(hop_f, idx) + g_pre + cf * hop_skip
-            skip_pass = skip_pass + (1.0 - cf) * (_sub(hop_f, idx) + _sub(hop_l, idx))
-            per_pass_a = _raise_at(per_pass_a, idx, skip_pass, blocks.shape)
     # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).
     chain_a = passes_a * per_pass_a + bias_cyc
     # per_pass_a >= ((kc_a - 1) * hop_f + hop_l) / slots_a: equal without fixed slots; with
@@ -2570,61 +2493,6 @@ def _staged_pass_paths(
         last_col = full_pass + mid + dr_b + tail_mid + (n_tail - 1) * blk
         out = np.maximum(out, per_col * ((it_x - 1) * col + last_col))
     return out
-
-
-def _merged_pairs(
-    idx: np.ndarray,
-    chunking: tuple[Any, Any, Any, Any],
-    legs: tuple[tuple[Any, Any, Any], ...],
-) -> np.ndarray:
-    """Links of one block's staging chain when both operands are staged in every block.
-
-    The copies of a block in program order (by the K step that issues them, A's before B's at
-    a shared step; the next block's first copy after the last), and per consecutive pair the
-    longer of the later copy's GM->UB leg (it waits for the earlier reorder: the source half)
-    and the earlier copy's UB->L1 leg (the later reorder waits for it: the destination half).
-    Each copy's two legs appear once, so the sum is at least the larger of their two sums.
-
-    Args:
-        idx: The candidates (their entries of the arrays below).
-        chunking: ``kc_a, kc_b, step_ka, step_kb``.
-        legs: ``a_full, a_last, b_full, b_last`` (MTE2, V, MTE3) legs.
-
-    Returns:
-        The sum of the pairs' maxima per block, at ``idx``.
-    """
-    kc_a, kc_b, sk_a, sk_b = (_sub(x, idx) for x in chunking)
-    a_f, a_l, b_f, b_l = ((_sub(x[0], idx), _sub(x[2], idx)) for x in legs)
-    n_a = int(np.max(kc_a))
-    n_b = int(np.max(kc_b))
-    ja = np.arange(n_a, dtype=np.float64)[:, None]
-    jb = np.arange(n_b, dtype=np.float64)[:, None]
-    # Sort keys: 2 x step (+1 for B); padding after every real copy.
-    big = 1e18
-    key = np.concatenate(
-        (np.where(ja < kc_a, 2.0 * ja * sk_a, big), np.where(jb < kc_b, 2.0 * jb * sk_b + 1, big))
-    )
-    g = np.concatenate(
-        (
-            np.where(ja == kc_a - 1, a_l[0], a_f[0]) + 0.0 * ja,
-            np.where(jb == kc_b - 1, b_l[0], b_f[0]) + 0.0 * jb,
-        )
-    )
-    u = np.concatenate(
-        (
-            np.where(ja == kc_a - 1, a_l[1], a_f[1]) + 0.0 * ja,
-            np.where(jb == kc_b - 1, b_l[1], b_f[1]) + 0.0 * jb,
-        )
-    )
-    order = np.argsort(key, axis=0, kind="stable")
-    g = np.take_along_axis(g, order, axis=0)
-    u = np.take_along_axis(u, order, axis=0)
-    n = kc_a + kc_b
-    pos = np.arange(n_a + n_b, dtype=np.float64)[:, None]
-    g_next = np.concatenate((g[1:], g[:1]))
-    # The last copy of the block links to the next block's first.
-    g_next = np.where(pos == n - 1, g[0], g_next)
-    return np.asarray(np.where(pos < n, np.maximum(g_next, u), 0.0).sum(axis=0))
 
 
 def _mte2_gap_path(

@@ -759,31 +759,6 @@ CHAIN_CASES: dict[str, tuple[dict[str, object], dict[str, int], float]] = {
          "stepKb": 1, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
         0.01,
     ),
-    # A direct in one slot (chunks of 5, 5 and 2 steps), B staged in 3-step chunks that do not
-    # tile A's: the B chunk under A's K-tail chunk starts at the last step of the A chunk
-    # before, so its copy (staged right after B's chunk at step 6) precedes the tail A copy and
-    # the tail chunk's reads wait for it: per block two hops (the A copy, two staged B chunks,
-    # the reads), not three with the first chunk's gain counted for every full A chunk
-    # (was +9.0 %, now 0.0 %).
-    "staged_b_chunk_under_a_tail_starts_in_the_chunk_before": (
-        {"soc": "Ascend310P3", "m": 16, "n": 11008, "k": 4096, "dtype": "int8",
-         "format_a": "NZ", "bias": True},
-        {"usedCoreNum": 3, "singleCoreM": 16, "singleCoreN": 3670, "baseM": 16, "baseN": 32,
-         "baseK": 352, "depthA1": 5, "depthB1": 3, "stepM": 1, "stepN": 1, "stepKa": 5,
-         "stepKb": 3, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1},
-        0.005,
-    ),
-    # Both staged and reloaded in every block, A in a 4-step and a 1-step chunk, B in 3 + 2
-    # steps: the staging chain runs A, B, B, A per block (each reorder after the next copy's
-    # GM->UB leg or the UB->L1 leg before it), 4074 cycles of links per block, not the 4444
-    # of each operand's own links (was +6.6 %, now +0.1 %).
-    "both_staged_interleaved_chunks_merged_links": (
-        {"soc": "Ascend310P3", "m": 16, "n": 11008, "k": 4096, "trans_b": True},
-        {"usedCoreNum": 2, "singleCoreM": 16, "singleCoreN": 5504, "baseM": 16, "baseN": 16,
-         "baseK": 1008, "depthA1": 4, "depthB1": 6, "stepM": 1, "stepN": 1, "stepKa": 4,
-         "stepKb": 3, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
-        0.005,
-    ),
 }  # fmt: skip
 
 

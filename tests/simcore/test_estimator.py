@@ -759,6 +759,160 @@ CHAIN_CASES: dict[str, tuple[dict[str, object], dict[str, int], float]] = {
          "stepKb": 1, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
         0.01,
     ),
+    # Both staged and copied in every block, A in chunks of 7 and 1 steps, B of 6 and 2: the
+    # staging order is A, B, B, A, so A's short tail links to the next block's first A copy
+    # (its 1269-cycle GM->UB leg), not between B copies as the sparse-operand pairing assumed
+    # (was +8.1 %).
+    "staged_links_in_block_order": (
+        {"soc": "Ascend910A", "m": 512, "n": 1024, "k": 3000},
+        {"usedCoreNum": 25, "singleCoreM": 21, "singleCoreN": 1024, "baseM": 16, "baseN": 16,
+         "baseK": 384, "depthA1": 7, "depthB1": 6, "stepM": 1, "stepN": 1, "stepKa": 7,
+         "stepKb": 6, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+        0.01,
+    ),
+    # Without FixPipe, A staged in every block, B per column of five: each block's first A
+    # reorder follows the previous block's L0C->UB leg, and the block's whole MMAD chain its
+    # first chunk's UB->L1 leg (the cycles priced before end at the last chunk's reads;
+    # was -5.6 %).
+    "staged_cycle_through_the_first_chunk": (
+        {"soc": "Ascend310P3", "m": 1500, "n": 1500, "k": 700, "dtype": "int8", "bias": True},
+        {"usedCoreNum": 7, "singleCoreM": 215, "singleCoreN": 1500, "baseM": 48, "baseN": 80,
+         "baseK": 448, "depthA1": 2, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 2, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.01,
+    ),
+    # One A slot, 10-step A chunks, B in 4-step chunks not tiling them: the third B chunk inside
+    # A's first is B's short K-tail one (was +9.0 %: priced as a full copy; +2.9 % left).
+    "b_tail_chunk_inside_an_a_chunk": (
+        {"soc": "Ascend910A", "m": 512, "n": 1024, "k": 3000, "trans_a": True},
+        {"usedCoreNum": 25, "singleCoreM": 21, "singleCoreN": 1024, "baseM": 16, "baseN": 112,
+         "baseK": 288, "depthA1": 10, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 10,
+         "stepKb": 4, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 1, "dbL0C": 1},
+        0.035,
+    ),
+    # A direct in one slot (8-step chunks), B staged in 3-step chunks at varying offsets: the
+    # B chunks inside each A chunk priced at their own offsets, and the one starting at A's
+    # second chunk's last step holds the last chunk's reads back (was +5.9 %).
+    "staged_b_chunks_at_offsets_inside_a_chunks": (
+        {"soc": "Ascend910A", "m": 128, "n": 4096, "k": 4096, "format_a": "NZ"},
+        {"usedCoreNum": 18, "singleCoreM": 48, "singleCoreN": 683, "baseM": 16, "baseN": 64,
+         "baseK": 240, "depthA1": 8, "depthB1": 6, "stepM": 1, "stepN": 1, "stepKa": 8,
+         "stepKb": 3, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+        0.01,
+    ),
+    # One slot each, 49-step A and 29-step B chunks: B's second copy inside A's chunk waits for
+    # the last read of B's first chunk (was -7.4 %).
+    "one_b_slot_copy_inside_an_a_chunk": (
+        {"soc": "Ascend910A", "m": 128, "n": 4096, "k": 4096, "format_a": "NZ",
+         "format_b": "NZ", "trans_a": True, "trans_b": True, "bias": True},
+        {"usedCoreNum": 4, "singleCoreM": 32, "singleCoreN": 4096, "baseM": 96, "baseN": 16,
+         "baseK": 80, "depthA1": 49, "depthB1": 29, "stepM": 1, "stepN": 1, "stepKa": 49,
+         "stepKb": 29, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.01,
+    ),
+    # One slot each by column DMA, 9-step A and 14-step B chunks: a B boundary inside an A
+    # chunk puts the A reads up to it, B's read, the 5694-cycle B copy and the reads after it
+    # on A's chain (was -7.8 %).
+    "one_b_slot_boundary_inside_an_a_chunk": (
+        {"soc": "Ascend910A", "m": 512, "n": 1024, "k": 3000},
+        {"usedCoreNum": 7, "singleCoreM": 74, "singleCoreN": 1024, "baseM": 320, "baseN": 176,
+         "baseK": 80, "depthA1": 9, "depthB1": 14, "stepM": 1, "stepN": 1, "stepKa": 9,
+         "stepKb": 14, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+        0.01,
+    ),
+    # The same with the B boundary at an A chunk's last step (3-step A, 5-step B chunks): the
+    # A read there precedes B's, but the next A copy queues on MTE2 behind the B copy, which
+    # waits for B's read of the step before (was -4.4 %).
+    "one_b_slot_boundary_at_an_a_chunks_last_step": (
+        {"soc": "Ascend910A", "m": 333, "n": 777, "k": 1999, "dtype": "int8", "trans_a": True},
+        {"usedCoreNum": 17, "singleCoreM": 20, "singleCoreN": 777, "baseM": 192, "baseN": 112,
+         "baseK": 256, "depthA1": 3, "depthB1": 5, "stepM": 1, "stepN": 1, "stepKa": 3,
+         "stepKb": 5, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 1, "dbL0C": 1},
+        0.01,
+    ),
+    # Without FixPipe, A's whole K in one slot read by a row of three blocks, B staged in two
+    # chunks in every block: A's chain per row runs its copy, B's staging chain through the
+    # row's blocks and the last block's first chunk, its reads and A's last read (was -13.1 %;
+    # -2.7 % left: the drain's UB->GM copy before the last block's UB->L1 leg on MTE3).
+    "staged_b_chain_through_a_rows_blocks": (
+        {"soc": "Ascend910A", "m": 4096, "n": 512, "k": 768, "format_a": "NZ",
+         "trans_b": True, "bias": True},
+        {"usedCoreNum": 15, "singleCoreM": 1376, "singleCoreN": 103, "baseM": 16, "baseN": 48,
+         "baseK": 576, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 1, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 1, "dbL0C": 1},
+        0.03,
+    ),
+    # Without FixPipe, one L0C buffer, column DMA: after the first column's copies the drains
+    # chain through each column's full block's 1920-cycle K loop (its first MMAD after the tail
+    # block's L0C->UB leg), not just through the drains' legs (was -6.5 %; -2.3 % left).
+    "first_line_then_c1_drain_chain": (
+        {"soc": "Ascend910A", "m": 512, "n": 1024, "k": 3000, "dtype": "int8"},
+        {"usedCoreNum": 18, "singleCoreM": 86, "singleCoreN": 342, "baseM": 80, "baseN": 64,
+         "baseK": 160, "depthA1": 38, "depthB1": 32, "stepM": 1, "stepN": 1, "stepKa": 19,
+         "stepKb": 16, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1},
+        0.03,
+    ),
+    # A staged in one-step chunks in every block, B direct in two-step chunks in one slot: the
+    # second A chunk's GM->UB leg queues behind each B copy on MTE2, and B's last read of the
+    # chunk follows that A chunk's staging and read, so B's copies chain through it (1820
+    # cycles per B chunk, priced 980: was -3.5 %).
+    "b_slot_chain_through_staged_a_chunks": (
+        {"soc": "Ascend910A", "m": 1024, "n": 4096, "k": 1024, "format_b": "NZ"},
+        {"usedCoreNum": 18, "singleCoreM": 57, "singleCoreN": 4096, "baseM": 64, "baseN": 48,
+         "baseK": 256, "depthA1": 1, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+        0.01,
+    ),
+    # Both reloaded in every block, A staged in three chunks (two slots), B direct in four
+    # one-slot chunks: per block the drain's L0C->UB leg, A's first reorder, its reads, B's
+    # copy after B's previous chunk's last read, A's next GM->UB leg behind it on MTE2, its
+    # reorder and UB->L1 leg, the reads... all in series, 7866 cycles per block (was -25.2 %,
+    # now 0.0 % from the replay of the first blocks, _block_replay_path).
+    "both_reloaded_replay_staged_a_one_slot_b": (
+        {"soc": "Ascend310P3", "m": 128, "n": 4096, "k": 4096, "dtype": "int8",
+         "format_b": "NZ"},
+        {"usedCoreNum": 4, "singleCoreM": 32, "singleCoreN": 4096, "baseM": 48, "baseN": 32,
+         "baseK": 512, "depthA1": 6, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 3,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+        0.005,
+    ),
+    # The same with B staged in two-slot chunks of three steps and A direct in one-step
+    # chunks (two slots): A's copies wait for its reads, B's GM->UB legs queue behind them
+    # (was -17.9 %, now 0.0 %).
+    "both_reloaded_replay_staged_b": (
+        {"soc": "Ascend310P3", "m": 2048, "n": 2048, "k": 2048, "dtype": "int8",
+         "format_a": "NZ", "trans_a": True},
+        {"usedCoreNum": 5, "singleCoreM": 416, "singleCoreN": 2048, "baseM": 32, "baseN": 32,
+         "baseK": 512, "depthA1": 2, "depthB1": 6, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 3, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1},
+        0.005,
+    ),
+    # A direct in one slot (chunks of 5, 5 and 2 steps), B staged in 3-step chunks that do not
+    # tile A's: the B chunk under A's K-tail chunk starts at the last step of the A chunk
+    # before, so its copy (staged right after B's chunk at step 6) precedes the tail A copy and
+    # the tail chunk's reads wait for it: per block two hops (the A copy, two staged B chunks,
+    # the reads), not three with the first chunk's gain counted for every full A chunk
+    # (was +9.0 %, now 0.0 %: the offsets priced
+    # through UB and the merged staging links).
+    "staged_b_chunk_under_a_tail_starts_in_the_chunk_before": (
+        {"soc": "Ascend310P3", "m": 16, "n": 11008, "k": 4096, "dtype": "int8",
+         "format_a": "NZ", "bias": True},
+        {"usedCoreNum": 3, "singleCoreM": 16, "singleCoreN": 3670, "baseM": 16, "baseN": 32,
+         "baseK": 352, "depthA1": 5, "depthB1": 3, "stepM": 1, "stepN": 1, "stepKa": 5,
+         "stepKb": 3, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1},
+        0.005,
+    ),
+    # Both staged and reloaded in every block, A in a 4-step and a 1-step chunk, B in 3 + 2
+    # steps: the staging chain runs A, B, B, A per block (each reorder after the next copy's
+    # GM->UB leg or the UB->L1 leg before it), 4074 cycles of links per block, not the 4444
+    # of each operand's own links (was +6.6 %, now +0.1 %).
+    "both_staged_interleaved_chunks_merged_links": (
+        {"soc": "Ascend310P3", "m": 16, "n": 11008, "k": 4096, "trans_b": True},
+        {"usedCoreNum": 2, "singleCoreM": 16, "singleCoreN": 5504, "baseM": 16, "baseN": 16,
+         "baseK": 1008, "depthA1": 4, "depthB1": 6, "stepM": 1, "stepN": 1, "stepKa": 4,
+         "stepKb": 3, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+        0.005,
+    ),
 }  # fmt: skip
 
 

@@ -137,6 +137,25 @@ instead of playing every instruction it composes per-step and per-block periods:
   series, e.g. a one-slot copy after its previous chunk's last read, the other operand's
   GM->UB leg behind it, its reorder, UB->L1 leg and reads). Priced where the K loop is short
   and the copies may set the period.
+* Streamed A passes and one-slot B gaps (direct copies, after model 2026.11.12): where A's
+  chunk ``kc - slots`` is the K-tail chunk, the next pass's first A copy waits for the K-tail
+  step's read, which queues on MTE1 behind every read of the pass from chunk 0's arrival (the
+  chain runs all ``k_iter`` reads, not ``k_iter - 1``); in a pass that reloads B that chain
+  also runs from B's first chunk, queued behind A's first copy on MTE2, through every read up
+  to chunk ``kc - slots``'s last step (longer than the chain through the later B chunk where
+  B's copies run ahead). With one B slot and A chunks shorter than B's, B's second copy waits
+  for B's read of step stepKb - 1, behind the A chunk under it, copied after B's first: MTE2
+  idles per pass for that chunk's reads (:func:`_b_slot_gap_behind_a`). Both staged with
+  FixPipe, A in one slot and two chunks, both reloaded every block: a per-block cycle through
+  A's first staging legs, B's reorder and UB->L1 leg behind them, the reads to A's first
+  chunk's last read, A's K-tail UB->L1 leg, B's K-tail reorder and the next block's first
+  GM->UB leg (:func:`_staged_one_a_slot_cycle`). B chunks at offsets inside A's: the first one
+  inside holds every A read from its offset on (as the chunk at A's start does for aligned
+  chunks), and where the offsets cycle within the chunks priced exactly, each offset's chunks
+  are counted (not the first chunks' average). An operand staged in one slot: a chunk's
+  UB->L1 leg waits for the last read of the chunk before and the next chunk's reorder for
+  that leg (the destination half), so per chunk the UB->L1 leg and the longer of the chunk's
+  reads and the next reorder (:func:`_staged_one_slot_chain`).
 * Makespan of the largest core = the longest of these paths, the compute chain (start-up, step
   periods, stalls, last drain), the MTE2 path (all copies plus what follows the last), the drain
   path and the V / MTE3 totals, clipped to [busiest pipe, sum of all work]. Each path is a chain
@@ -1139,11 +1158,13 @@ def _core(
         x = jj * sk_a
         res = x - np.floor(x / sk_b) * sk_b
         g_j = (jj <= kc_s - 2) * gain_at(np.where(res == 0, 0, sk_b - res), x)
-        # (The offsets repeat every stepKb / gcd chunks: the later chunks at the average over
-        # one such cycle when it is shorter than n_j, else over the first n_j.)
-        cyc = np.clip(sk_b / np.gcd(sk_a.astype(np.int64), sk_b.astype(np.int64)), 1, n_j)
-        g_avg = ((jj < cyc) * g_j).sum(axis=0) / cyc
-        g_sum = g_j.sum(axis=0) + np.maximum(kc_s - 1 - n_j, 0) * g_avg
+        g_sum = g_j.sum(axis=0) * (1.0 + np.maximum(kc_s - 1 - n_j, 0) / np.clip(kc_s - 1, 1, n_j))
+        # Where the offsets cycle within n_j chunks (every lcm / stepKa chunks), count each
+        # offset's full chunks exactly: the first n_j's average leans towards the offsets that
+        # come first when the cycle does not divide n_j.
+        p_cyc = _sub(co_lcm, idx) / sk_a
+        cnt = np.maximum(np.floor((kc_s - 2 - jj) / p_cyc) + 1.0, 0.0) * (jj < p_cyc)
+        g_sum = np.where(p_cyc <= n_j, (cnt * g_j).sum(axis=0), g_sum)
         extra[idx] += _sub(co_frac, idx) * (g_sum - _sub(full_co, idx) * _sub(gain_f, idx))
     if not via_a:
         # One slot, B chunks at least as long as A's: a B boundary inside a full A chunk that is
@@ -1319,8 +1340,14 @@ def _core(
     # read of chunk kc - slots, and the reads of chunks 0 .. kc - slots run in order from the
     # arrival of chunk 0 (the hops above restart at every chunk's arrival; with unequal chunks
     # rotating through the slots this longer chain can be the binding one).
-    thru_a = np.minimum((kc_a - slots_a + 1) * step_ka, k_iter - 1)
+    # (Where chunk kc - slots is the K-tail chunk its last read is the K-tail step's, which
+    # queues on MTE1 behind every read of the pass from chunk 0's arrival on, and the MMADs a
+    # single L0 buffer puts between: the chain runs all k_iter reads, the last one short. The
+    # floors keep the chain to k_iter - 1 reads.)
+    thru_a = np.minimum((kc_a - slots_a + 1) * step_ka, k_iter - (1 if floor else 0))
     own_thru = wait_af + ra(thru_a)
+    if not floor:
+        own_thru = own_thru + (thru_a >= k_iter) * (la_kt - la)
     per_pass_a = np.maximum(per_pass_a, (kc_a > slots_a) * own_thru)
     if not via_a:
         # In a pass that reloads B the same chain runs through MTE2 in program order: every A
@@ -1340,7 +1367,18 @@ def _core(
         if via_b:
             g_q = g_q + np.where(n_bq >= kc_b, b_last[1] + b_last[2], b_full[1] + b_full[2])
         r_q = end_a - s_bq + 1
-        thru_q = (r_q >= 2) * (g_q + rab(np.maximum(r_q, 2)) + (end_a == k_iter - 1) * (la_kt - la))
+        end_kt = (end_a == k_iter - 1) * (la_kt - la)
+        thru_q = (r_q >= 2) * (g_q + rab(np.maximum(r_q, 2)) + end_kt)
+        if not floor:
+            # Or through B's first chunk: A's first copy, B's behind it (its staging legs when
+            # staged), then every read of the pass from that arrival up to chunk kc - slots's
+            # last step; longer than the chain through the later B chunk where the reads take
+            # longer than the B copies issued between (those run ahead on MTE2). (end_a >= 1 on
+            # the streamed passes this counts on; elsewhere rab's _NEVER drops out.)
+            thru_0 = a_full[0] + b_first[0] + rab(end_a + 1) + end_kt
+            if via_b:
+                thru_0 = thru_0 + b_first[1] + b_first[2]
+            thru_q = np.maximum(thru_q, thru_0)
         per_pass_a = np.maximum(
             per_pass_a,
             (kc_a > slots_a) * has_b * (co_frac * thru_q + (1.0 - co_frac) * own_thru),
@@ -1695,6 +1733,21 @@ def _core(
             (reads_af, rb_kb, rab_ka, ra(step_kb) + lb),
         ),
     )  # fmt: skip
+    if not floor and not via_a and not via_b:
+        # One B slot behind A chunks that start inside B's first chunk (priced on the
+        # candidates where it applies only).
+        idx = np.flatnonzero(single_b & (step_ka < step_kb))
+        if idx.size:
+            idx = idx[_sub(streamed_b, idx) & ~_sub(single_a, idx) & _sub(has_b, idx)]
+        if idx.size:
+            idle_b = _b_slot_gap_behind_a(
+                (_sub(kc_a, idx), _sub(step_ka, idx), _sub(step_kb, idx)),
+                (_sub(a_full[0], idx), _sub(a_last[0], idx)),
+                (ra.sub(idx), _sub(rb_kb, idx), _sub(lb, idx)),
+            )
+            co_s = np.minimum(_sub(passes_a, idx), _sub(passes_b, idx))
+            path_s = _sub(mte2, idx) + _sub(tail_after, idx) + co_s * idle_b
+            makespan = _raise_at(makespan, idx, path_s, blocks.shape)
     if not fix and (via_a or via_b):
         # Without FixPipe the drain's L0C->UB leg and the reorders share the vector queue: an
         # operand staged through UB and reloaded in every block puts a cycle through each block
@@ -1938,6 +1991,40 @@ def _core(
         a_in = np.maximum(a_stage - np.where(kc_b > 1, b_full[0], b_last[0]), 0.0)
         a_ok = single_b & (passes_b >= blocks) & (passes_a < blocks) & has_b
         makespan = np.maximum(makespan, a_ok * (chain_b + passes_a * a_in + mm + dr_last))
+    for via, one, chunking, legs, reads in (
+        (via_a, single_a, (kc_a, passes_a), (a_full, a_last), (reads_af, reads_al, stay_a)),
+        (via_b, single_b, (kc_b, passes_b), (b_full, b_last), (rb_kb, reads_bl, stay_b)),
+    ):
+        if floor or not via:
+            continue
+        # An operand staged in one slot: a chunk's UB->L1 leg waits for the last read of the
+        # chunk before, and the next chunk's reorder for that UB->L1 leg (the destination
+        # half), so per chunk its UB->L1 leg, then the longer of its reads and the next
+        # reorder (priced on those candidates).
+        idx = np.flatnonzero(one)
+        if idx.size:
+            (g_f, v_f, u_f), (g_l, v_l, u_l) = ((_sub(x, idx) for x in leg) for leg in legs)
+            path = _staged_one_slot_chain(
+                tuple(_sub(x, idx) for x in chunking),
+                ((g_f, v_f, u_f), (g_l, v_l, u_l)),
+                tuple(_sub(x, idx) for x in reads),
+            )
+            tail = _sub(bias_cyc, idx) + _sub(mm, idx) + _sub(dr_last, idx)
+            makespan = _raise_at(makespan, idx, path + tail, blocks.shape)
+    if not floor and fix and via_a and via_b:
+        # Both staged with FixPipe (no drain in the vector queue), A in one slot and two
+        # chunks per block, both reloaded every block (priced on those candidates).
+        idx = np.flatnonzero(
+            single_a & (kc_a == 2) & (kc_b <= 2) & (b_last_start >= a_last_start)
+            & (passes_a > blocks - 0.5) & (passes_b > blocks - 0.5) & has_b
+        )  # fmt: skip
+        if idx.size:
+            path = _staged_one_a_slot_cycle(
+                tuple(_sub(x, idx) for x in (kc_b, step_ka, k_iter, blocks)),
+                tuple(tuple(_sub(x, idx) for x in leg) for leg in (a_full, a_last, b_full, b_last)),
+                (ra.sub(idx), rab.sub(idx), _sub(per, idx), _sub(mm, idx), _sub(dr_last, idx)),
+            )
+            makespan = _raise_at(makespan, idx, path, blocks.shape)
     if not floor and not via_b:
         # A chunks longer than B's slots hold: B streams its chunks through its slots, so the
         # B copy issued at the A chunk's last step waits for the B read slots_b chunks back, a
@@ -3146,6 +3233,123 @@ def _mte2_gap_path(
         gap = gap + on_b * (passes_b - co) * rb_kb
     gap = gap + co * np.maximum(idle, 0.0)
     return base + gap
+
+
+def _staged_one_a_slot_cycle(
+    chunking: tuple[Any, Any, Any, Any],
+    legs: tuple[tuple[Any, Any, Any], ...],
+    steps: tuple[Any, Any, Any, Any, Any],
+) -> Any:
+    """The per-block cycle of both operands staged through UB, A in one slot, two A chunks.
+
+    Both reloaded in every block (with FixPipe, so the vector queue holds the reorders only):
+    A's chunk 0 goes GM->UB (after the reorder before it: the source half), reorder, UB->L1;
+    B's chunk 0's reorder waits for that UB->L1 leg (the destination half), then its UB->L1;
+    the reads from B's arrival up to A's last read of chunk 0; A's K-tail chunk's UB->L1 leg
+    waits for that read (one slot); B's last chunk's reorder waits for that leg; and the next
+    block's first GM->UB copy waits for that reorder. B's chunks start with A's (its last at
+    or after A's last).
+
+    Args:
+        chunking: ``(kc_b, stepKa, k_iter, blocks)`` on the candidates priced.
+        legs: ``(a_full, a_last, b_full, b_last)``: (GM->UB, reorder, UB->L1) legs.
+        steps: ``(ra, rab, per, mm, dr_last)``: A's last read of a chunk from its arrival and
+            from the arrival of a B chunk that starts with it (:func:`_restart_reads`), the step
+            period, an MMAD, the last drain.
+
+    Returns:
+        The path's cycles.
+    """
+    kc_b, sk_a, k_it, blocks = chunking
+    a_full, a_last, b_full, b_last = legs
+    ra, rab, per, mm, dr_last = steps
+    b_two = kc_b > 1
+    gb0, vb0, ub0 = (np.where(b_two, x, y) for x, y in zip(b_full, b_last, strict=True))
+    # A's last read of chunk 0: from B's arrival (a one-step chunk's read precedes B's), or
+    # from its own.
+    a_arr = a_full[0] + a_full[1] + a_full[2]
+    b_arr = a_full[0] + a_full[1] + np.maximum(gb0, a_full[2]) + vb0 + ub0
+    head = np.maximum(a_arr + ra(sk_a), np.where(sk_a >= 2, b_arr + rab(sk_a), 0.0))
+    tail = a_last[2] + b_two * b_last[1]
+    out: Any = blocks * (head + tail) - tail + (k_it - sk_a) * per + mm + dr_last
+    return out
+
+
+def _staged_one_slot_chain(
+    chunking: tuple[Any, ...],
+    legs: tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]],
+    reads: tuple[Any, ...],
+) -> Any:
+    """An operand staged through UB in one L1 slot: its chunks' chain through the staging.
+
+    A chunk's UB->L1 leg waits for the last read of the chunk before (one slot) and the next
+    chunk's reorder waits for that UB->L1 leg (the staging buffer's destination half), so from
+    one arrival to the next: the longer of the chunk's reads and the next chunk's reorder, then
+    the next UB->L1 leg. Per pass of ``kc`` chunks, full ones then the K-tail one, the next
+    pass's first chunk after it; the first chunk's GM->UB leg and reorder lead the chain.
+
+    Args:
+        chunking: ``(kc, passes)``: K chunks per pass and the operand's passes.
+        legs: (GM->UB, reorder, UB->L1) legs of a full and of the K-tail chunk.
+        reads: The last read of a full and of the K-tail chunk from its arrival, and the
+            compute of the blocks a chunk stays for.
+
+    Returns:
+        The chain's cycles up to the last chunk's last read.
+    """
+    kc, passes = chunking
+    (g_f, v_f, u_f), (g_l, v_l, u_l) = legs
+    r_f, r_l, stay = reads
+    r_f, r_l = r_f + stay, r_l + stay
+    many = kc > 1
+    per_pass = np.where(
+        many,
+        (kc - 1) * u_f + u_l + np.maximum(kc - 2, 0) * np.maximum(r_f, v_f)
+        + np.maximum(r_f, v_l) + np.maximum(r_l, v_f),
+        u_l + np.maximum(r_l, v_l),
+    )  # fmt: skip
+    lead = np.where(many, g_f + v_f, g_l + v_l)
+    out: Any = lead + passes * per_pass
+    return out
+
+
+def _b_slot_gap_behind_a(
+    chunking: tuple[Any, Any, Any], legs: tuple[Any, Any], reads: tuple[Any, Any, Any]
+) -> Any:
+    """MTE2's idle time per pass before B's second copy, one direct B slot, A chunks shorter.
+
+    B's copy of chunk 1 (issued at step stepKb) waits for B's read of step stepKb - 1, which
+    follows the arrival of the A chunk under that step. MTE2 runs A's and B's step-0 copies,
+    then the A copies of the chunks starting up to step stepKb (A's copy first at a step), and
+    idles until that read: the reads of the steps from the A chunk's start on, after its copy
+    (or B's chunk 0's reads from its arrival, if later). :func:`_mte2_gap_path` prices the gap
+    only where A's first boundary is at step 0 (A chunks at least as long as B's). The caller
+    passes candidates with ``stepKa < stepKb`` and more than one B chunk, so K holds more than
+    stepKb steps: A has at least two chunks and the A chunk under step stepKb - 1 (and the
+    last one copied before B's) is a later one, at most the K-tail chunk.
+
+    Args:
+        chunking: ``(kc_a, stepKa, stepKb)`` on the candidates priced.
+        legs: The MTE2 legs (direct copies) of a full and of the K-tail A chunk.
+        reads: ``(ra, rb_kb, lb)``: A's last read of an ``r``-step chunk from its arrival
+            (:func:`_restart_reads`), B's last read of a full chunk from its arrival, a B read.
+
+    Returns:
+        The idle cycles per pass where both operands reload (>= 0).
+    """
+    kc_a, sk_a, sk_b = chunking
+    ga_f, ga_l = legs
+    ra, rb_kb, lb = reads
+    # The A chunk under step stepKb - 1 and the last A chunk copied before B's.
+    x = np.floor((sk_b - 1) / sk_a)
+    x_m = np.floor(sk_b / sk_a)
+    d_l = ga_l - ga_f
+    # A's copies of chunks 1 .. x (the K-tail one when x reaches it), and up to x_m.
+    c_x = x * ga_f + (x >= kc_a - 1) * d_l
+    c_m = x_m * ga_f + (x_m >= kc_a - 1) * d_l
+    read = np.maximum(c_x + ra(sk_b - x * sk_a) + lb, rb_kb)
+    out: Any = np.maximum(read - c_m, 0.0)
+    return out
 
 
 def _chunk_sum(

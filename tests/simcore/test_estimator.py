@@ -913,6 +913,91 @@ CHAIN_CASES: dict[str, tuple[dict[str, object], dict[str, int], float]] = {
          "stepKb": 3, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
         0.005,
     ),
+    # A streamed in one slot, two chunks per block, the second the one-step K tail: the next
+    # block's first A copy waits for the K-tail read, which queues on MTE1 behind every read
+    # (and the MMADs a single L0B buffer puts between) of the block from chunk 0's arrival:
+    # the pass's chain runs through all k_iter reads, not k_iter - 1 (was -4.7 %; the same
+    # chain took 310B1 fp16 4096 x 512 x 768 from -13.5 % to -3.6 %).
+    "streamed_a_pass_through_the_k_tail_read": (
+        {"soc": "Ascend910B2", "m": 2048, "n": 2048, "k": 2048, "dtype": "int8",
+         "out_dtype": "fp16", "format_a": "NZ", "trans_a": True},
+        {"usedCoreNum": 15, "singleCoreM": 144, "singleCoreN": 2048, "baseM": 32, "baseN": 48,
+         "baseK": 832, "depthA1": 2, "depthB1": 6, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 3, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.005,
+    ),
+    # A in one slot (7 + 1 steps), B in two slots (4 + 4 steps), both reloaded every block:
+    # the next block's A copy waits for A's K-tail read, whose chain starts at B's first
+    # chunk (queued behind A's first copy on MTE2) and runs all 8 steps' reads; B's second
+    # copy runs ahead on MTE2 meanwhile, so the chain through it is shorter (was -11.8 %).
+    "streamed_a_pass_through_b_first_chunk": (
+        {"soc": "Ascend910B2", "m": 1024, "n": 4096, "k": 1024, "format_a": "NZ"},
+        {"usedCoreNum": 22, "singleCoreM": 48, "singleCoreN": 4096, "baseM": 80, "baseN": 112,
+         "baseK": 144, "depthA1": 7, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 7,
+         "stepKb": 4, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+        0.005,
+    ),
+    # B in one slot (5 + 2 steps), A in two (3 + 3 + 1 steps), both reloaded every block:
+    # B's second copy waits for B's read of step 4, behind the arrival of A's second chunk
+    # (copied after B's first on MTE2) and the reads of steps 3 and 4, so MTE2 idles for
+    # them once per block (was -7.1 %).
+    "b_slot_gap_behind_a_second_chunk": (
+        {"soc": "Ascend910B2", "m": 128, "n": 4096, "k": 4096, "dtype": "bf16",
+         "format_b": "NZ"},
+        {"usedCoreNum": 7, "singleCoreM": 19, "singleCoreN": 4096, "baseM": 16, "baseN": 16,
+         "baseK": 624, "depthA1": 6, "depthB1": 5, "stepM": 1, "stepN": 1, "stepKa": 3,
+         "stepKb": 5, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+        0.005,
+    ),
+    # 310B1 (FixPipe, ND staged through UB): both staged and reloaded every block, A in one
+    # slot (9 + 3 steps), B 11 + 1 steps. Per block: A's first GM->UB, reorder and UB->L1 legs,
+    # B's reorder (behind that UB->L1 leg) and UB->L1 leg, the reads to A's step-8 read, A's
+    # K-tail UB->L1 leg (its slot), B's K-tail reorder, then the next block's first GM->UB
+    # (behind that reorder): 5400 cycles a block (was -12.3 %).
+    "staged_both_one_a_slot_block_cycle": (
+        {"soc": "Ascend310B1", "m": 4096, "n": 512, "k": 768, "dtype": "int8",
+         "out_dtype": "fp16", "trans_a": True, "trans_b": True},
+        {"usedCoreNum": 1, "singleCoreM": 4096, "singleCoreN": 512, "baseM": 160, "baseN": 80,
+         "baseK": 64, "depthA1": 9, "depthB1": 11, "stepM": 1, "stepN": 1, "stepKa": 9,
+         "stepKb": 11, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
+        0.005,
+    ),
+    # A in one slot (8 + 2 steps), B chunks of 6 steps not tiling A's: B's first chunk starts
+    # with A's and every A read of the chunk queues on MTE1 behind B's read at step 0, so A's
+    # hop runs its copy, B's behind it on MTE2 and all eight steps' reads from B's arrival
+    # (the B chunk at offset 6 was the only one priced, -363 cycles a block: was -3.8 %).
+    "b_chunk_at_a_start_holds_every_a_read": (
+        {"soc": "Ascend910B2", "m": 1024, "n": 4096, "k": 1024, "trans_a": True,
+         "format_b": "NZ"},
+        {"usedCoreNum": 11, "singleCoreM": 94, "singleCoreN": 4096, "baseM": 96, "baseN": 32,
+         "baseK": 112, "depthA1": 8, "depthB1": 12, "stepM": 1, "stepN": 1, "stepKa": 8,
+         "stepKb": 6, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 1},
+        0.005,
+    ),
+    # A in one slot, six-step chunks, B in four-step ones: the B offsets inside A's chunks
+    # cycle 0, 2, 0, 2, ... over six full chunks; pricing the later three at the average of
+    # the first three (two at offset 0) overpriced them by half a hop each (+3.3 % with the
+    # chain above; each offset's chunks are now counted).
+    "b_offsets_cycle_counted_per_offset": (
+        {"soc": "Ascend910B2", "m": 128, "n": 4096, "k": 8192, "dtype": "bf16",
+         "trans_b": True},
+        {"usedCoreNum": 24, "singleCoreM": 64, "singleCoreN": 342, "baseM": 16, "baseN": 128,
+         "baseK": 224, "depthA1": 6, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 6,
+         "stepKb": 4, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.005,
+    ),
+    # 310B1, A staged through UB in one slot (2 + 1 steps), reloaded every block: A's K-tail
+    # UB->L1 leg waits for the full chunk's last read, and the next block's first reorder for
+    # that leg (the destination half), 248 cycles, longer than the tail chunk's one read: per
+    # block 392 + 186 + 168 + 248 cycles (was -5.7 %).
+    "staged_one_slot_chain_through_the_next_reorder": (
+        {"soc": "Ascend310B1", "m": 2048, "n": 2048, "k": 2048, "dtype": "int8",
+         "out_dtype": "fp16", "format_b": "NZ", "trans_b": True},
+        {"usedCoreNum": 1, "singleCoreM": 2048, "singleCoreN": 2048, "baseM": 16, "baseN": 32,
+         "baseK": 960, "depthA1": 2, "depthB1": 3, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 3, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
+        0.005,
+    ),
 }  # fmt: skip
 
 

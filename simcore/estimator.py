@@ -2262,7 +2262,7 @@ def _block_replay_path(
     M, V and MTE3 queues, FIFO L1 slots, L0A / L0B / L0C buffer flags, the UB staging halves,
     a bias slice per block), at the core's average block dimensions, and the path is their
     end plus the remaining blocks at the last played block's period, then the last drain.
-    The candidates are played in groups of equal K steps (a loop over the steps each).
+    Distinct candidates are played together, in one loop over the K steps (:func:`_replay_group`).
 
     Args:
         idx: The candidates it applies to (the caller selects them).
@@ -2279,7 +2279,9 @@ def _block_replay_path(
         The path's cycles on the candidates ``idx``.
     """
     # Candidates with the same replay inputs (the block count and the last drain only enter
-    # the path after it) are played once.
+    # the path after it) are played once. Rows are compared as raw bytes (a 1-D sort of
+    # fixed-size byte strings, several times cheaper than numpy's row-wise unique): equal
+    # inputs, so the same values.
     cols = np.stack(
         [_sub(x, idx) * np.ones(idx.size) for x in (chunking[0], *chunking[1:7])]
         + [_sub(x, idx) * np.ones(idx.size) for leg in legs for x in leg]
@@ -2287,8 +2289,10 @@ def _block_replay_path(
         + [_sub(x, idx) * np.ones(idx.size) for x in (*steps[9:], *flags)],
         axis=1,
     )
-    uniq, inv = np.unique(cols, axis=0, return_inverse=True)
-    inv = inv.ravel()
+    rows = np.ascontiguousarray(cols).view(np.dtype((np.void, cols.itemsize * cols.shape[1])))
+    rows = rows.ravel()
+    _, first, inv = np.unique(rows, return_index=True, return_inverse=True)
+    uniq = cols[first]
     end, period = _replay_group(
         uniq[:, 0],
         tuple(uniq[:, 1:7].T),
@@ -2312,88 +2316,141 @@ def _replay_group(
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_block_replay_path` on distinct candidates (arrays of equal length).
 
+    The loop over the K steps makes numpy calls on a few dozen to a few hundred candidates, so
+    its cost is the number of calls. It is kept lean, with the values of a plain masked replay
+    bit for bit:
+
+    * The candidates are sorted by K steps, longest first, so those still playing a step are a
+      prefix; the steps between two K-step counts (a run) play the same prefix, through views
+      of the state arrays updated in place (the others keep their values).
+    * What depends only on the step is tabulated per run before the blocks are played: the
+      copies issued, the legs of the chunk they load (the K-tail chunk's from its index on),
+      and which candidates play their K-tail step (from ``p1`` on, at the run's last step).
+    * A copy into one of ``slots`` FIFO L1 slots waits for the last read of the chunk ``slots``
+      copies before (zero while a slot is still unused): a short history of chunk last reads,
+      shifted at each copy, instead of slot arrays indexed per candidate.
+    * Every candidate issues its first staged copy at step 0, and until the block's drain only
+      staged copies move V and MTE3, each to the UB halves it frees and fills: so from that
+      copy on the UB halves' ends are V's and MTE3's, and are kept apart only over the drain.
+    * Masked updates go through ``np.putmask`` (cheaper than ``np.where`` on short arrays).
+
     Returns:
         The last played block's last MMAD end and its period (from the block before).
     """
-    kc_a, kc_b, sk_a, sk_b, sl_a, sl_b = chunking
-    a_f, a_l, b_f, b_l = legs
-    la, lb, mm, la_t, lb_t, mm_t, c_ub, ub_gm, bias = steps
-    db_a, db_b, db_c = flags
-    n = kc_a.size
-    rows = np.arange(n)
-    zero = np.zeros(n)
-    mte2, mte1, cube, vec, mte3 = zero, zero, zero, zero, zero
-    ub_src, ub_dst, c_ub_free = zero, zero, zero
-    mm1, mm2 = zero, zero  # the last two MMADs' ends (the L0 slot hand-offs)
+    # Whether an operand's copies take the UB legs is decided over all the candidates (a direct
+    # copy's V and MTE3 legs are zero, but its end then still queues on them).
+    staged = (bool(np.any(legs[0][1] > 0)), bool(np.any(legs[2][1] > 0)))
+    first_staged = staged.index(True) if any(staged) else -1
+    order = np.argsort(-k_it, kind="stable")
+    k_it = k_it[order]
+    kc_a, kc_b, sk_a, sk_b, sl_a, sl_b = (x[order] for x in chunking)
+    la, lb, mm, la_t, lb_t, mm_t, c_ub, ub_gm, bias = (x[order] for x in steps)
+    legs_o = [[x[order] for x in leg] for leg in legs]
+    one_l0 = np.stack([flags[0][order] == 1, flags[1][order] == 1])  # waits for the last MMAD
+    c1 = flags[2][order] == 1
+    n = k_it.size
+    k_max = int(k_it[0])
+    # Candidates playing step s: the first n_at[s] (n_at[k_max] = 0).
+    n_at = (n - np.cumsum(np.bincount(k_it.astype(np.int64), minlength=k_max + 1))).tolist()
+    # Runs of steps playing the same prefix: from each step where n_at drops to the next.
+    drops = (np.flatnonzero(np.diff(n_at[:-1])) + 1).tolist()
+    # Queue ends: MTE2, MTE1 (also B's last L0B load), A's last L0A load, V, MTE3, the
+    # operands' chunk arrivals, the last two MMADs (the L0 slot hand-offs; M's end).
+    mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm1, mm2 = np.zeros((9, n))
+    # The UB half a GM->UB leg waits for (the last reorder) and the one a reorder waits for (the
+    # last UB->L1 leg), kept over the drain.
+    ub_src, ub_dst = np.zeros(n), np.zeros(n)
+    # Per operand: the candidates with each slot count above one, and hist[j]: the last read
+    # of the chunk j copies before the one read now (j = 0: that chunk's).
+    more = [[sl == j for j in range(2, int(sl.max()) + 1)] for sl in (sl_a, sl_b)]
+    hist = [[read_a] + [np.zeros(n) for _ in more[0]], [mte1] + [np.zeros(n) for _ in more[1]]]
+    runs = []
+    for s0, s1 in zip([0, *drops], [*drops, k_max], strict=True):
+        p, p1 = n_at[s0], n_at[s1]
+        s_blk = np.arange(s0, s1)[:, None]
+        copies: list[list[Any]] = [[] for _ in range(s0, s1)]
+        for o, (sk, kc) in enumerate(((sk_a, kc_a), (sk_b, kc_b))):
+            issued = s_blk % sk[:p] == 0
+            tail = np.floor(s_blk / sk[:p]) >= kc[:p] - 1
+            gvu = [
+                np.where(tail, y[:p], x[:p])
+                for x, y in zip(legs_o[2 * o], legs_o[2 * o + 1], strict=True)
+            ]
+            views = ([m[:p] for m in more[o]], [h[:p] for h in hist[o]], (ready_a, ready_b)[o][:p])
+            for i in np.flatnonzero(issued.any(axis=1)).tolist():
+                copies[i].append((o, issued[i], gvu[0][i], gvu[1][i], gvu[2][i], *views))
+        state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm1, mm2))
+        ls = (la[:p], lb[:p], mm[:p], la_t[p1:p], lb_t[p1:p], mm_t[p1:p])
+        runs.append((s0, s1, p1, state, copies, one_l0[:, :p], ls))
+    maximum, putmask = np.maximum, np.putmask
+    c_ub_free = np.zeros(n)
     drains: list[np.ndarray] = []  # L0C->UB ends of the blocks played
-    # FIFO L1 slots per operand: the last read of the chunk each slot holds; the slot of the
-    # chunk the steps read now and its arrival.
-    last = [np.zeros((n, 2)), np.zeros((n, 2))]
-    cnt = [np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)]
-    cur = [np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)]
-    ready = [zero, zero]
-    n_sl = (sl_a.astype(np.int64), sl_b.astype(np.int64))
-    staged = (bool(np.any(a_f[1] > 0)), bool(np.any(b_f[1] > 0)))
-    ops = ((sk_a, kc_a, a_f, a_l), (sk_b, kc_b, b_f, b_l))
-    sel_a = np.where(db_a == 1, 1, 2)
-    sel_b = np.where(db_b == 1, 1, 2)
     ends = []
-    k_max = int(k_it.max())
     for _ in range(n_play):
-        mte2 = mte2 + bias
-        for s in range(k_max):
-            act = s < k_it
-            for o, (sk, kc, full, tail_legs) in enumerate(ops):
-                new = act & (s % sk == 0)
-                if not np.any(new):
-                    continue
-                g, v, u = (
-                    np.where(np.floor(s / sk) >= kc - 1, y, x)
-                    for x, y in zip(full, tail_legs, strict=True)
-                )
-                pos = cnt[o] % n_sl[o]
-                free = np.where(cnt[o] >= n_sl[o], last[o][rows, pos], 0.0)
-                if not staged[o]:
-                    end = np.maximum(mte2, free) + g
-                    mte2 = np.where(new, end, mte2)
-                else:
-                    e1 = np.maximum(mte2, ub_src) + g
-                    e2 = np.maximum(vec, np.maximum(e1, ub_dst)) + v
-                    end = np.maximum(mte3, np.maximum(e2, free)) + u
-                    mte2 = np.where(new, e1, mte2)
-                    vec = np.where(new, e2, vec)
-                    ub_src = np.where(new, e2, ub_src)
-                    mte3 = np.where(new, end, mte3)
-                    ub_dst = np.where(new, end, ub_dst)
-                ready[o] = np.where(new, end, ready[o])
-                last[o][rows, pos] = np.where(new, end, last[o][rows, pos])
-                cur[o] = np.where(new, pos, cur[o])
-                cnt[o] = cnt[o] + new
-            kt = s == k_it - 1
-            ea = np.maximum(mte1, np.maximum(ready[0], np.where(sel_a == 1, mm1, mm2)))
-            ea = ea + np.where(kt, la_t, la)
-            eb = np.maximum(ea, np.maximum(ready[1], np.where(sel_b == 1, mm1, mm2)))
-            eb = eb + np.where(kt, lb_t, lb)
-            r = eb
-            if s == 0 and drains:
-                r = np.maximum(
-                    r,
-                    drains[-1] if len(drains) < 2 else np.where(db_c == 1, drains[-1], drains[-2]),
-                )
-            em = np.maximum(cube, r) + np.where(kt, mm_t, mm)
-            mte1 = np.where(act, eb, mte1)
-            last[0][rows, cur[0]] = np.where(act, ea, last[0][rows, cur[0]])
-            last[1][rows, cur[1]] = np.where(act, eb, last[1][rows, cur[1]])
-            cube = np.where(act, em, cube)
-            mm2, mm1 = np.where(act, mm1, mm2), np.where(act, em, mm1)
+        mte2 += bias
+        c_wait = None
+        if drains:
+            c_wait = drains[-1] if len(drains) < 2 else np.where(c1, drains[-1], drains[-2])
+        for s0, s1, p1, state, copies, one_l0_p, ls in runs:
+            mte2_p, mte1_p, read_a_p, vec_p, mte3_p, ready_a_p, ready_b_p, mm1_p, mm2_p = state
+            la_p, lb_p, mm_p, la_t_p, lb_t_p, mm_t_p = ls
+            for s, per_op in zip(range(s0, s1), copies, strict=True):
+                for o, new, g, v, u, more_p, hist_p, ready_p in per_op:
+                    free = hist_p[0]
+                    for m, h in zip(more_p, hist_p[1:], strict=True):
+                        free = free.copy()
+                        putmask(free, m, h)
+                    if not staged[o]:
+                        end = maximum(mte2_p, free) + g
+                        putmask(mte2_p, new, end)
+                    elif s or o != first_staged:
+                        e1 = maximum(mte2_p, vec_p) + g
+                        e2 = maximum(vec_p, maximum(e1, mte3_p)) + v
+                        end = maximum(mte3_p, maximum(e2, free)) + u
+                        putmask(mte2_p, new, e1)
+                        putmask(vec_p, new, e2)
+                        putmask(mte3_p, new, end)
+                    else:  # the block's first staged copy, every candidate's (p = n)
+                        e1 = maximum(mte2, ub_src) + g
+                        e2 = maximum(vec, maximum(e1, ub_dst)) + v
+                        end = maximum(mte3, maximum(e2, free)) + u
+                        mte2[:], vec[:], mte3[:] = e1, e2, end
+                    putmask(ready_p, new, end)
+                    for j in range(len(hist_p) - 1, 0, -1):
+                        putmask(hist_p[j], new, hist_p[j - 1])
+                l0 = np.where(one_l0_p, mm1_p, mm2_p)
+                maximum(mte1_p, maximum(ready_a_p, l0[0]), out=read_a_p)
+                eb_wait = maximum(ready_b_p, l0[1])
+                if s < s1 - 1:
+                    read_a_p += la_p
+                    maximum(read_a_p, eb_wait, out=mte1_p)
+                    mte1_p += lb_p
+                    r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
+                    em = maximum(mm1_p, r) + mm_p
+                else:  # from p1 on, the K-tail step
+                    read_a_p[:p1] += la_p[:p1]
+                    read_a_p[p1:] += la_t_p
+                    maximum(read_a_p, eb_wait, out=mte1_p)
+                    mte1_p[:p1] += lb_p[:p1]
+                    mte1_p[p1:] += lb_t_p
+                    r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
+                    em = maximum(mm1_p, r)
+                    em[:p1] += mm_p[:p1]
+                    em[p1:] += mm_t_p
+                mm2_p[:] = mm1_p
+                mm1_p[:] = em
         # The drain: L0C->UB on the vector queue after the previous UB->GM copy, then UB->GM.
-        drained = np.maximum(vec, np.maximum(cube, c_ub_free)) + c_ub
-        vec = drained
-        c_ub_free = np.maximum(mte3, drained) + ub_gm
-        mte3 = c_ub_free
+        ub_src[:], ub_dst[:] = vec, mte3
+        drained = maximum(vec, maximum(mm1, c_ub_free)) + c_ub
+        vec[:] = drained
+        c_ub_free = maximum(mte3, drained) + ub_gm
+        mte3[:] = c_ub_free
         drains.append(drained)
-        ends.append(cube)
-    return ends[-1], ends[-1] - ends[-2]
+        ends.append(mm1.copy())
+    end_out, period = np.empty(n), np.empty(n)
+    end_out[order] = ends[-1]
+    period[order] = ends[-1] - ends[-2]
+    return end_out, period
 
 
 def _corner_drain_path(

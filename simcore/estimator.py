@@ -130,6 +130,17 @@ instead of playing every instruction it composes per-step and per-block periods:
   first line chain through the later blocks' MMAD chains (:func:`_c1_chain_after_first_line`).
   B direct in one slot, A staged in every block in chunks tiling B's: B's copies chain through
   the A chunks' staging legs queued behind each B copy and the last A chunk's read.
+* Without FixPipe, an outer operand loaded once per line of blocks in at most as many chunks
+  as slots (:func:`_line_stay_path`): its next line's copy waits for its last read in the
+  line's last block, so its slot chain holds each line's blocks, priced per line type (full
+  lines and the tail line): the longer of the line's drain chain, its step chain and, with the
+  other operand in one slot copied every block, that operand's copies and reads per block; and
+  the line's first block runs the other operand's whole one-slot chain (with the outer
+  operand's later chunk copies queued among its copies) before the drains.
+* Without FixPipe, B in several slots copied in every block and A once per pass of blocks
+  (both direct or by column DMA): at each later A pass start B's chain takes A's first copy,
+  which MTE2 issues before B's and which starts at A's last read of that chunk, no later than
+  B's slot-freeing read by the steps B's first chunk has more.
 * Both operands reloaded in every block, without FixPipe (:func:`_block_replay_path`): every
   block repeats the same copies, so the first blocks are replayed in program order with the
   simulator's queue, slot, L0 and UB staging rules at the average block dimensions, and the
@@ -1286,6 +1297,8 @@ def _core(
         ),
         ((kc_a - 1) * hop_f + hop_l + extra) / slots_a,
     )
+    # (What B's copies add to a pass of A, for _line_stay_path.)
+    gain_pass_a = np.where(fixed_a, co_frac * n_co0 * gain_f, extra / slots_a)
     # One slot, a whole pass: the next pass's first A copy waits for this pass's last A read,
     # which queues on MTE1 behind the B read of the step before, whose chunk came through every
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
@@ -1601,6 +1614,78 @@ def _core(
     makespan = np.maximum(makespan, np.maximum(chain_a, chain_b) + mm + dr_last)
     if _TRACE is not None:
         _TRACE.update(chain_a=chain_a + mm + dr_last, chain_b=chain_b + mm + dr_last)
+    if not fix and not floor and not (via_a or via_b):
+        # B in several slots copied in every block, A once per pass of several blocks: at an A
+        # pass start MTE2 issues A's first copy before B's, and A's copy waits for A's last
+        # read of that chunk in the pass before, no later than B's slot-freeing read by what
+        # B's first chunk has more steps: B's chain takes the A copy at every later pass
+        # start. (Seen: 310P3 int8 128 x 4096 x 4096 by column DMA, A per row of 52 blocks,
+        # an 18850-cycle A copy at the row change: -5.2 %.) (Priced where it applies.)
+        idx = np.flatnonzero(
+            (slots_b >= 2) & (kc_b == slots_b) & (passes_b > blocks - 0.5) & has_b
+            & (passes_a < blocks - 0.5) & (passes_a >= 2)
+        )  # fmt: skip
+        if idx.size:
+            a_0 = _sub(np.where(kc_a > 1, a_full[0], a_last[0]), idx)
+            ahead = np.maximum(_sub(step_kb - step_ka, idx), 0.0) * _sub(per, idx)
+            extra_b = (_sub(passes_a, idx) - 1) * np.maximum(a_0 - ahead, 0.0)
+            makespan = _raise_at(
+                makespan, idx, _sub(chain_b + mm + dr_last, idx) + extra_b, blocks.shape
+            )
+    if not fix and not floor and blk_types:
+        # An outer operand that stays for a whole line of blocks (one pass per line) holds its
+        # slots over the line's blocks: the stay above averages their drains over all lines,
+        # but a full line's long UB->GM copies and the tail line's short ones do not average
+        # (each line takes the longer of its drains and its step chain). Priced per line type.
+        # (Seen: 310P3 int8 512 x 1024 x 3000 by column DMA, A per row of 22 blocks, 6007-cycle
+        # output copies in the two full rows, 876 in the tail row: -7.0 %.) (Priced on the
+        # candidates where it applies only.)
+        for is_a in (True, False):
+            n_out = m_iter if is_a else n_iter
+            pas, kc_o, sl_o = (passes_a, kc_a, slots_a) if is_a else (passes_b, kc_b, slots_b)
+            idx = np.flatnonzero(
+                (order == (1 if is_a else 0)) & (n_out >= 2) & (np.abs(pas - n_out) < 0.5)
+                & (kc_o <= sl_o) & (blocks >= 2 * n_out)
+            )  # fmt: skip
+            if not idx.size:
+                continue
+            # The other operand copied in every block in one slot: with its K in one chunk each
+            # block's copy waits for the last read of the block before, so a block takes at
+            # least that copy and its reads (a tail line's blocks read faster by what their
+            # steps are shorter); in several chunks each copy waits for the reads of the chunk
+            # before: the block takes its copies and its reads. And in a line's first block the
+            # outer operand's first chunk waits for that chain too (its later chunks' copies
+            # queued on MTE2 among the other's; with the other in one chunk they overlap its
+            # reads). (Both direct or by column DMA.)
+            sub = [_sub(x, idx) for x in (kc_a, kc_b, passes_a, passes_b, blocks, slots_a,
+                                          slots_b, k_iter)]  # fmt: skip
+            ka_s, kb_s, pa_s, pb_s, bl_s, sa_s, sb_s, ki_s = sub
+            if is_a:
+                legs = (wait_af, reads_af, wait_al, reads_al, bias_cyc, gain_pass_a)
+                kc_p, w_f, w_l = kb_s, _sub(wait_bf, idx), _sub(wait_bl, idx)
+                r_one, l_f, l_t = _sub(reads_bl, idx), _sub(lb, idx), _sub(lb_kt, idx)
+                rest = (ka_s > 1) * ((ka_s - 2) * _sub(a_full[0], idx) + _sub(a_last[0], idx))
+                o_on = (pb_s > bl_s - 0.5) & (sb_s == 1) & _sub(has_b, idx)
+            else:
+                lead = np.where(kc_a > 1, a_full[0], a_last[0])
+                legs = (wait_bf, rb_kb, wait_bl, reads_bl, bias_cyc + lead, 0.0)
+                kc_p, w_f, w_l = ka_s, _sub(wait_af, idx), _sub(wait_al, idx)
+                r_one, l_f, l_t = _sub(reads_al, idx), _sub(la, idx), _sub(la_kt, idx)
+                rest = (kb_s > 1) * ((kb_s - 2) * _sub(b_full[0], idx) + _sub(b_last[0], idx))
+                o_on = (pa_s > bl_s - 0.5) & (sa_s == 1)
+            one = kc_p == 1
+            copies = (kc_p - 1) * w_f + w_l
+            reads = (ki_s - 1) * l_f + l_t
+            o_blk = np.where(
+                one, w_l + np.maximum(reads, rest), copies + reads - (rest > 0) * l_f + rest
+            )
+            path = _line_stay_path(
+                is_a, blk_types, idx, tuple(_sub(x, idx) for x in legs),
+                (_sub(kc_o, idx), _sub(sl_o, idx), _sub(m_iter, idx), _sub(n_iter, idx),
+                 _sub(f["dbL0C"], idx), (o_on & one) * (w_l + r_one),
+                 (o_on & ~one) * (copies + reads), o_on * o_blk * (not (via_a or via_b))),
+            )  # fmt: skip
+            makespan = _raise_at(makespan, idx, path + _sub(mm + dr_last, idx), blocks.shape)
     if not fix and not floor and blk_types:
         # The slot chains end at the last block's last MMAD, its drain after it. Without
         # FixPipe the drain of the block before (its long UB->GM copy on MTE3) can still be
@@ -2569,6 +2654,69 @@ def _staged_b_between_a(
         np.maximum(into + b_l[2] + end_b - (u_prev + end_a), 0.0),
     )
     return np.maximum((kc_b - 1) * mid + last, (kc_b - 1) * b_f[1] + b_l[1])
+
+
+def _line_stay_path(
+    is_a: bool,
+    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
+    idx: np.ndarray,
+    legs: tuple[Any, Any, Any, Any, Any, Any],
+    dims: tuple[Any, Any, Any, Any, Any, Any, Any, Any],
+) -> Any:
+    """The outer operand's slot chain with its stay over each line's blocks priced per line.
+
+    Without FixPipe, an operand loaded once per line of blocks (A per row with iterateOrder 1,
+    B per column with 0) in at most as many chunks as slots is copied again at the next line
+    only after the line's last block has read it. That block's MMADs wait for the drain chain
+    through the line (each L0C->UB leg after the UB->GM copy before it, dbL0C blocks back), or
+    for the line's step chain. The full lines and the tail line have their own block sizes, so
+    each line type takes the longer of its own drains and steps (a sum of maxima).
+
+    Args:
+        is_a: The outer operand is A (lines are rows), else B (lines are columns).
+        blk_types: As for :func:`_c1_drain_chain`, over all candidates (subset by ``idx``).
+        idx: The candidates priced.
+        legs: The slot chain's legs: the full and K-tail chunk's wait and reads, the chain's
+            start, and what the other operand's copies add per pass.
+        dims: Chunks and slots of the outer operand, row and column blocks, dbL0C, and the
+            other operand's per-block chain: in one chunk (its copy and reads, which follow
+            the steps), in several (its copies and reads), and through a line's first block
+            (0 where it does not apply).
+
+    Returns:
+        Cycles from the start to the last block's last MMAD start.
+    """
+    wait_f, reads_f, wait_l, reads_l, start, gain = legs
+    kc, n_slots, m_it, n_it, db_c, o_one, o_many, o_blk = dims
+    n_out, n_in = (m_it, n_it) if is_a else (n_it, m_it)
+    others = n_in - 1
+    path = start
+    for t, count in ((0, n_out - 1), (1, 1.0)):
+        # The line's blocks: n_in - 1 full inner blocks and one tail inner block.
+        keys = ((t, 0), (t, 1)) if is_a else ((0, t), (1, t))
+        x, y = (tuple(_sub(v, idx) for v in blk_types[key]) for key in keys)
+        step_per = ((n_in - 1) * x[0] + y[0]) / n_in
+        l0c_per = ((n_in - 1) * x[1] + y[1]) / n_in
+        drain_per = ((n_in - 1) * (x[1] + x[2]) + y[1] + y[2]) / n_in
+        if t == 0:
+            step_0 = step_per
+        # (The other operand's copy and reads priced for a full block; a tail line's blocks
+        # read faster by what their steps are shorter.)
+        inner = np.maximum(step_per, np.maximum(o_one + step_per - step_0, o_many))
+        held = np.maximum(others * inner, (others - db_c) * drain_per)
+        enter = (others >= db_c) * (l0c_per + step_per)
+        stay = np.maximum(held, (others - db_c) * drain_per + enter)
+        hop_f = wait_f + reads_f + stay
+        hop_l = wait_l + reads_l + stay
+        per_pass = np.where(
+            kc == n_slots,
+            np.where(kc > 1, np.maximum(hop_f, hop_l), hop_l),
+            ((kc - 1) * hop_f + hop_l) / n_slots,
+        )
+        first = np.where(kc > 1, wait_f, wait_l) + o_blk + step_per - step_0 + stay
+        per_pass = np.maximum(per_pass + gain, (kc == n_slots) * first)
+        path = path + count * per_pass
+    return path
 
 
 def _c1_drain_chain(

@@ -998,6 +998,42 @@ CHAIN_CASES: dict[str, tuple[dict[str, object], dict[str, int], float]] = {
          "stepKb": 3, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
         0.005,
     ),
+    # By column DMA, A per row of 22 blocks in two slots (its two K chunks), B in one slot
+    # reloaded every block: A's copy at the next row waits for its last read in the row's last
+    # block, behind the row's drain chain (6007-cycle UB->GM copies in the two full rows) or,
+    # in the 7-row tail row (876-cycle copies), behind B's copy and reads per block: each row
+    # type takes its own longer chain, not the drains averaged over the rows (was -7.0 %, now
+    # -1.4 %).
+    "line_stay_per_row_type_column_dma": (
+        {"soc": "Ascend310P3", "m": 512, "n": 1024, "k": 3000, "dtype": "int8"},
+        {"usedCoreNum": 5, "singleCoreM": 103, "singleCoreN": 1024, "baseM": 48, "baseN": 48,
+         "baseK": 960, "depthA1": 6, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 3,
+         "stepKb": 4, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 1, "dbL0C": 2},
+        0.025,
+    ),
+    # A by column DMA per row of 19 blocks (a 9-step and a 6-step chunk in two slots), B direct
+    # in one slot, one step per chunk, reloaded every block: a full row's first block runs A's
+    # first copy, B's 15 copies each after the read before with A's second copy among them,
+    # then the drains (10101 cycles each); the 32-row tail row's blocks are bound by B's
+    # copies and reads (9 k cycles each, against 4040-cycle drains) (was -8.7 %, now +0.5 %).
+    "line_stay_first_block_and_b_chain_in_tail_row": (
+        {"soc": "Ascend310P3", "m": 2048, "n": 2048, "k": 2048, "format_b": "NZ"},
+        {"usedCoreNum": 4, "singleCoreM": 512, "singleCoreN": 2048, "baseM": 80, "baseN": 112,
+         "baseK": 144, "depthA1": 18, "depthB1": 1, "stepM": 1, "stepN": 1, "stepKa": 9,
+         "stepKb": 1, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.01,
+    ),
+    # By column DMA, A per row of 52 blocks (two chunks, two slots), B in two slots copied in
+    # every block: at the row change MTE2 issues A's 18850-cycle first copy (after A's last
+    # read of the chunk, a step before B's slot-freeing read) ahead of B's copy, so B's chain
+    # takes it (was -5.2 %, now -1.9 %; the rest is B's reads in the 11-row tail row).
+    "b_chain_behind_a_copy_at_pass_start": (
+        {"soc": "Ascend310P3", "m": 128, "n": 4096, "k": 4096, "dtype": "int8"},
+        {"usedCoreNum": 3, "singleCoreM": 43, "singleCoreN": 4096, "baseM": 32, "baseN": 80,
+         "baseK": 512, "depthA1": 12, "depthB1": 14, "stepM": 1, "stepN": 1, "stepKa": 6,
+         "stepKb": 7, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 1, "dbL0C": 2},
+        0.03,
+    ),
 }  # fmt: skip
 
 

@@ -148,6 +148,11 @@ instead of playing every instruction it composes per-step and per-block periods:
   series, e.g. a one-slot copy after its previous chunk's last read, the other operand's
   GM->UB leg behind it, its reorder, UB->L1 leg and reads). Priced where the K loop is short
   and the copies may set the period.
+* With FixPipe (310B1) and an operand staged through UB, each operand reloaded in every block
+  or resident over a pass of blocks: the block replay (:func:`_block_replay_path`) with the
+  drain on FixPipe's queue and a resident operand's copies left out (the blocks that reload it
+  are no shorter), e.g. a one-slot staged operand's chain through its GM->UB, reorder and
+  UB->L1 legs, the bias slice and the other operand's one-slot copies per block.
 * Streamed A passes and one-slot B gaps (direct copies, after model 2026.11.12): where A's
   chunk ``kc - slots`` is the K-tail chunk, the next pass's first A copy waits for the K-tail
   step's read, which queues on MTE1 behind every read of the pass from chunk 0's arrival (the
@@ -2323,6 +2328,31 @@ def _core(
                 (f["dbL0A"], f["dbL0B"], f["dbL0C"]),
             )  # fmt: skip
             makespan = _raise_at(makespan, idx, path, blocks.shape)
+    if fix and (via_a or via_b) and not floor:
+        # With FixPipe (310B1), an operand staged through UB and each operand either reloaded
+        # in every block or resident over a pass of blocks: the blocks repeat the same copies,
+        # so the replay's period holds too, with the drain on FixPipe's own queue and a
+        # resident operand's copies left out (blocks that reload it are no shorter: leaving
+        # instructions out of in-order queues only moves the rest earlier), see
+        # _block_replay_path.
+        res_a = passes_a < blocks - 0.5
+        res_b = passes_b < blocks - 0.5
+        idx = np.flatnonzero(
+            ~(res_a & res_b) & (blocks >= 4) & has_b & (k_iter <= _REPLAY_MAX_STEPS)
+        )
+        if idx.size:
+            blocks_r = np.maximum(blocks, 1)
+            path = _block_replay_path(
+                idx,
+                (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, blocks),
+                (a_full, a_last, b_full, b_last),
+                (la, lb, mmad(fr_1, fc_1, fk_f), la_kt, lb_kt, mmad(fr_1, fc_1, fk_t),
+                 drain_total / blocks_r, 0.0 * blocks_r, dr_last, bias_cyc),
+                (f["dbL0A"], f["dbL0B"], f["dbL0C"]),
+                fix=True,
+                resident=(_sub(res_a, idx), _sub(res_b, idx)),
+            )  # fmt: skip
+            makespan = _raise_at(makespan, idx, path, blocks.shape)
     if _TRACE is not None:
         _TRACE.update(first=first_end + drain_total + (0.0 if fix else m3_out), mk=makespan)
     busy = {
@@ -2352,6 +2382,8 @@ def _block_replay_path(
     steps: tuple[Any, ...],
     flags: tuple[Any, Any, Any],
     n_play: int = 4,
+    fix: bool = False,
+    resident: tuple[Any, Any] = (False, False),
 ) -> Any:
     """The path of a kernel whose blocks all repeat the same copies, from a short replay.
 
@@ -2377,6 +2409,9 @@ def _block_replay_path(
             the last block's drain and a bias slice.
         flags: ``(dbL0A, dbL0B, dbL0C)``.
         n_play: Blocks played.
+        fix: FixPipe drains C (``steps``' L0C->UB entry is then its cycles, UB->GM zero).
+        resident: Per operand, the candidates where it stays in L1 over the blocks (no copies
+            played); used with ``fix``.
 
     Returns:
         The path's cycles on the candidates ``idx``.
@@ -2389,7 +2424,7 @@ def _block_replay_path(
         [_sub(x, idx) * np.ones(idx.size) for x in (chunking[0], *chunking[1:7])]
         + [_sub(x, idx) * np.ones(idx.size) for leg in legs for x in leg]
         + [_sub(x, idx) * np.ones(idx.size) for x in steps[:8]]
-        + [_sub(x, idx) * np.ones(idx.size) for x in (*steps[9:], *flags)],
+        + [_sub(x, idx) * np.ones(idx.size) for x in (*steps[9:], *flags, *resident)],
         axis=1,
     )
     rows = np.ascontiguousarray(cols).view(np.dtype((np.void, cols.itemsize * cols.shape[1])))
@@ -2403,6 +2438,8 @@ def _block_replay_path(
         tuple(uniq[:, 19:28].T),
         tuple(uniq[:, 28:31].T),
         n_play,
+        fix,
+        (uniq[:, 31] > 0.5, uniq[:, 32] > 0.5),
     )
     blocks = _sub(chunking[7], idx)
     out: Any = end[inv] + (blocks - n_play) * period[inv] + _sub(steps[8], idx)
@@ -2416,6 +2453,8 @@ def _replay_group(
     steps: tuple[np.ndarray, ...],
     flags: tuple[np.ndarray, ...],
     n_play: int,
+    fix: bool = False,
+    resident: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_block_replay_path` on distinct candidates (arrays of equal length).
 
@@ -2448,6 +2487,10 @@ def _replay_group(
     k_it = k_it[order]
     kc_a, kc_b, sk_a, sk_b, sl_a, sl_b = (x[order] for x in chunking)
     la, lb, mm, la_t, lb_t, mm_t, c_ub, ub_gm, bias = (x[order] for x in steps)
+    # An operand resident in L1 over the blocks (loaded once per pass) issues no copies there.
+    res = [np.zeros(k_it.size, bool)] * 2 if resident is None else [x[order] for x in resident]
+    # The unmasked first staged copy below assumes every candidate issues it.
+    res_any = (bool(np.any(res[0])), bool(np.any(res[1])))
     legs_o = [[x[order] for x in leg] for leg in legs]
     one_l0 = np.stack([flags[0][order] == 1, flags[1][order] == 1])  # waits for the last MMAD
     c1 = flags[2][order] == 1
@@ -2473,7 +2516,7 @@ def _replay_group(
         s_blk = np.arange(s0, s1)[:, None]
         copies: list[list[Any]] = [[] for _ in range(s0, s1)]
         for o, (sk, kc) in enumerate(((sk_a, kc_a), (sk_b, kc_b))):
-            issued = s_blk % sk[:p] == 0
+            issued = (s_blk % sk[:p] == 0) & ~res[o][:p]
             tail = np.floor(s_blk / sk[:p]) >= kc[:p] - 1
             gvu = [
                 np.where(tail, y[:p], x[:p])
@@ -2506,7 +2549,7 @@ def _replay_group(
                     if not staged[o]:
                         end = maximum(mte2_p, free) + g
                         putmask(mte2_p, new, end)
-                    elif s or o != first_staged:
+                    elif s or o != first_staged or res_any[o]:
                         e1 = maximum(mte2_p, vec_p) + g
                         e2 = maximum(vec_p, maximum(e1, mte3_p)) + v
                         end = maximum(mte3_p, maximum(e2, free)) + u
@@ -2542,6 +2585,14 @@ def _replay_group(
                     em[p1:] += mm_t_p
                 mm2_p[:] = mm1_p
                 mm1_p[:] = em
+        if fix:
+            # FixPipe drains C on its own queue (``c_ub`` is its cycles), after the last MMAD;
+            # V and MTE3 only carry the staged copies (the UB halves' ends are theirs).
+            ub_src[:], ub_dst[:] = vec, mte3
+            c_ub_free = maximum(c_ub_free, mm1) + c_ub
+            drains.append(c_ub_free)
+            ends.append(mm1.copy())
+            continue
         # The drain: L0C->UB on the vector queue after the previous UB->GM copy, then UB->GM.
         ub_src[:], ub_dst[:] = vec, mte3
         drained = maximum(vec, maximum(mm1, c_ub_free)) + c_ub

@@ -172,6 +172,17 @@ instead of playing every instruction it composes per-step and per-block periods:
   UB->L1 leg waits for the last read of the chunk before and the next chunk's reorder for
   that leg (the destination half), so per chunk the UB->L1 leg and the longer of the chunk's
   reads and the next reorder (:func:`_staged_one_slot_chain`).
+* UB-path chips, after model 2026.11.16: with one L0C buffer and one-block lines, a B pass of
+  several columns starting behind A's first copy (A in one slot, copied every block) puts B's
+  copy between the drains like a one-slot outer operand's (:func:`_c1_pass_start_extra`); per
+  line the longer of the drains and the inner operand's MTE2 copies (reloaded every block)
+  counts (:func:`_line_phase_path`); linked GM->UB pairs (one operand staged, the other
+  direct) at the shorter reorder in the MTE2 path, the exact places priced after it; a one-slot
+  B holding a two-step K with both L0 buffers doubled reads its K-tail step without waiting
+  for a full MMAD; the line-stay chain does not count A's first copy twice (chain start and the
+  first line's first block); a fixed A slot 0 meeting B's K-tail chunk takes that short copy;
+  and a staged pass's later blocks, with one L0B buffer and each operand's K in one chunk,
+  chain the K-tail step's B read after the full MMAD and the next block's reads after it.
 * Makespan of the largest core = the longest of these paths, the compute chain (start-up, step
   periods, stalls, last drain), the MTE2 path (all copies plus what follows the last), the drain
   path and the V / MTE3 totals, clipped to [busiest pipe, sum of all work]. Each path is a chain
@@ -426,6 +437,7 @@ def _core(
     span_tail: Any = 0.0
     span_ctail: Any = 0.0
     span_corner: Any = 0.0  # the block of the tail row and the tail column
+    span_seq: Any = 0.0  # the span of blocks that follow each other unstalled (see below)
     # Per block type (row type, column type; 0 full, 1 tail) without FixPipe: the block's
     # MMAD chain, its L0C->UB and its UB->GM cycles (see _c1_drain_chain).
     blk_types: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
@@ -442,6 +454,24 @@ def _core(
             span_rc = count * (
                 kf * _period(la_f, lb_f, mm_f, wa, wb) + _period(la_t, lb_t, mm_t, wa, wb)
             )
+            if not fix and not floor:
+                # Blocks that follow each other unstalled (a staged pass's later blocks): with
+                # one L0B buffer (two L0A) a step's B read waits for the MMAD before it, the
+                # K-tail step's for a full MMAD, the next block's first step's for the K-tail
+                # one. (Seen: 910A fp16, 1008 + 16 of K, B staged per column of 4 blocks: the
+                # tail step's B read waits for the 65-cycle full MMAD, 262 cycles per block,
+                # not 200: -8.9 %.) (With one L0A buffer the sum is the same; with both
+                # doubled the loads run ahead. Each operand's K in one chunk per block.)
+                span_seq = span_seq + np.where(
+                    (kf >= 1) & b1 & ~a1
+                    & (f["stepKa"] >= k_iter) & (f["stepKb"] >= k_iter),
+                    count * (
+                        (kf - 1) * _period(la_f, lb_f, mm_f, wa, wb)
+                        + _period(la_f, lb_f, mm_t, wa, wb)
+                        + _period(la_t, lb_t, mm_f, wa, wb)
+                    ),
+                    span_rc,
+                )  # fmt: skip
             span = span + span_rc
             if i == 1:
                 span_tail = span_tail + span_rc
@@ -881,7 +911,18 @@ def _core(
         v_u1, u_u1 = (va1, ua1) if via_a else (vb1, ub1)
         breaks = loads_d + (blocks - passes_d if problem.bias else 0.0)
         linked = np.where(step_d >= step_u, np.maximum(loads_u - 1 - breaks, 0.0), 0.0)
-        path_link = mte2 + linked * v_u1 + v_u1 + u_u1 + after
+        # (In K chunks of two lengths a linked pair waits for the full or the K-tail reorder
+        # by where it sits, which the average misprices (a pass whose one linked pair is the
+        # one after its K-tail chunk: +4.5 %): priced here at the shorter, and below by the
+        # pairs' places, outside the floor.)
+        kc_u1 = kc_a if via_a else kc_b
+        v_link = np.where(
+            kc_u1 >= 2,
+            np.minimum(v_u1, np.minimum(a_full[1], a_last[1]) if via_a
+                       else np.minimum(b_full[1], b_last[1])),
+            v_u1,
+        )  # fmt: skip
+        path_link = mte2 + linked * v_link + v_u1 + u_u1 + after
         # The bias slice of a block (MTE2).
         rate_bias = np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
         bias_1 = (
@@ -917,7 +958,10 @@ def _core(
                     + loads_a * np.maximum(full_u[1], last_u[1]) + passes_u * excess
                 )  # fmt: skip
             else:
-                upper = path_link + linked * np.maximum(full_u[1] - v_u1, 0.0) + passes_u * excess
+                upper = (
+                    path_link + linked * (np.maximum(full_u[1] - v_u1, 0.0) + v_u1 - v_link)
+                    + passes_u * excess
+                )  # fmt: skip
             idx = np.flatnonzero((kc_u >= 2) & (upper > makespan))
             if idx.size:
                 passes_u = _sub(passes_u, idx)
@@ -1308,6 +1352,15 @@ def _core(
     # B boundaries meet the chunks of slot 0 every lcm(slots, q) chunks, q = lcm / stepKa.
     q = co_lcm / step_ka
     n_co0 = has_b * _cdiv(kc_a, np.where(_divides(q, slots_a), q, q * slots_a))
+    gain_co0 = n_co0 * gain_f
+    if not fix and not floor:
+        # One of slot 0's meetings may be with B's short K-tail chunk (the A chunk starting
+        # with it is in slot 0): that copy, not a full one. (Seen: 910A fp16 512 x 1024 x
+        # 3000, A in ten two-step chunks over two slots, B's 16 + 3 steps copied every block:
+        # the 1663-cycle tail copy priced as the 4979-cycle full one: +12.6 %.)
+        j_tail = np.floor(b_last_start / step_ka)
+        tail0 = b_tail_co & (j_tail - np.floor(j_tail / slots_a) * slots_a == 0) & (n_co0 >= 1)
+        gain_co0 = gain_co0 + tail0 * (gain_fl - gain_f)
     # With the whole K panel resident (one slot per chunk) and read by several blocks, a group
     # change reloads every chunk back to back on MTE2 (each waits for the old chunk's read in
     # the group's last block) before the first block of the new group can run through.
@@ -1315,13 +1368,13 @@ def _core(
     per_pass_a = np.where(
         fixed_a,
         np.maximum(
-            np.maximum(rounds * hop_f, (rounds - 1) * hop_f + hop_l) + co_frac * n_co0 * gain_f,
+            np.maximum(rounds * hop_f, (rounds - 1) * hop_f + hop_l) + co_frac * gain_co0,
             ((rounds == 1) & (stay_a > 0)) * burst_a,
         ),
         ((kc_a - 1) * hop_f + hop_l + extra) / slots_a,
     )
     # (What B's copies add to a pass of A, for _line_stay_path.)
-    gain_pass_a = np.where(fixed_a, co_frac * n_co0 * gain_f, extra / slots_a)
+    gain_pass_a = np.where(fixed_a, co_frac * gain_co0, extra / slots_a)
     # One slot, a whole pass: the next pass's first A copy waits for this pass's last A read,
     # which queues on MTE1 behind the B read of the step before, whose chunk came through every
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
@@ -1493,6 +1546,19 @@ def _core(
     stay_b = stay(passes_b)
     hop_f = wait_bf + rb_kb + stay_b
     reads_bl = np.where(r_last_b <= 1, lb_kt, rb(np.maximum(r_last_b - 1, 1)) + per_kt)
+    if not fix:
+        # A block of two steps in one B chunk, both L0 buffers doubled: the K-tail step's reads
+        # wait for the MMAD two steps back, the block before's first (the copy, after that
+        # block's last read, outlasts it), not for the step period's full MMAD. (With more
+        # chunks that MMAD is the chunk before's and may still run: the cube may lag.) (Seen:
+        # 910A int8 1024 x 4096 x 1024, B in one slot holding 960 + 64 of K, copied every
+        # block: 16 cycles of K-tail reads, not 122: +12.6 %.) (UB-path chips: their
+        # single-slot chains are priced from these.)
+        reads_bl = np.where(
+            (k_iter == 2) & (kc_b == 1) & ~a1 & ~b1 & (wait_bl >= mm),
+            rb(1) + la_kt + lb_kt,
+            reads_bl,
+        )
     hop_l = wait_bl + reads_bl + stay_b
     # B's chain without what A adds: the single-slot hops below are >= these (each is the wait
     # plus a max with, or an average of maxes with, reads_bf = rb_kb + stay_b).
@@ -1707,6 +1773,9 @@ def _core(
                 (_sub(kc_o, idx), _sub(sl_o, idx), _sub(m_iter, idx), _sub(n_iter, idx),
                  _sub(f["dbL0C"], idx), (o_on & one) * (w_l + r_one),
                  (o_on & ~one) * (copies + reads), o_on * o_blk * (not (via_a or via_b))),
+                # (With B outer the chain's start holds A's first copy, which is the first
+                # line's first block's own: not counted twice.)
+                0.0 if is_a else o_on * _sub(lead, idx) * (not (via_a or via_b)),
             )  # fmt: skip
             makespan = _raise_at(makespan, idx, path + _sub(mm + dr_last, idx), blocks.shape)
     if not fix and not floor and blk_types:
@@ -1779,7 +1848,17 @@ def _core(
             lean_t = (
                 np.where(order0, t01[1] + t01[2] - t01[0], t10[1] + t10[2] - t10[0]) - stall_blk_all
             )
-            idx = np.flatnonzero(lean_f * lean_t < 0.0)
+            # The inner operand reloaded in every block also takes its copies per block on
+            # MTE2 (with the bias slices), the same in every line: a tail line of short
+            # drains may be bound by them. (Seen: 910A fp16 1024^3, B direct in three chunks
+            # per block, a 7-row tail row bound by MTE2 after the full rows' drains: -3.2 %.)
+            in_again = np.where(order0, passes_a, passes_b) > blocks - 0.5
+            copy_blk = in_again * (mte2 - np.where(order0, gb, ga)) / np.maximum(blocks, 1)
+            lean_fc = np.minimum(lean_f, t00[1] + t00[2] - copy_blk)
+            lean_tc = np.minimum(
+                lean_t, np.where(order0, t01[1] + t01[2], t10[1] + t10[2]) - copy_blk
+            )
+            idx = np.flatnonzero((lean_f * lean_t < 0.0) | (lean_fc * lean_tc < 0.0))
             if idx.size:
                 o0 = _sub(order0, idx)
                 pa, pb, bl = _sub(passes_a, idx), _sub(passes_b, idx), _sub(blocks, idx)
@@ -1796,6 +1875,7 @@ def _core(
                 lines = _line_phase_path(
                     {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()},
                     o0, (_sub(m_iter, idx), _sub(n_iter, idx)), stalls / bn_s, c_in, w_in,
+                    _sub(copy_blk, idx),
                 )  # fmt: skip
                 makespan = _raise_at(
                     makespan, idx, _sub(start - (per - mm), idx) + lines, blocks.shape
@@ -2171,7 +2251,8 @@ def _core(
         # staging chain, its last chunk's reads and the steps of its blocks.
         staged = _staged_pass_paths(
             c, k, bk, cap, drain_legs=(drain_total / blocks_n, m3c),
-            blk=span / blocks_n, run_ends=(reads_al + lb_kt + mm_kt, reads_bl + mm_kt),
+            blk=np.maximum(span, span_seq) / blocks_n,
+            run_ends=(reads_al + lb_kt + mm_kt, reads_bl + mm_kt),
             grid=(m_iter, n_iter, f["stepM"], f["stepN"], bm, bn, blocks),
             ops=(
                 (via_a, passes_a, loads_a, va, ua, kc_a, step_ka, slots_a, a_full, a_last),
@@ -2186,12 +2267,22 @@ def _core(
         # iterateOrder 0, a new row with 1), and that copy waits for the previous block's last
         # read, which the drain chain does not see (priced on those candidates).
         outer_b = order == 0
-        idx = np.flatnonzero(c1 & (np.where(outer_b, slots_b + kc_b, slots_a + kc_a) == 2))
+        # (Also a B holding its whole K in several slots, with iterateOrder 0, when A has one
+        # slot and is copied again in every block: B's copy at its pass start queues on MTE2
+        # behind A's first copy, which waits for A's last read in the block before, so the
+        # same chain runs through B's copy: see :func:`_c1_pass_start_extra`.)
+        b_behind_a = outer_b & (kc_b == 1) & (slots_a == 1) & (passes_a >= blocks)
+        idx = np.flatnonzero(
+            c1 & ((np.where(outer_b, slots_b + kc_b, slots_a + kc_a) == 2) | b_behind_a)
+        )
         if idx.size:
             ob = _sub(outer_b, idx)
             i_n = np.where(ob, _sub(m_iter, idx), _sub(n_iter, idx))
             p_o = np.where(ob, _sub(passes_b, idx), _sub(passes_a, idx))
-            keep = (i_n >= 2) & (p_o >= 2)
+            # (Lines of one block where B's pass spans several of them, with A behind.)
+            keep = ((i_n >= 2) | (_sub(b_behind_a, idx) & (_sub(f["stepN"], idx) >= 2))) & (
+                p_o >= 2
+            )
             idx, ob, p_o = idx[keep], ob[keep], p_o[keep]
         if idx.size:
             # The other (inner) operand's copy at the same block start: A's is ahead of B's on
@@ -2219,6 +2310,7 @@ def _core(
                 p_o - 1.0,
                 _sub(normal, idx) - stall_c1[np.searchsorted(idx_c1, idx)],
                 copies + reads - _sub(mm_kt, idx) - after_read,
+                np.where(ob, _sub(m_iter, idx), _sub(n_iter, idx)) == 1,
             )
             makespan = _raise_at(makespan, idx, _sub(c1_path, idx) + extra_c1, blocks.shape)
     if via_a and via_b and problem.bias and not floor:
@@ -2350,7 +2442,7 @@ def _core(
                  drain_total / blocks_r, 0.0 * blocks_r, dr_last, bias_cyc),
                 (f["dbL0A"], f["dbL0B"], f["dbL0C"]),
                 fix=True,
-                resident=(_sub(res_a, idx), _sub(res_b, idx)),
+                resident=(res_a, res_b),
             )  # fmt: skip
             makespan = _raise_at(makespan, idx, path, blocks.shape)
     if _TRACE is not None:
@@ -2410,8 +2502,9 @@ def _block_replay_path(
         flags: ``(dbL0A, dbL0B, dbL0C)``.
         n_play: Blocks played.
         fix: FixPipe drains C (``steps``' L0C->UB entry is then its cycles, UB->GM zero).
-        resident: Per operand, the candidates where it stays in L1 over the blocks (no copies
-            played); used with ``fix``.
+        resident: Per operand, where it stays in L1 over the blocks (its copies are not
+            played): full-length arrays like the others (``idx`` selects), or False; used with
+            ``fix``.
 
     Returns:
         The path's cycles on the candidates ``idx``.
@@ -2731,6 +2824,7 @@ def _line_stay_path(
     idx: np.ndarray,
     legs: tuple[Any, Any, Any, Any, Any, Any],
     dims: tuple[Any, Any, Any, Any, Any, Any, Any, Any],
+    o_lead: Any = 0.0,
 ) -> Any:
     """The outer operand's slot chain with its stay over each line's blocks priced per line.
 
@@ -2751,6 +2845,8 @@ def _line_stay_path(
             other operand's per-block chain: in one chunk (its copy and reads, which follow
             the steps), in several (its copies and reads), and through a line's first block
             (0 where it does not apply).
+        o_lead: The part of that first-block chain the start already holds (the other
+            operand's first copy, issued before the outer one's), left out of the first line.
 
     Returns:
         Cycles from the start to the last block's last MMAD start.
@@ -2783,8 +2879,11 @@ def _line_stay_path(
             ((kc - 1) * hop_f + hop_l) / n_slots,
         )
         first = np.where(kc > 1, wait_f, wait_l) + o_blk + step_per - step_0 + stay
-        per_pass = np.maximum(per_pass + gain, (kc == n_slots) * first)
-        path = path + count * per_pass
+        one_pass = np.maximum(per_pass + gain, (kc == n_slots) * first)
+        # The core's first line: this type where there are full lines, else the tail line.
+        is_first = (n_out >= 2) if t == 0 else (n_out < 2)
+        lead_pass = np.maximum(per_pass + gain, (kc == n_slots) * (first - o_lead))
+        path = path + count * one_pass + is_first * (lead_pass - one_pass)
     return path
 
 
@@ -2904,6 +3003,7 @@ def _c1_pass_start_extra(
     boundaries: Any,
     normal: Any,
     gap_cycles: Any,
+    one_block_lines: Any = False,
 ) -> Any:
     """Cycles a one-slot outer operand's pass starts add to :func:`_c1_drain_chain`.
 
@@ -2929,6 +3029,8 @@ def _c1_pass_start_extra(
             block's chunk stalls (which lengthen its chain).
         gap_cycles: Cycles from the block before's last MMAD end to the block's first MMAD
             start through the copy (negative: the last read precedes that end).
+        one_block_lines: Lines of one block (a pass spans several lines): every block is of
+            the inner tail type.
 
     Returns:
         The extra cycles, >= 0.
@@ -2942,9 +3044,16 @@ def _c1_pass_start_extra(
     def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
         return np.maximum(cur[0] - normal, prev[2]) + cur[1]
 
-    prev, pp = get(1, 0), get(0, 0)
+    def first(outer_t: int) -> tuple[Any, Any, Any]:
+        return tuple(
+            np.where(one_block_lines, a, b)
+            for a, b in zip(get(1, outer_t), get(0, outer_t), strict=True)
+        )
+
+    prev = get(1, 0)
+    pp = first(0)
     out: Any = 0.0
-    for cur, count in ((get(0, 0), np.maximum(boundaries - 1.0, 0.0)), (get(0, 1), 1.0)):
+    for cur, count in ((first(0), np.maximum(boundaries - 1.0, 0.0)), (first(1), 1.0)):
         two = prev[0] - normal + gap_cycles + cur[0] - normal + cur[1]
         out = out + count * np.maximum(two - step(prev, pp) - step(cur, prev), 0.0)
     return out
@@ -3113,6 +3222,7 @@ def _line_phase_path(
     stall_cycles: Any,
     chain_cycles: Any,
     chain_share: Any,
+    copy_cycles: Any = 0.0,
 ) -> Any:
     """Sum over the lines of blocks of the longer of their drain chain and their compute.
 
@@ -3132,6 +3242,8 @@ def _line_phase_path(
         chain_cycles: The inner operand's slot chain per block without its steps (0 where it
             is not reloaded in every block).
         chain_share: Share of the block's steps on that chain.
+        copy_cycles: That operand's MTE2 copies per block (with the bias slices), 0 where it
+            is not reloaded in every block.
 
     Returns:
         Cycles from the first MMAD start.
@@ -3155,7 +3267,7 @@ def _line_phase_path(
         (1.0, n_full * d_y + drain[(1, 1)], n_full * s_y + span[(1, 1)]),
     ):
         compute = spans + i_n * stall_cycles
-        chain = i_n * chain_cycles + chain_share * spans
+        chain = np.maximum(i_n * chain_cycles + chain_share * spans, i_n * copy_cycles)
         total = total + count * np.maximum(drains, np.maximum(compute, chain))
     return total
 

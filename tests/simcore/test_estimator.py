@@ -1071,6 +1071,84 @@ CHAIN_CASES: dict[str, tuple[dict[str, object], dict[str, int], float]] = {
          "stepKb": 1, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 1, "dbL0C": 1},
         0.015,
     ),
+    # One L0C buffer, one-block columns, B's whole K per pass of four columns (two slots), A in
+    # one slot reloaded every block: B's 14658-cycle copy at each pass start queues on MTE2
+    # behind A's first copy, which waits for A's last read in the block before, behind the
+    # drain chain (5889-cycle UB->GM copies), so the pass start sits between the drains (was
+    # -18.1 %, now +0.4 %).
+    "b_pass_start_behind_one_slot_a_between_drains": (
+        {"soc": "Ascend910A", "m": 1024, "n": 4096, "k": 1024, "trans_a": True,
+         "trans_b": True},
+        {"usedCoreNum": 22, "singleCoreM": 47, "singleCoreN": 4096, "baseM": 48, "baseN": 32,
+         "baseK": 528, "depthA1": 1, "depthB1": 16, "stepM": 1, "stepN": 4, "stepKa": 1,
+         "stepKb": 2, "iterateOrder": 0, "dbL0A": 1, "dbL0B": 1, "dbL0C": 1},
+        0.015,
+    ),
+    # Rows of 12 blocks, B (inner) in two K chunks copied in every block: the three full
+    # rows are bound by their drains, the 4-row tail row (short drains) by B's copies on
+    # MTE2: each line takes the longer of its drains and the inner operand's copies (was
+    # -4.0 %, now +0.9 %).
+    "line_phase_inner_copies_in_tail_row": (
+        {"soc": "Ascend910A", "m": 200, "n": 3000, "k": 8192, "dtype": "int8",
+         "trans_a": True},
+        {"usedCoreNum": 32, "singleCoreM": 100, "singleCoreN": 188, "baseM": 32, "baseN": 16,
+         "baseK": 832, "depthA1": 14, "depthB1": 10, "stepM": 1, "stepN": 1, "stepKa": 7,
+         "stepKb": 5, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+        0.02,
+    ),
+    # A staged in a 576 and a 192 K chunk per block, B direct between them on MTE2: the one
+    # linked GM->UB pair per block (K-tail chunk, then the next block's first) waits for the
+    # short K-tail reorder, not the chunks' average (was +4.5 %, now +0.1 %).
+    "linked_staged_pair_at_k_tail_reorder": (
+        {"soc": "Ascend910A", "m": 4096, "n": 512, "k": 768, "format_b": "NZ",
+         "trans_b": True},
+        {"usedCoreNum": 25, "singleCoreM": 164, "singleCoreN": 512, "baseM": 16, "baseN": 16,
+         "baseK": 576, "depthA1": 1, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 1,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+        0.01,
+    ),
+    # B in one slot holding 960 + 64 of K, copied every block, both L0 buffers doubled: after
+    # its arrival B's reads are the full step's and the K-tail step's short ones (16 cycles),
+    # which wait for no full MMAD (was +12.6 %, now +0.1 %).
+    "one_slot_b_two_step_chunk_k_tail_reads": (
+        {"soc": "Ascend910A", "m": 1024, "n": 4096, "k": 1024, "dtype": "int8",
+         "format_a": "NZ", "format_b": "NZ"},
+        {"usedCoreNum": 30, "singleCoreM": 512, "singleCoreN": 288, "baseM": 32, "baseN": 32,
+         "baseK": 960, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 2, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+        0.01,
+    ),
+    # B outer per column of two blocks, A in one slot copied every block (13.5 k cycles): the
+    # line-stay chain's start holds A's first copy, which is also the first column's first
+    # block's own copy, counted once (was +14.7 %, now +0.0 %).
+    "line_stay_first_a_copy_counted_once": (
+        {"soc": "Ascend910A", "m": 333, "n": 777, "k": 1999, "dtype": "int8", "bias": True},
+        {"usedCoreNum": 24, "singleCoreM": 111, "singleCoreN": 98, "baseM": 64, "baseN": 96,
+         "baseK": 288, "depthA1": 7, "depthB1": 12, "stepM": 1, "stepN": 1, "stepKa": 7,
+         "stepKb": 6, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2},
+        0.01,
+    ),
+    # A in ten two-step chunks over two slots (slot 0 holds chunks 0, 2, .., 8), B in one slot
+    # as 16 + 3 steps copied every block: slot 0's chain meets both B copies, the second the
+    # 1663-cycle K-tail one, not the 4979-cycle full one (was +12.6 %, now +0.3 %).
+    "slot0_meets_b_k_tail_copy": (
+        {"soc": "Ascend910A", "m": 512, "n": 1024, "k": 3000, "trans_a": True},
+        {"usedCoreNum": 27, "singleCoreM": 19, "singleCoreN": 1024, "baseM": 192, "baseN": 80,
+         "baseK": 160, "depthA1": 4, "depthB1": 16, "stepM": 1, "stepN": 1, "stepKa": 2,
+         "stepKb": 16, "iterateOrder": 1, "dbL0A": 1, "dbL0B": 2, "dbL0C": 2},
+        0.01,
+    ),
+    # B staged once per column of four blocks, one L0B buffer, 1008 + 16 of K: per column the
+    # drain, B's reorder and UB->L1 leg, then the blocks back to back, each 262 cycles (the
+    # K-tail step's B read after the full MMAD, the next block's A and B reads after it), not
+    # the 200 of the summed step periods (was -8.9 %, now -0.2 %).
+    "staged_pass_blocks_one_l0b_k_tail_pairing": (
+        {"soc": "Ascend910A", "m": 1024, "n": 4096, "k": 1024, "format_a": "NZ"},
+        {"usedCoreNum": 16, "singleCoreM": 64, "singleCoreN": 4096, "baseM": 16, "baseN": 16,
+         "baseK": 1008, "depthA1": 12, "depthB1": 2, "stepM": 3, "stepN": 1, "stepKa": 2,
+         "stepKb": 2, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 1, "dbL0C": 1},
+        0.01,
+    ),
 }  # fmt: skip
 
 
@@ -1149,6 +1227,32 @@ def test_arrays_match_one_by_one() -> None:
     for i, t in enumerate(tilings):
         one = estimate_one(problem, t, preset)  # type: ignore[arg-type]
         assert arr["time_us"][i] == pytest.approx(one["time_us"], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        # UB staging on 310B1 (FixPipe out): the block replay with resident operands.
+        {"soc": "Ascend310B1", "m": 4096, "n": 512, "k": 768, "bias": True},
+        # 910A and 310P3 (no FixPipe): the replay, the per-offset and per-line terms.
+        {"soc": "Ascend910A", "m": 512, "n": 1024, "k": 3000, "dtype": "int8", "trans_b": True},
+        {"soc": "Ascend310P3", "m": 16, "n": 11008, "k": 4096, "dtype": "int8"},
+    ],
+)
+def test_arrays_of_many_tilings_match_one_by_one(spec: dict[str, object]) -> None:
+    """Terms priced on a subset of the candidates put each value back at its own candidate.
+
+    (A subset passed already selected and selected again gave other candidates' values, or an
+    index error, on arrays only: one tiling at a time it cannot show.)
+    """
+    problem = parse_problem(spec)
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(11)
+    tilings = [random_tiling(problem, preset, rng) for _ in range(400)]
+    fields = {name: np.array([getattr(t, name) for t in tilings]) for name in ESTIMATOR_FIELDS}
+    arr = estimate_arrays(problem, preset, fields)
+    one = np.array([estimate_one(problem, t, preset)["time_us"] for t in tilings])
+    np.testing.assert_allclose(arr["time_us"], one, rtol=1e-12)
 
 
 def test_long_inputs_evaluated_in_blocks_match_one_by_one() -> None:

@@ -2397,11 +2397,13 @@ def _core(
                 after_c1 = _c1_chain_after_first_line(bt, m_s, n_s, ob, _sub(normal, idx))
                 drains_after = np.where(c1_s, np.maximum(drains_after, after_c1), drains_after)
             makespan = _raise_at(makespan, idx, line_end + drains_after, blocks.shape)
+    replay: np.ndarray | None = None
+    resident: tuple[Any, Any] = (False, False)
     if not fix and not floor:
         # Both operands reloaded in every block: every block repeats the same copies, so a
         # replay of the first blocks gives the period their chains across the queues settle
         # into (see _block_replay_path). (Priced on the candidates where it applies.)
-        idx = np.flatnonzero(
+        replay = np.flatnonzero(
             (passes_a > blocks - 0.5)
             & (passes_b > blocks - 0.5)
             & (blocks >= 4)
@@ -2409,42 +2411,31 @@ def _core(
             & (k_iter <= _REPLAY_MAX_STEPS)
             & (ga + va + ua + gb + vb + ub > _REPLAY_SHARE * makespan)
         )
-        if idx.size:
-            blocks_r = np.maximum(blocks, 1)
-            path = _block_replay_path(
-                idx,
-                (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, blocks),
-                (a_full, a_last, b_full, b_last),
-                (la, lb, mmad(fr_1, fc_1, fk_f), la_kt, lb_kt, mmad(fr_1, fc_1, fk_t),
-                 drain_total / blocks_r, m3_out / blocks_r, dr_last, bias_cyc),
-                (f["dbL0A"], f["dbL0B"], f["dbL0C"]),
-            )  # fmt: skip
-            makespan = _raise_at(makespan, idx, path, blocks.shape)
-    if fix and (via_a or via_b) and not floor:
+    elif fix and (via_a or via_b) and not floor:
         # With FixPipe (310B1), an operand staged through UB and each operand either reloaded
         # in every block or resident over a pass of blocks: the blocks repeat the same copies,
         # so the replay's period holds too, with the drain on FixPipe's own queue and a
         # resident operand's copies left out (blocks that reload it are no shorter: leaving
         # instructions out of in-order queues only moves the rest earlier), see
         # _block_replay_path.
-        res_a = passes_a < blocks - 0.5
-        res_b = passes_b < blocks - 0.5
-        idx = np.flatnonzero(
-            ~(res_a & res_b) & (blocks >= 4) & has_b & (k_iter <= _REPLAY_MAX_STEPS)
+        resident = (passes_a < blocks - 0.5, passes_b < blocks - 0.5)
+        replay = np.flatnonzero(
+            ~(resident[0] & resident[1]) & (blocks >= 4) & has_b & (k_iter <= _REPLAY_MAX_STEPS)
         )
-        if idx.size:
-            blocks_r = np.maximum(blocks, 1)
-            path = _block_replay_path(
-                idx,
-                (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, blocks),
-                (a_full, a_last, b_full, b_last),
-                (la, lb, mmad(fr_1, fc_1, fk_f), la_kt, lb_kt, mmad(fr_1, fc_1, fk_t),
-                 drain_total / blocks_r, 0.0 * blocks_r, dr_last, bias_cyc),
-                (f["dbL0A"], f["dbL0B"], f["dbL0C"]),
-                fix=True,
-                resident=(res_a, res_b),
-            )  # fmt: skip
-            makespan = _raise_at(makespan, idx, path, blocks.shape)
+    if replay is not None and replay.size:
+        blocks_r = np.maximum(blocks, 1)
+        path = _block_replay_path(
+            replay,
+            (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, blocks),
+            (a_full, a_last, b_full, b_last),
+            # (With FixPipe m3_out is 0: no UB->GM leg.)
+            (la, lb, mmad(fr_1, fc_1, fk_f), la_kt, lb_kt, mmad(fr_1, fc_1, fk_t),
+             drain_total / blocks_r, m3_out / blocks_r, dr_last, bias_cyc),
+            (f["dbL0A"], f["dbL0B"], f["dbL0C"]),
+            fix=fix,
+            resident=resident,
+        )  # fmt: skip
+        makespan = _raise_at(makespan, replay, path, blocks.shape)
     if _TRACE is not None:
         _TRACE.update(first=first_end + drain_total + (0.0 if fix else m3_out), mk=makespan)
     busy = {

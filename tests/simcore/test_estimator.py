@@ -892,8 +892,7 @@ CHAIN_CASES: dict[str, tuple[dict[str, object], dict[str, int], float]] = {
     # before, so its copy (staged right after B's chunk at step 6) precedes the tail A copy and
     # the tail chunk's reads wait for it: per block two hops (the A copy, two staged B chunks,
     # the reads), not three with the first chunk's gain counted for every full A chunk
-    # (was +9.0 %, now 0.0 %: the offsets priced
-    # through UB and the merged staging links).
+    # (was +9.0 %; now 0.0 %: the offsets priced through UB and the staging links in order).
     "staged_b_chunk_under_a_tail_starts_in_the_chunk_before": (
         {"soc": "Ascend310P3", "m": 16, "n": 11008, "k": 4096, "dtype": "int8",
          "format_a": "NZ", "bias": True},

@@ -272,24 +272,6 @@ def _raise_at(x: Any, idx: np.ndarray, value: Any, shape: tuple[int, ...]) -> np
     return out
 
 
-#: :func:`_lcm` looks the least common multiples of stepKa and stepKb up in a table while both
-#: are at most this (the table has (this + 1)**2 entries).
-_LCM_TABLE_MAX = 256
-_LCM_TABLE = np.lcm.outer(np.arange(_LCM_TABLE_MAX + 1), np.arange(_LCM_TABLE_MAX + 1)).ravel()
-
-
-def _lcm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.lcm`` of two arrays of positive integers (float or integer), as int64.
-
-    Small operands (the common case: stepK values) are looked up in a table: numpy's integer
-    ``lcm`` runs Euclid's algorithm per element, ~5x the cost of the index and the gather.
-    """
-    if a.size and max(a.max(), b.max()) <= _LCM_TABLE_MAX and min(a.min(), b.min()) >= 0:
-        out: np.ndarray = _LCM_TABLE.take((a * (_LCM_TABLE_MAX + 1) + b).astype(np.intp))
-        return out
-    return np.lcm(a.astype(np.int64), b.astype(np.int64))
-
-
 def _divides(a: Any, b: Any) -> Any:
     """``a % b == 0`` for integer-valued arrays, through a float division.
 
@@ -607,7 +589,7 @@ def _core(
     ex_b_alone = ex_b_alone / m_b
     # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
     # the A copy), so such a step costs the larger one, not the sum.
-    co_lcm = _lcm(step_ka, step_kb)
+    co_lcm = np.lcm(step_ka.astype(np.int64), step_kb.astype(np.int64))  # (an integer ufunc)
     co_steps = _cdiv(k_iter, co_lcm)  # steps where both operands start a chunk, per pass
     co = (co_steps - 1) * np.minimum(passes_a, passes_b)
     co = np.where(streamed_a & streamed_b, co, 0.0)

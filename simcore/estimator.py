@@ -230,7 +230,7 @@ ESTIMATOR_FIELDS: tuple[str, ...] = (
 
 PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 #: Candidates per pass of :func:`estimate_arrays` (see :func:`_estimate_blocks`).
-_BLOCK = 8192
+_BLOCK = 16384
 #: A path length that never wins a maximum (finite, so that multiplying it by 0 stays 0).
 _NEVER = -1e30
 #: Debugging aid: when a dict, :func:`_core` stores its named paths in it.
@@ -4075,9 +4075,10 @@ def _estimate_blocks(
         return _estimate_block(problem, preset, f, floor)
     # Long inputs go through in blocks: the estimator keeps ~100 intermediate arrays alive, and
     # at this size they stay in the CPU caches instead of streaming through memory (about 1.5x
-    # the throughput of one pass over a million candidates). 8192 measured ~5 % faster than
-    # 16384 on the 1 MiB-L2 benchmark host (benchmarks/model_speed.py, 2026-11); much smaller
-    # blocks pay the per-call overhead of the ~1,000 numpy calls instead.
+    # the throughput of one pass over a million candidates). Smaller blocks pay the fixed cost
+    # of the ~2,600 numpy calls of a block more often: going from 8192 to 16384 took 12 % of the
+    # instructions per candidate on 910B2 and 28 % on 310P3 / 910A (valgrind, 2026-11-21), and
+    # measured 5 % (910B2) to 30 % (310P3) faster; 32768 was no faster on 910B2 or 310P3.
     out: dict[str, np.ndarray] = {}
     for i in range(0, size, _BLOCK):
         part = _estimate_block(

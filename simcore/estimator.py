@@ -755,21 +755,39 @@ def _core(
     # the core's blocks (full and tail rows and columns), not the full block's.
     fr_1 = ((m_iter - 1) * fr_f + fr_t) / m_iter
     fc_1 = ((n_iter - 1) * fc_f + fc_t) / n_iter
-    la = lat1 + (fr_1 * FRACTAL_ROWS) * ka_f / rate_a
-    lb = lat1 + (fc_1 * FRACTAL_ROWS) * ka_f / rate_b
+    rows_1 = fr_1 * FRACTAL_ROWS
+    cols_1 = fc_1 * FRACTAL_ROWS
+    la = lat1 + rows_1 * ka_f / rate_a
+    lb = lat1 + cols_1 * ka_f / rate_b
     mm = mmad(fr_1, fc_1, fk_f)
     per = _period(la, lb, mm, wa, wb)
     ra, rb, rab = _restart_reads(la, lb, mm, per, a1, b1)
     rb_kb = rb(step_kb)  # B's last read of a full chunk from its arrival
-    la_kt = lat1 + (fr_1 * FRACTAL_ROWS) * ka_t / rate_a
-    lb_kt = lat1 + (fc_1 * FRACTAL_ROWS) * ka_t / rate_b
+    la_kt = lat1 + rows_1 * ka_t / rate_a
+    lb_kt = lat1 + cols_1 * ka_t / rate_b
     per_kt = _period(la_kt, lb_kt, mm, wa, wb)
+    kt_d = la_kt - la  # the K-tail step's A read less a full one
+    # Each operand's full K chunk and its last (K-tail) one, in K elements as given and as L1
+    # holds them (C0-aligned); a pass moves kc - 1 full chunks and the aligned tail.
+    # (Computed once for the pass size and the copy legs both.)
+    km1_a = kc_a - 1
+    a_last_start = km1_a * step_ka
+    b_last_start = (kc_b - 1) * step_kb
+    chunk_ka, chunk_kb = step_ka * bk, step_kb * bk
+    last_ka, last_kb = k - a_last_start * bk, k - b_last_start * bk
+    al_last_a, al_last_b = _cdiv(last_ka, c.c0) * c.c0, _cdiv(last_kb, c.c0) * c.c0
     # Group rows averaged over the passes (full groups and the tail group): the copy legs are
     # affine in the rows, so the chain over all passes sums to passes x the average hop.
-    grp_a = el_a / np.maximum(loads_a / kc_a * _k_elements(k, bk, step_ka, kc_a, c.c0), 1.0)
-    grp_b = el_b / np.maximum(loads_b / kc_b * _k_elements(k, bk, step_kb, kc_b, c.c0), 1.0)
-    a_full, a_last = _first_last_legs(c, True, grp_a, k, bk, step_ka, kc_a, cap, reorders_a)
-    b_full, b_last = _first_last_legs(c, False, grp_b, k, bk, step_kb, kc_b, cap, reorders_b)
+    grp_a = el_a / np.maximum(passes_a * (a_last_start * bk + al_last_a), 1.0)
+    grp_b = el_b / np.maximum(passes_b * (b_last_start * bk + al_last_b), 1.0)
+    a_full, a_last = _chunk_legs(
+        c, True, grp_a, (chunk_ka, last_ka), (_cdiv(chunk_ka, c.c0) * c.c0, al_last_a), cap,
+        reorders_a,
+    )  # fmt: skip
+    b_full, b_last = _chunk_legs(
+        c, False, grp_b, (chunk_kb, last_kb), (_cdiv(chunk_kb, c.c0) * c.c0, al_last_b), cap,
+        reorders_b,
+    )  # fmt: skip
     # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1).
     b_many = kc_b > 1
     if via_b:
@@ -788,12 +806,12 @@ def _core(
     # previous B chunk (a full one): the copies arrive a chunk's reads plus that leg apart.
     b_slot_f = rb_kb + (b_full[2] if via_b else b_full[0])
     b_slot_l = rb_kb + (b_last[2] if via_b else b_last[0])
-    b_next_in = np.where(slots_b == 1, np.maximum(b_next, b_slot_f), b_next)
-    b_next_in_l = np.where(slots_b == 1, np.maximum(b_next_l, b_slot_l), b_next_l)
+    b_next_in = np.where(single_b, np.maximum(b_next, b_slot_f), b_next)
+    b_next_in_l = np.where(single_b, np.maximum(b_next_l, b_slot_l), b_next_l)
     has_b = loads_b > 0
-    co_per_pass = np.where(has_b, co_steps, 0)
     # Share of A passes that reload B too, and of B passes that reload A.
     co_frac = np.minimum(passes_b / np.maximum(passes_a, 1), 1.0)
+    co_rest = 1.0 - co_frac
     co_frac_ab = np.minimum(passes_a / np.maximum(passes_b, 1), 1.0)
     inner_links: tuple[np.ndarray, Any] | None = None
     if via_a or via_b:
@@ -1051,11 +1069,8 @@ def _core(
             )
 
     # A: hops of its full chunks and of its last (K-tail) chunk.
-    single_a = slots_a == 1
     wait_af = a_full[2] if via_a else a_full[0]
     wait_al = a_last[2] if via_a else a_last[0]
-    a_last_start = (kc_a - 1) * step_ka
-    b_last_start = (kc_b - 1) * step_kb
     r_last_a = k_iter - a_last_start
     reads_af = ra(step_ka)
     reads_al = ra(r_last_a) - la + la_kt
@@ -1081,7 +1096,9 @@ def _core(
 
     stay_a = stay(passes_a)
     hop_f = wait_af + reads_af + stay_a
+    hops_f = km1_a * hop_f  # a pass's full chunks
     hop_l = wait_al + reads_al + stay_a
+    rs_a = reads_al + stay_a
     bias_cyc = (
         p.gm_to_l1_latency_cycles
         + np.minimum(bn, cols) * c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
@@ -1098,9 +1115,10 @@ def _core(
         # this pass's last A copy: B's last copy when it starts later (with one B slot it waits
         # for the B read of the step before), then the bias slice of the next block.
         b_after = np.maximum(b_last_start - a_last_start, 0)
-        b_wait = np.where(slots_b == 1, ra(np.maximum(b_after, 1)) + lb, 0.0)
-        ahead = bias_cyc + (b_after > 0) * has_b * co_frac * (b_wait + b_last[0])
-        hop_l = np.where(single_a, wait_al + np.maximum(reads_al + stay_a, ahead), hop_l)
+        b_wait = np.where(single_b, ra(np.maximum(b_after, 1)) + lb, 0.0)
+        b_later = b_after > 0
+        ahead = bias_cyc + b_later * has_b * co_frac * (b_wait + b_last[0])
+        hop_l = np.where(single_a, wait_al + np.maximum(rs_a, ahead), hop_l)
     # B chunks that start with an A chunk or inside it (up to its second-to-last step: the
     # last A read precedes the B read of its own step on MTE1) queue behind the A copy, and the
     # last A read waits for the last of them; with one slot the next A copy also queues on MTE2
@@ -1110,7 +1128,8 @@ def _core(
     # (B's reads between its copies count where its chunks tile the A chunk.)
     ka_div = _divides(step_ka, step_kb)
     # B chunks shorter than A's that do not tile them (start at varying offsets inside).
-    kb_off = (step_kb < step_ka) & ~ka_div
+    kb_short = step_kb < step_ka
+    kb_off = kb_short & ~ka_div
     b_in = np.where(ka_div, b_next_in, b_next)
     # (The B chunk at the A chunk's start holds all of its reads back too: the larger of the
     # two chains through the first and the last B chunk inside.)
@@ -1123,13 +1142,7 @@ def _core(
     gain_l = np.maximum(b_leg_l + rab(r_last_a) - la + la_kt - reads_al, 0.0)
     # A full A chunk that starts with B's last (K-tail) chunk: that shorter B copy is the one
     # behind it (B chunks at least as long as A's, so the shared boundaries are exact).
-    b_tail_co = (
-        (kc_b > 1)
-        & (step_kb >= step_ka)
-        & (b_last_start - np.floor(b_last_start / step_ka) * step_ka == 0)
-        & ~b_at_last
-        & has_b
-    )
+    b_tail_co = b_many & ~kb_short & _divides(b_last_start, step_ka) & ~b_at_last & has_b
     gain_fl = np.maximum(b_leg_lc + in_reads, 0.0)
     if not via_a:
         g_b_l = np.where(b_at_last, b_last[0], b_first[0])
@@ -1152,15 +1165,17 @@ def _core(
         gain_l = np.maximum(gain_l, single_a * (g_b_l - reads_al))
     # Shared boundaries per pass (one may be the last A chunk's start); shorter B chunks start
     # inside every A chunk, aligned or not.
-    last_co = (a_last_start - np.floor(a_last_start / step_kb) * step_kb == 0) & (co_per_pass > 0)
-    full_co = np.where((step_kb < step_ka) & has_b, kc_a - 1, np.maximum(co_per_pass - last_co, 0))
+    # (Without B copies, none: co_frac is 0 there too.)
+    last_co = _divides(a_last_start, step_kb) & has_b
+    full_co = np.where(kb_short, km1_a, co_steps - last_co) * has_b
     extra = co_frac * (full_co * gain_f + b_tail_co * (gain_fl - gain_f) + last_co * gain_l)
     # B chunks shorter than A's that do not tile them start at varying offsets o inside the A
     # chunks (o cycles through the multiples of gcd(stepKa, stepKb)): the B copies queue behind
     # the A copy, and A's last read waits for them only by what exceeds the A reads before the
     # last B chunk inside. The first chunks are priced at their own offsets (a leading axis),
     # the rest at their average. (Priced on the candidates where it applies only.)
-    nonal = kb_off & has_b & (kc_a > 1)
+    a_many = kc_a > 1
+    nonal = kb_off & has_b & a_many
     idx = np.flatnonzero(nonal) if not floor else np.empty(0, dtype=np.int64)
     if idx.size:
         sk_a, sk_b, kc_s = _sub(step_ka, idx), _sub(step_kb, idx), _sub(kc_a, idx)
@@ -1181,43 +1196,49 @@ def _core(
         als_s = _sub(a_last_start, idx)
         own_f = _sub(hop_f, idx)
         own_l = _sub(hop_l, idx)
-        kt_s = _sub(la_kt - la, idx)
+        kt_s = _sub(kt_d, idx)
         r_la = _sub(r_last_a, idx)
 
+        # (Per offset o, a B boundary in the A chunk: o < stepKb < stepKa, so the B chunks
+        # starting at o, o + stepKb, ... before the chunk's last step are n_o = m + 1 >= 1, and
+        # the last of them has r_o >= 2 steps of the A chunk: no clamps, no n_o >= 1 test.)
+        skb_1 = sk_b + 1
+        bls_m = bls_s - sk_b
+        tl_in_b = tl_in + bi_s
+        pipe_0 = np.maximum(pipe_f, 0.0)
+
         def gain_at(o: Any, x0: Any) -> Any:
-            n_o = np.floor((sk_a - 2 - o) / sk_b) + 1
-            r_o = sk_a - o - (n_o - 1) * sk_b
-            tail = (x0 + o + (n_o - 1) * sk_b == bls_s) * np.where(n_o >= 2, tl_in, tl_lg)
+            so = sk_a - o  # the A chunk's steps from o on
+            m = np.floor((so - 2) / sk_b)
+            ms = m * sk_b
+            r_o = so - ms
+            xs = x0 + o + ms  # the last B chunk inside: its first step in the pass
+            many = m >= 1
+            tail = (xs == bls_s) * np.where(many, tl_in, tl_lg)
+            m_bi = m * bi_s
             # (The B copies run back to back; the first B chunk's own reads hold A's last read
             # too: the longer of the two chains.)
-            g_o = (
-                bl_s
-                + np.maximum(
-                    np.maximum(n_o - 1, 0) * bi_s + tail + rab_s(np.maximum(r_o, 2)),
-                    (n_o >= 2) * rab_s(np.maximum(sk_a - o, 2)),
-                )
-                - rf_s
-            )
-            s_st = o + np.maximum(n_o, 0) * sk_b
-            strad = (s_st == sk_a - 1) & (x0 + s_st <= bls_s) & (n_o >= 1)
+            g_o = bl_s + np.maximum(m_bi + tail + rab_s(r_o), many * rab_s(so)) - rf_s
+            # The next B chunk starts at the A chunk's last step (r_o = stepKb + 1) and at or
+            # before B's last one.
+            strad = (r_o == skb_1) & (xs <= bls_m)
             nxt_last = x0 + sk_a >= als_s
-            len_1 = np.where(nxt_last, r_la, sk_a)
             g_2 = (
-                bl_s + (n_o - 1) * bi_s + tail
-                + np.where(x0 + s_st == bls_s, tl_in + bi_s, bi_s)
-                + rab_s(np.maximum(len_1 + 1, 2)) + nxt_last * kt_s
+                bl_s + m_bi + tail
+                + np.where(xs == bls_m, tl_in_b, bi_s)
+                + rab_s(np.where(nxt_last, r_la + 1, sk_a + 1)) + nxt_last * kt_s
                 - rf_s - np.where(nxt_last, own_l, own_f)
             )  # fmt: skip
             g_o = np.where(strad, np.maximum(g_o, g_2), g_o)
-            return np.maximum(np.maximum(np.where(n_o >= 1, g_o, 0.0), pipe_f), 0.0)
+            return np.maximum(g_o, pipe_0)
 
         # The first n_j full chunks exactly (all at once, a leading axis of chunk indices),
-        # the later ones at their average (the offsets cycle).
+        # the later ones at their average (the offsets cycle). The offset of chunk j: from its
+        # start x to the next B boundary (zero where one starts with it).
         n_j = 3
         jj = np.arange(n_j, dtype=np.float64)[:, None]
         x = jj * sk_a
-        res = x - np.floor(x / sk_b) * sk_b
-        g_j = (jj <= kc_s - 2) * gain_at(np.where(res == 0, 0, sk_b - res), x)
+        g_j = (jj <= kc_s - 2) * gain_at(np.ceil(x / sk_b) * sk_b - x, x)
         g_sum = g_j.sum(axis=0) * (1.0 + np.maximum(kc_s - 1 - n_j, 0) / np.clip(kc_s - 1, 1, n_j))
         # Where the offsets cycle within n_j chunks (every lcm / stepKa chunks), count each
         # offset's full chunks exactly: the first n_j's average leans towards the offsets that
@@ -1230,7 +1251,7 @@ def _core(
         # One slot, B chunks at least as long as A's: a B boundary inside a full A chunk that is
         # not its start still puts that B copy on MTE2 before the next A copy.
         # (Priced on the candidates where it applies only.)
-        idx = np.flatnonzero(single_a & (step_kb >= step_ka) & has_b)
+        idx = np.flatnonzero(single_a & ~kb_short & has_b)
         if idx.size:
             als, bls = _sub(a_last_start, idx), _sub(b_last_start, idx)
             sk_a, sk_b, rf = _sub(step_ka, idx), _sub(step_kb, idx), _sub(reads_af, idx)
@@ -1282,20 +1303,15 @@ def _core(
         # With one direct B slot the last B copy also waits for the reads of the chunk before
         # (from its arrival when it is among these copies, else B's read of the step before).
         n_ahead = kc_b - _cdiv(a_last_start, step_kb)
-        b_hold = np.where(
-            n_ahead >= 2, (slots_b == 1) * (not via_b) * rb_kb, (b_after > 0) * b_wait
-        )
+        b_hold = np.where(n_ahead >= 2, single_b * (not via_b) * rb_kb, b_later * b_wait)
         # Only the share co_frac of the passes reloads B: price the two kinds of pass apart
         # (an average inside the max would hide the B copies).
         ahead_all = bias_cyc + has_b * (
             (n_ahead >= 1) * ((n_ahead - 1) * b_full[0] + b_last[0]) + b_hold
         )
         g_l = 0.0 if floor else last_co * gain_l
-        hop_l_co = (
-            wait_al
-            + co_frac * np.maximum(reads_al + stay_a, ahead_all - g_l)
-            + (1.0 - co_frac) * np.maximum(reads_al + stay_a, bias_cyc)
-        )
+        rs_bias = np.maximum(rs_a, bias_cyc)
+        hop_l_co = wait_al + co_frac * np.maximum(rs_a, ahead_all - g_l) + co_rest * rs_bias
         hop_l = np.where(single_a, np.maximum(hop_l, hop_l_co), hop_l)
     if not floor:
         # B chunks that start inside the last A chunk, after its first step and before its last
@@ -1331,32 +1347,40 @@ def _core(
     # slots and the chain averages over them.
     rounds = np.floor(kc_a / slots_a)
     fixed_a = (slots_a > 1) & (rounds * slots_a == kc_a)
-    # B boundaries meet the chunks of slot 0 every lcm(slots, q) chunks, q = lcm / stepKa.
-    q = co_lcm / step_ka
-    n_co0 = has_b * _cdiv(kc_a, np.where(_divides(q, slots_a), q, q * slots_a))
-    gain_co0 = n_co0 * gain_f
-    if not fix and not floor:
-        # One of slot 0's meetings may be with B's short K-tail chunk (the A chunk starting
-        # with it is in slot 0): that copy, not a full one. (Seen: 910A fp16 512 x 1024 x
-        # 3000, A in ten two-step chunks over two slots, B's 16 + 3 steps copied every block:
-        # the 1663-cycle tail copy priced as the 4979-cycle full one: +12.6 %.)
-        j_tail = np.floor(b_last_start / step_ka)
-        tail0 = b_tail_co & (j_tail - np.floor(j_tail / slots_a) * slots_a == 0) & (n_co0 >= 1)
-        gain_co0 = gain_co0 + tail0 * (gain_fl - gain_f)
-    # With the whole K panel resident (one slot per chunk) and read by several blocks, a group
-    # change reloads every chunk back to back on MTE2 (each waits for the old chunk's read in
-    # the group's last block) before the first block of the new group can run through.
-    burst_a = (kc_a - 1) * wait_af + wait_al + stay_a + ra(1)
-    per_pass_a = np.where(
-        fixed_a,
-        np.maximum(
-            np.maximum(rounds * hop_f, (rounds - 1) * hop_f + hop_l) + co_frac * gain_co0,
-            ((rounds == 1) & (stay_a > 0)) * burst_a,
-        ),
-        ((kc_a - 1) * hop_f + hop_l + extra) / slots_a,
-    )
+    per_pass_a = (hops_f + hop_l + extra) / slots_a
     # (What B's copies add to a pass of A, for _line_stay_path.)
-    gain_pass_a = np.where(fixed_a, co_frac * gain_co0, extra / slots_a)
+    gain_pass_a = extra / slots_a
+    # (Fixed slots priced on the candidates that have them only.)
+    idx = np.flatnonzero(fixed_a)
+    if idx.size:
+        sk_a, n_sl, r_s, hf_s = (_sub(x, idx) for x in (step_ka, slots_a, rounds, hop_f))
+        # B boundaries meet the chunks of slot 0 every lcm(slots, q) chunks, q = lcm / stepKa.
+        q = _sub(co_lcm, idx) / sk_a
+        n_co0 = _sub(has_b, idx) * _cdiv(_sub(kc_a, idx), np.where(_divides(q, n_sl), q, q * n_sl))
+        gf_s = _sub(gain_f, idx)
+        gain_co0 = n_co0 * gf_s
+        if not fix and not floor:
+            # One of slot 0's meetings may be with B's short K-tail chunk (the A chunk starting
+            # with it is in slot 0): that copy, not a full one. (Seen: 910A fp16 512 x 1024 x
+            # 3000, A in ten two-step chunks over two slots, B's 16 + 3 steps copied every
+            # block: the 1663-cycle tail copy priced as the 4979-cycle full one: +12.6 %.)
+            j_tail = np.floor(_sub(b_last_start, idx) / sk_a)
+            tail0 = _sub(b_tail_co, idx) & _divides(j_tail, n_sl) & (n_co0 >= 1)
+            gain_co0 = gain_co0 + tail0 * (_sub(gain_fl, idx) - gf_s)
+        co_gain0 = _sub(co_frac, idx) * gain_co0
+        # With the whole K panel resident (one slot per chunk) and read by several blocks, a
+        # group change reloads every chunk back to back on MTE2 (each waits for the old chunk's
+        # read in the group's last block) before the first block of the new group can run
+        # through.
+        st_s = _sub(stay_a, idx)
+        burst_a = (
+            _sub(km1_a, idx) * _sub(wait_af, idx) + _sub(wait_al, idx) + st_s + _sub(ra(1), idx)
+        )
+        per_pass_a[idx] = np.maximum(
+            np.maximum(r_s * hf_s, (r_s - 1) * hf_s + _sub(hop_l, idx)) + co_gain0,
+            ((r_s == 1) & (st_s > 0)) * burst_a,
+        )
+        gain_pass_a[idx] = co_gain0
     # One slot, a whole pass: the next pass's first A copy waits for this pass's last A read,
     # which queues on MTE1 behind the B read of the step before, whose chunk came through every
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
@@ -1368,7 +1392,7 @@ def _core(
     b_nx = np.where(no_a_between, b_next_in, b_next)
     b_nx_l = np.where(no_a_between, b_next_in_l, b_next_l)
     w_pass = (
-        np.where(kc_a > 1, wait_af, wait_al)
+        np.where(a_many, wait_af, wait_al)
         + b_leg_f
         + (n_star - 1) * b_nx
         + ((n_star == kc_b) & (n_star > 1)) * (b_nx_l - b_nx)
@@ -1381,7 +1405,7 @@ def _core(
         w_pass = (
             w_pass
             + np.floor(sigma / step_ka) * a_full[0]
-            + ((a_last_start <= sigma) & (kc_a > 1)) * (a_last[0] - a_full[0])
+            + ((a_last_start <= sigma) & a_many) * (a_last[0] - a_full[0])
         )
     # One-step A chunks, one pass of slots + 1 chunks: the next step's A read (the last read of
     # the next chunk, which frees a slot) queues on MTE1 behind this step's B read, and with one
@@ -1389,8 +1413,8 @@ def _core(
     # MMAD,) the next A read.
     # Only the share co_frac of the passes reloads B: the other passes run A's own chain (its
     # hops, the last one behind the bias slice on MTE2), so price the two kinds apart.
-    own_pass = (kc_a - 1) * hop_f + wait_al + np.maximum(reads_al + stay_a, bias_cyc * (not via_a))
-    w_mix = co_frac * w_pass + (1.0 - co_frac) * own_pass
+    own_pass = hops_f + wait_al + (rs_bias if not via_a else np.maximum(rs_a, 0.0))
+    w_mix = co_frac * w_pass + co_rest * own_pass
     per_pass_a = np.maximum(per_pass_a, single_a * (k_iter >= 2) * has_b * w_mix)
     # (Priced on the candidates where it applies only.)
     idx = np.flatnonzero((step_ka == 1) & (kc_a == slots_a + 1) & has_b)
@@ -1415,19 +1439,23 @@ def _core(
     # queues on MTE1 behind every read of the pass from chunk 0's arrival on, and the MMADs a
     # single L0 buffer puts between: the chain runs all k_iter reads, the last one short. The
     # floors keep the chain to k_iter - 1 reads.)
-    thru_a = np.minimum((kc_a - slots_a + 1) * step_ka, k_iter - (1 if floor else 0))
-    own_thru = wait_af + ra(thru_a)
-    if not floor:
-        own_thru = own_thru + (thru_a >= k_iter) * (la_kt - la)
-    per_pass_a = np.maximum(per_pass_a, (kc_a > slots_a) * own_thru)
+    thru_x = (kc_a - slots_a + 1) * step_ka
+    thru_k = np.minimum(thru_x, k_iter)
+    end_kt = (thru_k >= k_iter) * kt_d  # (the chain ends at the K-tail step)
+    if floor:
+        own_thru = wait_af + ra(np.minimum(thru_x, k_iter - 1))
+    else:
+        own_thru = wait_af + ra(thru_k) + end_kt
+    per_pass_a = np.maximum(per_pass_a, streamed_a * own_thru)
     if not via_a:
         # In a pass that reloads B the same chain runs through MTE2 in program order: every A
         # and B copy issued up to the B chunk under chunk kc - slots's last step (B's staging
         # legs when it comes through UB), then the reads from that B chunk's arrival to the
         # last read of A's chunk (where the A read of that step precedes B's, B is not on it).
-        end_a = np.minimum((kc_a - slots_a + 1) * step_ka, k_iter) - 1
-        n_bq = np.floor(end_a / step_kb) + 1
-        s_bq = (n_bq - 1) * step_kb
+        end_a = thru_k - 1
+        f_bq = np.floor(end_a / step_kb)
+        n_bq = f_bq + 1
+        s_bq = f_bq * step_kb
         n_aq = np.floor(s_bq / step_ka) + 1
         g_q = (
             n_aq * a_full[0]
@@ -1437,8 +1465,7 @@ def _core(
         )
         if via_b:
             g_q = g_q + np.where(n_bq >= kc_b, b_last[1] + b_last[2], b_full[1] + b_full[2])
-        r_q = end_a - s_bq + 1
-        end_kt = (end_a == k_iter - 1) * (la_kt - la)
+        r_q = thru_k - s_bq
         thru_q = (r_q >= 2) * (g_q + rab(np.maximum(r_q, 2)) + end_kt)
         if not floor:
             # Or through B's first chunk: A's first copy, B's behind it (its staging legs when
@@ -1446,13 +1473,13 @@ def _core(
             # last step; longer than the chain through the later B chunk where the reads take
             # longer than the B copies issued between (those run ahead on MTE2). (end_a >= 1 on
             # the streamed passes this counts on; elsewhere rab's _NEVER drops out.)
-            thru_0 = a_full[0] + b_first[0] + rab(end_a + 1) + end_kt
+            thru_0 = a_full[0] + b_first[0] + rab(thru_k) + end_kt
             if via_b:
                 thru_0 = thru_0 + b_first[1] + b_first[2]
             thru_q = np.maximum(thru_q, thru_0)
         per_pass_a = np.maximum(
             per_pass_a,
-            (kc_a > slots_a) * has_b * (co_frac * thru_q + (1.0 - co_frac) * own_thru),
+            (streamed_a & has_b) * (co_frac * thru_q + co_rest * own_thru),
         )
     if not floor and not via_a and via_b:
         # One A slot holding a block's whole K (one chunk per block), B staged through UB: in a
@@ -1517,7 +1544,7 @@ def _core(
     # per_pass_a >= ((kc_a - 1) * hop_f + hop_l) / slots_a: equal without fixed slots; with
     # them (kc_a = rounds x slots_a) rounds x hop_f >= it when hop_l <= hop_f, and
     # (rounds - 1) x hop_f + hop_l >= it otherwise (hop_l - hop_f >= (hop_l - hop_f) / slots).
-    own_a = passes_a * ((kc_a - 1) * hop_f + hop_l_a_own) / slots_a + bias_cyc if floor else 0.0
+    own_a = passes_a * (hops_f + hop_l_a_own) / slots_a + bias_cyc if floor else 0.0
 
     # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
     # slice and the A copy that the block start issues before it.
@@ -3784,12 +3811,6 @@ def _leg_after_a(via_a: bool, via_b: bool, legs_b: tuple[Any, Any, Any]) -> Any:
     return g + v + u if via_b else g
 
 
-def _k_elements(k: int, base_k: Any, step_k: Any, kc: Any, c0: int) -> Any:
-    """K elements one pass of an operand moves (its last chunk's K aligned to C0)."""
-    chunk_k = step_k * base_k
-    return (kc - 1) * chunk_k + ceil_div(k - (kc - 1) * chunk_k, c0) * c0
-
-
 def _first_last_legs(
     c: Costs,
     is_a: bool,
@@ -3809,15 +3830,31 @@ def _first_last_legs(
     K-tail chunk, averaged over the groups' shapes by :func:`_chunk_costs`) instead of pricing
     the reorder at the average rows.
     """
-    p = c.preset
     chunk_k = step_k * base_k
     last_k = k - (kc - 1) * chunk_k
+    return _chunk_legs(
+        c, is_a, rows, (chunk_k, last_k), (align_up(chunk_k, c.c0), align_up(last_k, c.c0)), cap,
+        reorders,
+    )  # fmt: skip
+
+
+def _chunk_legs(
+    c: Costs,
+    is_a: bool,
+    rows: Any,
+    ks: tuple[Any, Any],
+    ks_aligned: tuple[Any, Any],
+    cap: Any,
+    reorders: tuple[Any, Any] | None,
+) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
+    """:func:`_first_last_legs` from the chunks' K (full, last) and the same aligned to C0."""
+    p = c.preset
     via_ub = c.a_via_ub if is_a else c.b_via_ub
     by_column = c.a_by_column if is_a else c.b_by_column
     eff = c.a_eff if is_a else c.b_eff
     out = []
-    for i, kk in enumerate((chunk_k, last_k)):
-        nbytes = rows * align_up(kk, c.c0) * c.in_bytes
+    for i, (kk, kk_al) in enumerate(zip(ks, ks_aligned, strict=True)):
+        nbytes = rows * kk_al * c.in_bytes
         if by_column:
             g = c.load_instructions(is_a, rows, kk) * p.gm_to_l1_latency_cycles + nbytes / (
                 np.minimum(p.gm_to_l1_peak_bytes_per_cycle * eff, cap)

@@ -770,9 +770,9 @@ def _core(
     # Each operand's full K chunk and its last (K-tail) one, in K elements as given and as L1
     # holds them (C0-aligned); a pass moves kc - 1 full chunks and the aligned tail.
     # (Computed once for the pass size and the copy legs both.)
-    km1_a = kc_a - 1
+    km1_a, km1_b = kc_a - 1, kc_b - 1
     a_last_start = km1_a * step_ka
-    b_last_start = (kc_b - 1) * step_kb
+    b_last_start = km1_b * step_kb
     chunk_ka, chunk_kb = step_ka * bk, step_kb * bk
     last_ka, last_kb = k - a_last_start * bk, k - b_last_start * bk
     al_last_a, al_last_b = _cdiv(last_ka, c.c0) * c.c0, _cdiv(last_kb, c.c0) * c.c0
@@ -1123,8 +1123,8 @@ def _core(
     # last A read precedes the B read of its own step on MTE1) queue behind the A copy, and the
     # last A read waits for the last of them; with one slot the next A copy also queues on MTE2
     # behind them.
-    n_in = np.floor((np.maximum(step_ka, 2) - 2) / step_kb) + 1
-    r_in = step_ka - (n_in - 1) * step_kb
+    n_in1 = np.floor((np.maximum(step_ka, 2) - 2) / step_kb)  # their count less one
+    r_in = step_ka - n_in1 * step_kb
     # (B's reads between its copies count where its chunks tile the A chunk.)
     ka_div = _divides(step_ka, step_kb)
     # B chunks shorter than A's that do not tile them (start at varying offsets inside).
@@ -1134,7 +1134,7 @@ def _core(
     # (The B chunk at the A chunk's start holds all of its reads back too: the larger of the
     # two chains through the first and the last B chunk inside.)
     rab_ka = rab(step_ka)
-    in_reads = np.maximum((n_in - 1) * b_in + rab(r_in), rab_ka) - reads_af
+    in_reads = np.maximum(n_in1 * b_in + rab(r_in), rab_ka) - reads_af
     gain_f = np.maximum(b_leg_f + in_reads, 0.0)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
@@ -1385,8 +1385,8 @@ def _core(
     # which queues on MTE1 behind the B read of the step before, whose chunk came through every
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
     # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
-    n_star = np.floor(np.maximum(k_iter - 2, 0) / step_kb) + 1
-    sigma = (n_star - 1) * step_kb
+    n_star1 = np.floor(np.maximum(k_iter - 2, 0) / step_kb)  # B boundaries <= k - 2, less one
+    sigma = n_star1 * step_kb
     # B copies with no A copy between them (all in one A chunk) chain through B's reads too.
     no_a_between = sigma < step_ka
     b_nx = np.where(no_a_between, b_next_in, b_next)
@@ -1394,18 +1394,20 @@ def _core(
     w_pass = (
         np.where(a_many, wait_af, wait_al)
         + b_leg_f
-        + (n_star - 1) * b_nx
-        + ((n_star == kc_b) & (n_star > 1)) * (b_nx_l - b_nx)
+        + n_star1 * b_nx
+        + ((n_star1 == km1_b) & (n_star1 > 0)) * (b_nx_l - b_nx)
         + rab(k_iter - sigma)
         - la
         + la_kt
     )
+    # (The K-tail A copy's MTE2 leg less a full one's.)
+    d_a0 = a_last[0] - a_full[0] if not (via_a and via_b) else 0.0
     if not via_b:
         # Direct B copies share MTE2 with the A copies issued between them.
         w_pass = (
             w_pass
             + np.floor(sigma / step_ka) * a_full[0]
-            + ((a_last_start <= sigma) & a_many) * (a_last[0] - a_full[0])
+            + ((a_last_start <= sigma) & a_many) * d_a0
         )
     # One-step A chunks, one pass of slots + 1 chunks: the next step's A read (the last read of
     # the next chunk, which frees a slot) queues on MTE1 behind this step's B read, and with one
@@ -1459,7 +1461,7 @@ def _core(
         n_aq = np.floor(s_bq / step_ka) + 1
         g_q = (
             n_aq * a_full[0]
-            + (n_aq >= kc_a) * (a_last[0] - a_full[0])
+            + (n_aq >= kc_a) * d_a0
             + n_bq * b_full[0]
             + (n_bq >= kc_b) * (b_last[0] - b_full[0])
         )

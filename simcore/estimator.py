@@ -1082,17 +1082,21 @@ def _core(
     step_per = span / blocks_n
     drain_per = (drain_total + (0.0 if fix else m3_out)) / blocks_n
 
+    # (Without FixPipe, what the last block adds after the drain chain: see stay.)
+    enter_blk = drain_total / blocks_n + step_per if not (fix or floor) else 0.0
+
     def stay(passes: Any) -> Any:
         others = blocks / np.maximum(passes, 1) - 1
-        held = np.maximum(others * step_per, (others - f["dbL0C"]) * drain_per)
+        drains = (others - f["dbL0C"]) * drain_per
+        held = np.maximum(others * step_per, drains)
         if fix or floor:
             return held
         # Without FixPipe a block's L0C->UB leg waits for the previous block's UB->GM copy (one
         # C staging buffer), so the drain chain runs from the first block's last MMAD through
         # the drains of the blocks up to the one dbL0C before the last, whose L0C->UB leg the
         # last block's first MMAD waits for; then that block's steps.
-        enter = (others >= f["dbL0C"]) * (drain_total / blocks_n + step_per)
-        return np.maximum(held, (others - f["dbL0C"]) * drain_per + enter)
+        enter = (others >= f["dbL0C"]) * enter_blk
+        return np.maximum(held, drains + enter)
 
     stay_a = stay(passes_a)
     hop_f = wait_af + reads_af + stay_a

@@ -1554,13 +1554,22 @@ def _core(
 
     # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
     # slice and the A copy that the block start issues before it.
-    single_b = slots_b == 1
+    # (np.maximum / np.minimum against these arrays rather than a scalar: with a scalar operand
+    # numpy 2 misses their SIMD loop and is about three times slower.)
+    zero = np.zeros(np.shape(blocks))
+    one = np.ones(np.shape(blocks))
+    a_many = kc_a > 1
+    # A's first copy of a pass (one chunk, or a full one first).
+    a_first0 = np.where(a_many, a_full[0], a_last[0])
     wait_bf = b_full[2] if via_b else b_full[0]
     wait_bl = b_last[2] if via_b else b_last[0]
-    r_last_b = k_iter - (kc_b - 1) * step_kb
+    kc_b1 = kc_b - 1.0
+    kc_b1_n = np.maximum(kc_b1, one)
+    r_last_b = k_iter - b_last_start
     stay_b = stay(passes_b)
     hop_f = wait_bf + rb_kb + stay_b
-    reads_bl = np.where(r_last_b <= 1, lb_kt, rb(np.maximum(r_last_b - 1, 1)) + per_kt)
+    # (rb(r - 1) at r = 1 is its one-read value, dropped by the select: no clip needed.)
+    reads_bl = np.where(r_last_b <= 1, lb_kt, rb(r_last_b - 1) + per_kt)
     if not fix:
         # A block of two steps in one B chunk, both L0 buffers doubled: the K-tail step's reads
         # wait for the MMAD two steps back, the block before's first (the copy, after that
@@ -1584,27 +1593,31 @@ def _core(
         # with the bias slice there).
         a_f0 = a_full[0] if not via_a else 0.0 * a_full[0]
         a_l0 = a_last[0] if not via_a else 0.0 * a_last[0]
+        d_l0 = a_l0 - a_f0
         # A boundaries after step 0 up to B's last boundary (spread over the full B chunks;
         # A's last chunk among them when it starts there) and after it.
         n_a_full = np.floor(b_last_start / step_ka)
-        a_tail_in = ((kc_a - 1) * step_ka > b_last_start) & (kc_a > 1)
-        a_tail_full = ((kc_a - 1) * step_ka <= b_last_start) & (kc_a > 1)
+        a_tail_in = (a_last_start > b_last_start) & a_many
+        # (A float 0/1 mask: it weighs three products, float x float is cheaper than bool x
+        # float.)
+        a_tail_full = (a_many & ~a_tail_in).astype(np.float64)
         # (Only the share co_frac_ab of B's passes reloads A: those passes and the others are
         # priced apart, an average inside the max would hide the A copies.)
-        mte2_f = (n_a_full * a_f0 + a_tail_full * (a_l0 - a_f0)) / np.maximum(kc_b - 1, 1)
+        mte2_f = (n_a_full * a_f0 + a_tail_full * d_l0) / kc_b1_n
         n_a_last = np.floor((k_iter - 1) / step_ka) - n_a_full
         # A copies after B's last boundary in this block (a new A pass starts here) and the next
         # block's step-0 A copy (a new A pass starts there): in different B passes unless A is
         # reloaded in every block.
-        a_here = n_a_last * a_f0 + a_tail_in * (a_l0 - a_f0)
-        a_next = np.where(kc_a > 1, a_f0, a_l0)
+        a_here = n_a_last * a_f0 + a_tail_in * d_l0
+        a_next = a_first0 if not via_a else zero
         # With A chunks at least as long as B's, a full B chunk holds at most one A boundary:
         # price the hops with and without one apart (the max does not average).
         reads_bf = rb_kb + stay_b
         n_with = n_a_full * co_frac_ab
-        sum_with = (n_with - a_tail_full * co_frac_ab) * np.maximum(
-            reads_bf, a_f0
-        ) + a_tail_full * co_frac_ab * np.maximum(reads_bf, a_l0)
+        tail_with = a_tail_full * co_frac_ab
+        sum_with = (n_with - tail_with) * np.maximum(reads_bf, a_f0) + tail_with * np.maximum(
+            reads_bf, a_l0
+        )
         # An A boundary strictly inside a full B chunk (offset o > 0): its copy queues behind
         # B's on MTE2, and B's last read of the chunk follows A's read of that step on MTE1,
         # so the next B copy waits for the A copy plus A's reads from its arrival plus B's
@@ -1631,14 +1644,14 @@ def _core(
             d_sum = d_sum * (1.0 + np.maximum(naf - n_s, 0) / np.clip(naf, 1, n_s))
             sum_with = np.array(sum_with, dtype=np.float64)
             sum_with[idx] += _sub(co_frac_ab, idx) * d_sum
-        hop_one = wait_bf + (sum_with + (kc_b - 1 - n_with) * reads_bf) / np.maximum(kc_b - 1, 1)
-        hop_many = wait_bf + reads_bf + co_frac_ab * np.maximum(mte2_f - reads_bf, 0.0)
+        hop_one = wait_bf + (sum_with + (kc_b1 - n_with) * reads_bf) / kc_b1_n
+        hop_many = wait_bf + reads_bf + co_frac_ab * np.maximum(mte2_f - reads_bf, zero)
         hop_f = np.where(single_b, np.where(step_ka >= step_kb, hop_one, hop_many), hop_f)
         reads_bl_s = reads_bl + stay_b
         # Shares of B's passes: A's passes start in passes_a of them (the copies here), and
         # the next block starts one in passes_a - 1 (the first A copy precedes every B copy).
-        f_next = np.minimum(np.maximum(passes_a - 1.0, 0.0) / np.maximum(passes_b, 1), 1.0)
-        co_both = np.maximum(co_frac_ab + f_next - 1.0, 0.0)
+        f_next = np.minimum(np.maximum(passes_a - 1.0, zero) / np.maximum(passes_b, one), one)
+        co_both = np.maximum(co_frac_ab + f_next - 1.0, zero)
         # In the passes with A copies after B's last boundary, A's last chunk starts inside
         # B's last chunk: its copy queues behind B's on MTE2, and B's last read follows A's
         # read of that step on MTE1 (the K-tail step's), so it waits for A's copies and reads.
@@ -1646,12 +1659,16 @@ def _core(
         if not floor:
             here = a_here + reads_al + lb_kt + stay_b
             reads_here = np.where(a_tail_in, np.maximum(reads_bl_s, here), reads_bl_s)
+        # (Without a bias slice bias_cyc is the scalar 0.0, and x + 0.0 is x.)
+        here_bias = bias_cyc + a_here if problem.bias else a_here
+        next_bias = bias_cyc + a_next if problem.bias else a_next
         hop_l_one = (
             wait_bl
-            + co_both * np.maximum(reads_here, bias_cyc + a_here + a_next)
-            + (co_frac_ab - co_both) * np.maximum(reads_here, bias_cyc + a_here)
-            + (f_next - co_both) * np.maximum(reads_bl_s, bias_cyc + a_next)
-            + (1.0 - co_frac_ab - f_next + co_both) * np.maximum(reads_bl_s, bias_cyc)
+            + co_both * np.maximum(reads_here, here_bias + a_next)
+            + (co_frac_ab - co_both) * np.maximum(reads_here, here_bias)
+            + (f_next - co_both) * np.maximum(reads_bl_s, next_bias)
+            + (1.0 - co_frac_ab - f_next + co_both)
+            * np.maximum(reads_bl_s, bias_cyc if problem.bias else zero)
         )
         hop_l = np.where(single_b, hop_l_one, hop_l)
         if via_a and not floor:
@@ -1703,18 +1720,20 @@ def _core(
                 )
     rounds = np.floor(kc_b / slots_b)
     fixed_b = (slots_b > 1) & (rounds * slots_b == kc_b)
-    burst_b = (kc_b - 1) * wait_bf + wait_bl + stay_b + rb(1)
+    burst_b = kc_b1 * wait_bf + wait_bl + stay_b + rb(1)
     per_pass_b = np.where(
         fixed_b,
         np.maximum(
             np.maximum(rounds * hop_f, (rounds - 1) * hop_f + hop_l),
             ((rounds == 1) & (stay_b > 0)) * burst_b,
         ),
-        ((kc_b - 1) * hop_f + hop_l) / slots_b,
+        (kc_b1 * hop_f + hop_l) / slots_b,
     )
     thru_b = np.minimum((kc_b - slots_b + 1) * step_kb, k_iter - 1)
-    per_pass_b = np.maximum(per_pass_b, (kc_b > slots_b) * (wait_bf + rb(thru_b)))
-    chain_b = passes_b * per_pass_b + bias_cyc + np.where(kc_a > 1, a_full[0], a_last[0])
+    per_pass_b = np.maximum(per_pass_b, streamed_b * (wait_bf + rb(thru_b)))
+    pass_b_cyc = passes_b * per_pass_b
+    # (Without a bias slice bias_cyc is the scalar 0.0, and x + 0.0 is x.)
+    chain_b = (pass_b_cyc + bias_cyc if problem.bias else pass_b_cyc) + a_first0
     makespan = np.maximum(makespan, np.maximum(chain_a, chain_b) + mm + dr_last)
     if _TRACE is not None:
         _TRACE.update(chain_a=chain_a + mm + dr_last, chain_b=chain_b + mm + dr_last)
@@ -1839,12 +1858,20 @@ def _core(
         # share w of the steps; its copies are the same) and x, y = blocks x d of the full and
         # the tail row, sum(max) - max(sum) = relu(x) + relu(y) - relu(x + y), which is
         # min(|x|, |y|) where their signs differ, else 0.
+        def flip_gain(x: Any, y: Any) -> Any:
+            # relu(min(x, -y)) + relu(min(-x, y)): at most one term is > 0, and min(-x, y) is
+            # -max(x, -y), so max(min(x, -y), -max(x, -y), 0) (two operations fewer).
+            neg_y = -y
+            return np.maximum(np.maximum(np.minimum(x, neg_y), -np.maximum(x, neg_y)), zero)
+
+        pa_every = passes_a >= blocks
+        pb_every = passes_b >= blocks
         w = (k_iter - kc_b) / k_iter
-        c_blk = (passes_b * per_pass_b - w * span - bound_ex - inner) / blocks_n
-        x = (blocks - n_iter) * c_blk - (1.0 - w) * (span - span_tail)
-        y = n_iter * c_blk - (1.0 - w) * span_tail
-        gain = np.maximum(np.minimum(x, -y), 0.0) + np.maximum(np.minimum(-x, y), 0.0)
-        gain = (passes_b >= blocks) * gain
+        w_tail = 1.0 - w
+        c_blk = (pass_b_cyc - w * span - bound_ex - inner) / blocks_n
+        x = (blocks - n_iter) * c_blk - w_tail * (span - span_tail)
+        y = n_iter * c_blk - w_tail * span_tail
+        gain = pb_every * flip_gain(x, y)
         makespan = np.maximum(makespan, np.maximum(compute_path, chain_b + mm + dr_last) + gain)
         if not fix:
             # Without FixPipe the drains chain through the one C staging buffer (V then MTE3),
@@ -1898,42 +1925,53 @@ def _core(
         # Likewise MTE2 with one operand reloaded in every block (A, or B): its copies are the
         # same in the blocks of the full and the tail column (row), whose step chains differ,
         # so the tail blocks may be bound by MTE2 and the others by the compute.
-        only_a = (passes_a >= blocks) & (passes_b < blocks)
-        n_t = np.where(only_a, m_iter, n_iter)
+        only_a = pa_every & ~pb_every
+        # (n_t as an exact integer sum: cheaper than a select.)
+        n_t = n_iter + only_a * (m_iter - n_iter)
         sp_t = np.where(only_a, span_ctail, span_tail)
         m_blk = (mte2 - bound_ex - inner) / blocks_n
         x = (blocks - n_t) * m_blk - (span - sp_t)
         y = n_t * m_blk - sp_t
-        gain = np.maximum(np.minimum(x, -y), 0.0) + np.maximum(np.minimum(-x, y), 0.0)
-        gain = (only_a | ((passes_b >= blocks) & (passes_a < blocks))) * gain
-        makespan = np.maximum(makespan, np.maximum(compute_path, copy_path) + gain)
-        # Both operands reloaded in every block, with a tail line: priced on those candidates.
-        idx = (
-            np.flatnonzero(
-                (passes_a >= blocks) & (passes_b >= blocks) & (f["stepM"] == 1)
-                & (f["stepN"] == 1) & (((m_iter > 1) & (rm_t < bm)) | ((n_iter > 1) & (cn_t < bn)))
-            )
-            if not (via_a or via_b or c.a_by_column or c.b_by_column)
-            else np.empty(0, dtype=np.int64)
-        )  # fmt: skip
-        if idx.size:
+        gain = (pa_every ^ pb_every) * flip_gain(x, y)
+        # Both operands reloaded in every block, with a tail line (a set disjoint from the one
+        # above, whose gain is 0 there: the two gains add).
+        both_tail: Any = None
+        n_both = 0
+        if not (via_a or via_b or c.a_by_column or c.b_by_column):
+            both_tail = (
+                pa_every & pb_every & (f["stepM"] == 1) & (f["stepN"] == 1)
+                & (((m_iter > 1) & (rm_t < bm)) | ((n_iter > 1) & (cn_t < bn)))
+            )  # fmt: skip
+            n_both = int(np.count_nonzero(both_tail))
+        # (Priced on all candidates where they are more than a quarter, else on those only: a
+        # gather costs several times an operation.)
+        few = 4 * n_both <= np.size(blocks)
+        if n_both and not few:
+            gain = gain + both_tail * _both_reloaded_phase_gain(
+                c, (ga, gb), (m_iter, n_iter, fr_t * FRACTAL_ROWS, fc_t * FRACTAL_ROWS),
+                (bm, bn), (span, span_tail, span_ctail, span_corner), bound_ex + inner,
+                (kc_a, kc_b), blocks_n,
+            )  # fmt: skip
+        cc_path = np.maximum(compute_path, copy_path)
+        makespan = np.maximum(makespan, cc_path + gain)
+        if n_both and few:
+            idx = np.flatnonzero(both_tail)
             gain = _both_reloaded_phase_gain(
                 c, (_sub(ga, idx), _sub(gb, idx)), (_sub(m_iter, idx), _sub(n_iter, idx),
-                _sub(rm_t, idx), _sub(cn_t, idx)), (_sub(bm, idx), _sub(bn, idx)),
+                _sub(fr_t, idx) * FRACTAL_ROWS, _sub(fc_t, idx) * FRACTAL_ROWS),
+                (_sub(bm, idx), _sub(bn, idx)),
                 (_sub(span, idx), _sub(span_tail, idx), _sub(span_ctail, idx),
                  _sub(span_corner, idx)),
-                _sub(bound_ex + inner, idx), (_sub(kc_a, idx), _sub(kc_b, idx)), _sub(cap, idx),
+                _sub(bound_ex + inner, idx), (_sub(kc_a, idx), _sub(kc_b, idx)),
+                _sub(blocks_n, idx),
             )  # fmt: skip
-            makespan = _raise_at(
-                makespan, idx,
-                np.maximum(_sub(compute_path, idx), _sub(copy_path, idx)) + gain, blocks.shape,
-            )  # fmt: skip
+            makespan = _raise_at(makespan, idx, _sub(cc_path, idx) + gain, blocks.shape)
     makespan = np.maximum(
         makespan,
         _mte2_gap_path(
-            mte2 + tail_after, via_a, via_b, a_full, a_last, b_full, b_last,
-            (kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, passes_a, passes_b, has_b),
-            (reads_af, rb_kb, rab_ka, ra(step_kb) + lb),
+            copy_path, via_a, via_b, a_first0, a_full, a_last, b_full, b_last,
+            (kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b),
+            (reads_af, rb_kb, rab_ka, None if via_b else ra(step_kb) + lb),
         ),
     )  # fmt: skip
     if not floor and not via_a and not via_b:
@@ -1949,7 +1987,7 @@ def _core(
                 (ra.sub(idx), _sub(rb_kb, idx), _sub(lb, idx)),
             )
             co_s = np.minimum(_sub(passes_a, idx), _sub(passes_b, idx))
-            path_s = _sub(mte2, idx) + _sub(tail_after, idx) + co_s * idle_b
+            path_s = _sub(copy_path, idx) + co_s * idle_b
             makespan = _raise_at(makespan, idx, path_s, blocks.shape)
     if not fix and (via_a or via_b):
         # Without FixPipe the drain's L0C->UB leg and the reorders share the vector queue: an
@@ -3556,6 +3594,7 @@ def _mte2_gap_path(
     base: Any,
     via_a: bool,
     via_b: bool,
+    ga0: Any,
     a_full: tuple[Any, Any, Any],
     a_last: tuple[Any, Any, Any],
     b_full: tuple[Any, Any, Any],
@@ -3578,22 +3617,24 @@ def _mte2_gap_path(
         base: MTE2 total plus the steps and drain after the last copy.
         via_a: A goes through UB.
         via_b: B goes through UB.
+        ga0: MTE2 leg of A's first copy of a pass (a full chunk's where there are several).
         a_full: (MTE2, V, MTE3) legs of a full A chunk; ``a_last`` of the K-tail chunk.
         a_last: See ``a_full``.
         b_full: As ``a_full`` for B.
         b_last: See ``b_full``.
-        chunking: (kc_a, kc_b, stepKa, stepKb, slots_a, slots_b, passes_a, passes_b, has_b).
+        chunking: (kc_a, kc_b, stepKa, stepKb, single_a, single_b, passes_a, passes_b,
+            has_b), single_x: the operand has one L1 slot.
         reads: From a chunk's arrival (:func:`_restart_reads`): A's last read of a stepKa
             chunk, B's of a stepKb chunk, A's last read of a stepKa chunk from the arrival of
-            the B chunk that starts with it, and B's read of step stepKb - 1 from A's arrival.
+            the B chunk that starts with it, and B's read of step stepKb - 1 from A's arrival
+            (None with ``via_b``: unused).
 
     Returns:
         The path's cycles (``base`` where no gap applies).
     """
-    kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, passes_a, passes_b, has_b = chunking
+    kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b = chunking
     ra_ka, rb_kb, rab_ka, ra_kb_lb = reads
     a_many = kc_a > 1
-    ga0 = np.where(a_many, a_full[0], a_last[0])
     gb0 = np.where(kc_b > 1, b_full[0], b_last[0])
     mte2_free = ga0 + gb0
     a_arr = ga0
@@ -3608,22 +3649,26 @@ def _mte2_gap_path(
     # first where both operands start a chunk there); a direct one-slot copy waits for the read.
     first_a = (step_ka <= step_kb) | ~has_b
     t_a = mte2_free
-    gap = 0.0 * base
-    if not via_a:
-        on_a = (slots_a == 1) & a_many & first_a
+    if via_a:
+        gap = 0.0 * base
+        idle = gap
+    else:
+        on_a = single_a & a_many & first_a
         rd_a = np.maximum(a_arr + ra_ka, b_arr + rab_ka)
         t_a = np.where(on_a, np.maximum(mte2_free, rd_a), mte2_free)
         gap = on_a * (passes_a - co) * ra_ka
-    idle = np.where(first_a & a_many, t_a - mte2_free, 0.0)
+        # (0 off on_a, a subset of first_a & a_many: t_a is mte2_free there.)
+        idle = t_a - mte2_free
     if not via_b:
-        on_b = (slots_b == 1) & (kc_b > 1) & (step_ka >= step_kb) & has_b
+        on_b = single_b & (kc_b > 1) & (step_ka >= step_kb) & has_b
         rd_b = np.maximum(a_arr + ra_kb_lb, b_arr + rb_kb)
         # Where both start a chunk at the same step, B's copy follows A's on MTE2.
         ga1 = ((step_ka == step_kb) & a_many) * np.where(kc_a > 2, a_full[0], a_last[0])
         t_b = np.maximum(np.where(ga1 > 0, t_a + ga1, mte2_free), rd_b)
         idle = np.where(on_b, t_b - mte2_free - ga1, idle)
         gap = gap + on_b * (passes_b - co) * rb_kb
-    gap = gap + co * np.maximum(idle, 0.0)
+    # (Against an array: np.maximum with a scalar misses numpy's SIMD loop.)
+    gap = gap + co * np.maximum(idle, np.zeros(np.shape(idle)))
     return base + gap
 
 
@@ -3885,7 +3930,7 @@ def _both_reloaded_phase_gain(
     spans: tuple[Any, Any, Any, Any],
     stalls: Any,
     kc: tuple[Any, Any],
-    cap: Any,
+    blocks_n: Any,
 ) -> Any:
     """Extra cycles when both operands are reloaded in every block and tail blocks flip.
 
@@ -3899,41 +3944,48 @@ def _both_reloaded_phase_gain(
     max(sum) = sum(relu(d)) - relu(sum(d)). The compute of a type is its MMAD chain (``spans``:
     all blocks, the tail row's, the tail column's and the corner's) plus its share of the
     boundary and chunk stalls, spread evenly over the blocks. Direct copies (no UB, no column
-    DMA) and stepM = stepN = 1 only (the caller passes those candidates): one block's panel
-    then costs ``kc`` latencies plus bytes in proportion to its 16-aligned rows, so each type's
-    copies follow from the operand's total.
+    DMA) and stepM = stepN = 1 only (the caller passes those candidates, or masks the others'
+    gains): one block's panel then costs ``kc`` latencies plus bytes in proportion to its
+    16-aligned rows, so each type's copies follow from the operand's total. ``iters`` holds
+    m_iter, n_iter and the tail row's rows and the tail column's columns aligned up to 16;
+    ``blocks_n`` is max(m_iter x n_iter, 1).
     """
     ga, gb = g
-    m_iter, n_iter, rm_t, cn_t = iters
+    m_iter, n_iter, rm_16, cn_16 = iters
     bm, bn = bases
     span, span_tail, span_ctail, span_corner = spans
     kc_a, kc_b = kc
-    blocks_n = np.maximum(m_iter * n_iter, 1)
+    m_1, n_1 = m_iter - 1, n_iter - 1
+    # (Arrays, not scalars, against np.maximum: numpy misses its SIMD loop with a scalar.)
+    zero = np.zeros(np.shape(ga))
+    one = np.ones(np.shape(ga))
 
-    def per_block(g_op: Any, kc_op: Any, is_a: bool, n_own: Any, n_other: Any, tail: Any,
-                  base: Any) -> tuple[Any, Any]:  # fmt: skip
-        # (full, tail) block's copies of one operand: n_other lines of n_own blocks each.
-        lat = kc_op * _copy_cycles(c, 1.0, 0.0, is_a, cap)[0]
-        ratio = align_up(tail, FRACTAL_ROWS) / base
-        data = np.maximum(g_op / np.maximum(n_other, 1) - n_own * lat, 0.0)
-        full = data / np.maximum(n_own - 1 + ratio, 1e-9)
+    def per_block(g_op: Any, kc_op: Any, is_a: bool, n_own: Any, n_own_1: Any, n_other: Any,
+                  tail_16: Any, base: Any) -> tuple[Any, Any]:  # fmt: skip
+        # (full, tail) block's copies of one operand: n_other lines of n_own blocks each (a
+        # copy's latency, its bytes apart).
+        lat = kc_op * c.copy_rate(is_a)[0]
+        ratio = tail_16 / base
+        data = np.maximum(g_op / np.maximum(n_other, one) - n_own * lat, zero)
+        full = data / np.maximum(n_own_1 + ratio, 1e-9)
         return lat + full, lat + ratio * full
 
-    a_f, a_t = per_block(ga, kc_a, True, m_iter, n_iter, rm_t, bm)
-    b_f, b_t = per_block(gb, kc_b, False, n_iter, m_iter, cn_t, bn)
+    a_f, a_t = per_block(ga, kc_a, True, m_iter, m_1, n_iter, rm_16, bm)
+    b_f, b_t = per_block(gb, kc_b, False, n_iter, n_1, m_iter, cn_16, bn)
     types = (
-        ((m_iter - 1) * (n_iter - 1), a_f + b_f, span - span_tail - span_ctail + span_corner),
-        (n_iter - 1, a_t + b_f, span_tail - span_corner),
-        (m_iter - 1, a_f + b_t, span_ctail - span_corner),
-        (1, a_t + b_t, span_corner),
+        (m_1 * n_1, a_f + b_f, span - span_tail - span_ctail + span_corner),
+        (n_1, a_t + b_f, span_tail - span_corner),
+        (m_1, a_f + b_t, span_ctail - span_corner),
     )
-    relu_sum: Any = 0.0
-    d_sum: Any = 0.0
-    for count, copies, span_type in types:
-        d = count * copies - span_type - stalls * count / blocks_n
-        relu_sum = relu_sum + np.maximum(d, 0.0)
+    ds = [
+        count * copies - span_type - stalls * count / blocks_n for count, copies, span_type in types
+    ]
+    ds.append(a_t + b_t - span_corner - stalls / blocks_n)  # the corner block (count 1)
+    relu_sum, d_sum = np.maximum(ds[0], zero), ds[0]
+    for d in ds[1:]:
+        relu_sum = relu_sum + np.maximum(d, zero)
         d_sum = d_sum + d
-    return np.maximum(relu_sum - np.maximum(d_sum, 0.0), 0.0)
+    return np.maximum(relu_sum - np.maximum(d_sum, zero), zero)
 
 
 def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:

@@ -2274,7 +2274,7 @@ def _core(
         # at a block start the bias slice between).
         # (Priced on the candidates where it applies only.)
         j_f = step_ka - slots_b * step_kb - 1
-        q_ok = (kc_b > slots_b) & (j_f >= 0) & ka_div & (kc_a > 1) & has_b
+        q_ok = streamed_b & (j_f >= 0) & ka_div & a_many & has_b
         idx = np.flatnonzero(q_ok)
         if idx.size:
             af, al = (tuple(_sub(x, idx) for x in legs) for legs in (a_full, a_last))
@@ -2388,10 +2388,14 @@ def _core(
         ub_tail = np.maximum(
             a_last[1] + a_last[2] if via_a else 0.0, b_last[1] + b_last[2] if via_b else 0.0
         )
-    first_end = (
-        bias_cyc + a_pass + b_pass + ub_tail + (k_iter - last_copy_step - 1) * per + la + lb + mm
-    )
-    makespan = np.maximum(makespan, first_end + drain_total + (0.0 if fix else m3_out))
+    # (bias_cyc without a bias slice, ub_tail without UB staging and m3_out with FixPipe are the
+    # scalar 0.0: x + 0.0 is x, so those terms are left out there.)
+    first_end = bias_cyc + a_pass + b_pass if problem.bias else a_pass + b_pass
+    if via_a or via_b:
+        first_end = first_end + ub_tail
+    first_end = first_end + (k_iter - last_copy_step - 1) * per + la + lb + mm
+    first_all = first_end + drain_total if fix else first_end + drain_total + m3_out
+    makespan = np.maximum(makespan, first_all)
     if not fix and not floor:
         # Likewise the last block of the first line (column with iterateOrder 0, row with 1)
         # when the inner operand is loaded once: MTE2 has brought its whole panel (every
@@ -2490,7 +2494,7 @@ def _core(
         )  # fmt: skip
         makespan = _raise_at(makespan, replay, path, blocks.shape)
     if _TRACE is not None:
-        _TRACE.update(first=first_end + drain_total + (0.0 if fix else m3_out), mk=makespan)
+        _TRACE.update(first=first_all, mk=makespan)
     busy = {
         "MTE2": mte2,
         "MTE1": mte1,

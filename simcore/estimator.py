@@ -206,6 +206,7 @@ from typing import Any
 
 import numpy as np
 
+from simcore.alloc import tune_allocator
 from simcore.costs import Costs, align_up, ceil_div, vector_path_array
 from simcore.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware import HardwarePreset
@@ -229,6 +230,9 @@ ESTIMATOR_FIELDS: tuple[str, ...] = (
 )  # fmt: skip
 
 PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+#: Whether this process's C allocator keeps the blocks' temporaries mapped (see simcore.alloc:
+#: without it every block can fault its pages in again, up to twice the time of a block).
+ALLOCATOR_TUNED = tune_allocator()
 #: Candidates per pass of :func:`estimate_arrays` (see :func:`_estimate_blocks`).
 _BLOCK = 16384
 #: A path length that never wins a maximum (finite, so that multiplying it by 0 stays 0).

@@ -285,67 +285,95 @@ def _divides(a: Any, b: Any) -> Any:
     return np.floor(a / b) * b == a
 
 
-def _step_chain(la: Any, lb: Any, mm: Any, a1: Any, b1: Any) -> tuple[Any, Any, Any]:
+def _step_chain(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> tuple[Any, Any, Any]:
     """Steady K-step period and the leads of the A / B reads ahead of their MMAD.
 
-    ``a1`` / ``b1`` say dbL0A / dbL0B is 1. With both L0 buffers doubled the loads of the next
-    step overlap the MMAD, ``max(mm, la + lb)``; a single L0A slot chains every step
-    ``la + lb + mm``; a single L0B slot ``max(mm, la) + lb``. The leads (MMAD start minus the end of
-    the step's A / B read, in steady state) set how much of a stalled chunk copy the chain
-    absorbs.
+    ``wa`` / ``wb`` are the float weights of :func:`_period`: (dbL0A == 1) and (dbL0A == 1 or
+    dbL0B == 1). With both L0 buffers doubled the loads of the next step overlap the MMAD,
+    ``max(mm, la + lb)``; a single L0A slot chains every step ``la + lb + mm``; a single L0B slot
+    ``max(mm, la) + lb``. The leads (MMAD start minus the end of the step's A / B read, in steady
+    state) set how much of a stalled chunk copy the chain absorbs.
     """
-    both = np.maximum(mm, la + lb)
-    per = np.where(a1, la + lb + mm, np.where(b1, np.maximum(mm, la) + lb, both))
-    lead_a = np.where(a1, lb, per - la)
-    lead_b = np.where(a1 | b1, 0.0, per - la - lb)
+    # The three cases as one expression, without selecting between full arrays (an np.where
+    # costs ~7 additions' worth of instructions): ``max(wa*la + wb*lb + mm, la + lb)`` is
+    # ``la + lb + mm`` with one L0A slot (mm >= 0), ``max(mm + lb, la + lb)`` = ``max(mm, la) + lb``
+    # with one L0B slot (rounding is monotone), ``max(mm, la + lb)`` otherwise, bit for bit.
+    # (The products are exact: the weights are 0 or 1 and every term finite and >= 0.)
+    per = np.maximum((wa * la + wb * lb) + mm, la + lb)
+    ahead_b = per - la
+    lead_a = ahead_b * (1.0 - wa) + lb * wa
+    lead_b = (ahead_b - lb) * (1.0 - wb)
     return per, lead_a, lead_b
 
 
-def _restart_reads(la: Any, lb: Any, mm: Any, per: Any, a1: Any, b1: Any) -> tuple[Any, Any, Any]:
+def _restart_reads(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> tuple[Any, Any, Any]:
     """Arrival-to-last-read time of a chunk spanning ``r`` steps, for A and for B.
 
     The step chain restarts when the chunk arrives (MTE1 and the cube idle, the L0 slots free):
     the first three steps are played exactly (dbL0A / dbL0B = 1 make a read wait for the MMAD
     before), later steps follow at the steady period ``per``. For B the step's A read is taken as
-    done before the arrival.
+    done before the arrival. ``wa`` / ``wb`` are the float weights of :func:`_period`.
 
     Returns:
         Three functions ``r -> cycles`` over integer arrays ``r >= 1``: A from its arrival, B
         from its arrival, and A's last read from the arrival of a B chunk that starts with it.
     """
+    # The waits as masked sums instead of np.where (~7 additions' worth of instructions each),
+    # equal bit for bit: every time is finite and >= 0, the weights 0 or 1. With one L0A slot a
+    # step's A read waits for the MMAD before it: the previous B read's end plus wa x mm is that
+    # MMAD's end (it started at that read's end), or the read's end itself. With one L0B slot B's
+    # read waits for the MMAD before it, ``max(ea, wb x me)``; with one L0A slot (wb is 1 there
+    # too) the A read before it already followed that MMAD, so the max changes nothing.
+    wm = wa * mm
 
-    def chain(ea0: Any) -> tuple[Any, Any, Any, Any, Any, Any]:
-        eb0 = ea0 + lb
+    def chain(eb0: Any) -> tuple[Any, Any, Any, Any, Any]:
+        # From the end of the first B read (the reads of a step: A then B).
         me0 = eb0 + mm
-        ea1 = np.maximum(eb0, np.where(a1, me0, 0.0)) + la
-        eb1 = np.maximum(ea1, np.where(b1, me0, 0.0)) + lb
-        me1 = np.maximum(eb1, me0) + mm
-        ea2 = np.maximum(eb1, np.where(a1, me1, me0)) + la
-        eb2 = np.maximum(ea2, np.where(b1, me1, me0)) + lb
-        return ea0, ea1, ea2, eb0, eb1, eb2
+        ea1 = (eb0 + wm) + la
+        eb1 = np.maximum(ea1, wb * me0) + lb
+        ms1 = np.maximum(eb1, me0)  # the second MMAD's start
+        ea2 = (ms1 + wm) + la
+        return ea1, eb1, ea2, ms1, me0
 
-    a0, a_1, a2, _, _, _ = chain(la + 0.0 * lb)
-    _, ab1, ab2, b0, b_1, b2 = chain(0.0 * la)
+    a_1, _, a2, _, _ = chain(la + lb)
+    ab1, b_1, ab2, ms1, _ = chain(lb)
+    b2 = np.maximum(ab2, wb * (ms1 + mm)) + lb
+    per3 = 3.0 * per
+    # (A ramp in r far above any cycle count and below _NEVER, exact in float64: see reads.)
+    ramp = 2.0**110
 
-    def pick(t0: Any, t1: Any, t2: Any, pp: Any) -> Any:
-        # t2 + (r - 3) x per as c2 + r x per (one operation less per call).
-        c2 = t2 - 3.0 * pp
+    def pick(t0: Any, t1: Any, c2: Any, pp: Any) -> Any:
+        # t2 + (r - 3) x per as c2 + r x per, c2 = t2 - 3 x per (one operation less per call).
 
         def reads(r: Any) -> Any:
             if isinstance(r, int):
                 return t0 if r <= 1 else t1 if r == 2 else c2 + r * pp
-            # (r < 3 only where the outer select drops the linear part.)
-            return np.where(r >= 3, c2 + r * pp, np.where(r == 2, t1, t0))
+            # t0 for r <= 1, t1 for r = 2, the linear part from r = 3 on. The reads grow with r
+            # (t0 <= t1 <= the linear part at r >= 3: each step adds a read), so that is the
+            # largest of t0, of t1 cut off below r = 2 and of the linear part cut off below
+            # r = 3, the cuts by a ramp (exact: integer multiples of 2**109): four min / max
+            # instead of two np.where and their two comparisons, about half the instructions.
+            rr = r * ramp
+            return np.maximum(
+                np.maximum(t0, np.minimum(t1, rr - 1.5 * ramp)),
+                np.minimum(c2 + r * pp, rr - 2.5 * ramp),
+            )
 
         def sub(idx: np.ndarray) -> Any:
             # The same function on the candidates ``idx`` only.
-            return pick(*(_sub(x, idx) for x in (t0, t1, t2, pp)))
+            return pick(*(_sub(x, idx) for x in (t0, t1, c2, pp)))
 
         reads.sub = sub  # type: ignore[attr-defined]
         return reads
 
     # A one-step A chunk's only read precedes the step's B read: it never waits for B.
-    return pick(a0, a_1, a2, per), pick(b0, b_1, b2, per), pick(_NEVER + 0.0 * la, ab1, ab2, per)
+    # (The A chunk's first read ends at la, the B chunk's at lb.)
+    never = np.full(np.shape(per), _NEVER)
+    return (
+        pick(la, a_1, a2 - per3, per),
+        pick(lb, b_1, b2 - per3, per),
+        pick(never, ab1, ab2 - per3, per),
+    )
 
 
 def _period(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> Any:
@@ -381,9 +409,10 @@ def _core(
     n_iter = _cdiv(cols, bn)
     k_iter = _cdiv(k, bk)
     blocks = m_iter * n_iter
-    rm_t = rows - (m_iter - 1) * bm
-    cn_t = cols - (n_iter - 1) * bn
-    k_t = k - (k_iter - 1) * bk
+    m_f, n_f, kf = m_iter - 1, n_iter - 1, k_iter - 1  # full row / column blocks, K steps
+    rm_t = rows - m_f * bm
+    cn_t = cols - n_f * bn
+    k_t = k - kf * bk
     a1 = f["dbL0A"] == 1
     b1 = f["dbL0B"] == 1
     c1 = f["dbL0C"] == 1
@@ -393,11 +422,6 @@ def _core(
     wb = (a1 | b1).astype(np.float64)
 
     # --- per block type (full / tail rows x full / tail cols): K loop and drain ----------------
-    span = 0.0  # MMAD chain inside blocks: first MMAD start to last MMAD end
-    mte1 = 0.0
-    cube = 0.0
-    drain_total = 0.0  # FIX (or the V leg of the drain)
-    m3_out = 0.0
     # Fractal counts of each block dimension (full and tail): the L0 loads and MMADs of every
     # block type are products of them (the formulas of Costs.la_cycles / lb_cycles / mmad_cycles,
     # in the same order of operations, so the busy totals equal the simulator's).
@@ -412,91 +436,124 @@ def _core(
     def mmad(fr: Any, fc: Any, fk: Any) -> Any:
         return ovh + fr * fc * fk * frc
 
-    kf = k_iter - 1
-    rows_types = []
-    for r, fr, nr in ((bm, fr_f, m_iter - 1), (rm_t, fr_t, 1)):
+    def times(n: Any, x: Any) -> Any:
+        # ``n * x``; the tail row / column type's count is the int 1: no pass for it.
+        return x if isinstance(n, int) and n == 1 else n * x
+
+    def period(mm: Any, wla: Any, wlb: Any, la_lb: Any) -> Any:
+        # :func:`_period` with its terms that depend on the row or the column type alone
+        # (``wa * la``, ``wb * lb``) computed once per type, not once per block type.
+        return np.maximum((mm + wla) + wlb, la_lb)
+
+    # Per row type (full, tail; rows, fractal rows, row blocks) the A loads of a full K step and
+    # of the K tail and their _period terms; per column type the same for B.
+    row_types = ((bm, fr_f, m_f), (rm_t, fr_t, 1))
+    col_types = ((bn, fc_f, n_f), (cn_t, fc_t, 1))
+    loads_r = []
+    for _, fr, _ in row_types:
         la_f = lat1 + (fr * FRACTAL_ROWS) * ka_f / rate_a
         la_t = lat1 + (fr * FRACTAL_ROWS) * ka_t / rate_a
-        rows_types.append((r, fr, nr, la_f, la_t))
-        mte1 = mte1 + (nr * n_iter) * (kf * la_f + la_t)
-    # The span of the tail row's blocks and of the tail column's, for the phases (below).
-    span_tail: Any = 0.0
-    span_ctail: Any = 0.0
-    span_corner: Any = 0.0  # the block of the tail row and the tail column
-    span_seq: Any = 0.0  # the span of blocks that follow each other unstalled (see below)
-    # Per block type (row type, column type; 0 full, 1 tail) without FixPipe: the block's
-    # MMAD chain, its L0C->UB and its UB->GM cycles (see _c1_drain_chain).
-    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
-    for j, (col, fc, nc) in enumerate(((bn, fc_f, n_iter - 1), (cn_t, fc_t, 1))):
+        loads_r.append((la_f, la_t, wa * la_f, wa * la_t))
+    loads_c = []
+    for _, fc, _ in col_types:
         lb_f = lat1 + (fc * FRACTAL_ROWS) * ka_f / rate_b
         lb_t = lat1 + (fc * FRACTAL_ROWS) * ka_t / rate_b
-        mte1 = mte1 + (nc * m_iter) * (kf * lb_f + lb_t)
-        for i, (r, fr, nr, la_f, la_t) in enumerate(rows_types):
-            count = nr * nc
+        loads_c.append((lb_f, lb_t, wb * lb_f, wb * lb_t))
+    mte1 = (
+        (m_f * n_iter) * (kf * loads_r[0][0] + loads_r[0][1])
+        + n_iter * (kf * loads_r[1][0] + loads_r[1][1])
+        + (n_f * m_iter) * (kf * loads_c[0][0] + loads_c[0][1])
+        + m_iter * (kf * loads_c[1][0] + loads_c[1][1])
+    )
+    seq = not fix and not floor
+    if seq:
+        # Blocks that follow each other unstalled (a staged pass's later blocks): with one L0B
+        # buffer (two L0A) a step's B read waits for the MMAD before it, the K-tail step's for a
+        # full MMAD, the next block's first step's for the K-tail one. (Seen: 910A fp16, 1008 +
+        # 16 of K, B staged per column of 4 blocks: the tail step's B read waits for the
+        # 65-cycle full MMAD, 262 cycles per block, not 200: -8.9 %.) (With one L0A buffer the
+        # sum is the same; with both doubled the loads run ahead. Each operand's K in one chunk
+        # per block.) On those candidates wa = 0 and wb = 1: _period(la, lb, mm) is
+        # ``max(mm + lb, la + lb)``.
+        seq_on = (
+            (kf >= 1) & b1 & ~a1 & (f["stepKa"] >= k_iter) & (f["stepKb"] >= k_iter)
+        )  # fmt: skip
+        kf_1 = kf - 1
+    # Per block type (row type i, column type j; 0 full, 1 tail): the span (sum of the steps'
+    # periods: the MMAD-start to MMAD-start chain through the core), the cube's and the drain's
+    # (FIX, or the V leg of the drain, and the MTE3 leg) cycles over the type's blocks, the span
+    # of its blocks following each other unstalled (above).
+    span_bt: dict[tuple[int, int], Any] = {}
+    cube_bt: dict[tuple[int, int], Any] = {}
+    drain_bt: dict[tuple[int, int], Any] = {}
+    m3_bt: dict[tuple[int, int], Any] = {}
+    seq_bt: dict[tuple[int, int], Any] = {}
+    # Per block type without FixPipe: the block's MMAD chain, its L0C->UB and its UB->GM cycles
+    # (see _c1_drain_chain).
+    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+    for j, (col, fc, nc) in enumerate(col_types):
+        lb_f, lb_t, wlb_f, wlb_t = loads_c[j]
+        for i, (r, fr, nr) in enumerate(row_types):
+            la_f, la_t, wla_f, wla_t = loads_r[i]
+            count = times(nr, nc)
             frc_rc = fr * fc * frc
             mm_f = ovh + frc_rc * fk_f
             mm_t = ovh + frc_rc * fk_t
-            # Sum of the steps' periods: the MMAD-start to MMAD-start chain through the core.
-            span_rc = count * (
-                kf * _period(la_f, lb_f, mm_f, wa, wb) + _period(la_t, lb_t, mm_t, wa, wb)
-            )
-            if not fix and not floor:
-                # Blocks that follow each other unstalled (a staged pass's later blocks): with
-                # one L0B buffer (two L0A) a step's B read waits for the MMAD before it, the
-                # K-tail step's for a full MMAD, the next block's first step's for the K-tail
-                # one. (Seen: 910A fp16, 1008 + 16 of K, B staged per column of 4 blocks: the
-                # tail step's B read waits for the 65-cycle full MMAD, 262 cycles per block,
-                # not 200: -8.9 %.) (With one L0A buffer the sum is the same; with both
-                # doubled the loads run ahead. Each operand's K in one chunk per block.)
-                span_seq = span_seq + np.where(
-                    (kf >= 1) & b1 & ~a1
-                    & (f["stepKa"] >= k_iter) & (f["stepKb"] >= k_iter),
-                    count * (
-                        (kf - 1) * _period(la_f, lb_f, mm_f, wa, wb)
-                        + _period(la_f, lb_f, mm_t, wa, wb)
-                        + _period(la_t, lb_t, mm_f, wa, wb)
-                    ),
-                    span_rc,
-                )  # fmt: skip
-            span = span + span_rc
-            if i == 1:
-                span_tail = span_tail + span_rc
-            if j == 1:
-                span_ctail = span_ctail + span_rc
-                if i == 1:
-                    span_corner = span_corner + span_rc
-            cube = cube + count * (kf * mm_f + mm_t)
+            s_f, s_t = la_f + lb_f, la_t + lb_t
+            p_f = period(mm_f, wla_f, wlb_f, s_f)
+            span_rc = times(count, kf * p_f + period(mm_t, wla_t, wlb_t, s_t))
+            span_bt[(i, j)] = span_rc
+            if seq:
+                seq_bt[(i, j)] = times(
+                    count,
+                    kf_1 * p_f + np.maximum(mm_t + lb_f, s_f) + np.maximum(mm_f + lb_t, s_t),
+                )
+            cube_bt[(i, j)] = times(count, kf * mm_f + mm_t)
             if fix:
-                drain_total = drain_total + count * c.fix_cycles(r, col, cap)
+                drain_bt[(i, j)] = times(count, c.fix_cycles(r, col, cap))
             else:
                 dr_rc = c.c_to_ub_cycles(r, col)
                 m3_rc = c.c_ub_to_gm_cycles(r, col, cap)
-                drain_total = drain_total + count * dr_rc
-                m3_out = m3_out + count * m3_rc
-                blk_types[(i, j)] = (span_rc / np.maximum(count, 1), dr_rc, m3_rc)
+                drain_bt[(i, j)] = times(count, dr_rc)
+                m3_bt[(i, j)] = times(count, m3_rc)
+                blk = span_rc if isinstance(count, int) else span_rc / np.maximum(count, 1)
+                blk_types[(i, j)] = (blk, dr_rc, m3_rc)
+
+    def total(bt: dict[tuple[int, int], Any]) -> Any:
+        # Over the block types in the order of the loop (the sums' rounding is the simulator's).
+        return bt[(0, 0)] + bt[(1, 0)] + bt[(0, 1)] + bt[(1, 1)]
+
+    span = total(span_bt)  # MMAD chain inside blocks: first MMAD start to last MMAD end
+    cube = total(cube_bt)
+    drain_total = total(drain_bt)  # FIX (or the V leg of the drain)
+    m3_out: Any = 0.0 if fix else total(m3_bt)
+    # The span of the tail row's blocks and of the tail column's, for the phases (below).
+    span_tail = span_bt[(1, 0)] + span_bt[(1, 1)]
+    span_ctail = span_bt[(0, 1)] + span_bt[(1, 1)]
+    span_corner = span_bt[(1, 1)]  # the block of the tail row and the tail column
+    # The span of blocks that follow each other unstalled (see above).
+    span_seq: Any = np.where(seq_on, total(seq_bt), span) if seq else 0.0
 
     # Typical (full) block figures drive the per-event stalls.
     # (min(baseM, rows) is the tail when the core has a single row block.)
-    fr_1 = np.where(m_iter == 1, fr_t, fr_f)
-    fc_1 = np.where(n_iter == 1, fc_t, fc_f)
+    rows_1, cols_1 = np.minimum(bm, rows), np.minimum(bn, cols)
+    fr_1 = _cdiv(rows_1, FRACTAL_ROWS)
+    fc_1 = _cdiv(cols_1, FRACTAL_ROWS)
     la = lat1 + (fr_1 * FRACTAL_ROWS) * ka_f / rate_a
     lb = lat1 + (fc_1 * FRACTAL_ROWS) * ka_f / rate_b
     mm = mmad(fr_1, fc_1, fk_f)
-    per, lead_a, lead_b = _step_chain(la, lb, mm, a1, b1)
+    per, lead_a, lead_b = _step_chain(la, lb, mm, wa, wb)
     # Across a block boundary the period pairs the last (K-tail) MMAD with the next first loads.
     mm_kt = mmad(fr_1, fc_1, fk_t)
     per_bd = _period(la, lb, mm_kt, wa, wb)
     if fix:
-        dr = c.fix_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap)
+        dr = c.fix_cycles(rows_1, cols_1, cap)
         m3c = 0.0
+        dr_last = drain_bt[(1, 1)]  # (the corner block's, its count is 1)
     else:
-        dr = c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
-        m3c = c.c_ub_to_gm_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap)
-    dr_last = (
-        c.fix_cycles(rm_t, cn_t, cap)
-        if fix
-        else c.c_to_ub_cycles(rm_t, cn_t) + c.c_ub_to_gm_cycles(rm_t, cn_t, cap)
-    )
+        dr = c.c_to_ub_cycles(rows_1, cols_1)
+        m3c = c.c_ub_to_gm_cycles(rows_1, cols_1, cap)
+        dr_last = drain_bt[(1, 1)] + m3_bt[(1, 1)]
 
     # --- chunk copies ---------------------------------------------------------------------------
     order = f["iterateOrder"]
@@ -561,6 +618,7 @@ def _core(
 
     kc_a = _cdiv(k_iter, step_ka)
     kc_b = _cdiv(k_iter, step_kb)
+    km_a, km_b = kc_a - 1, kc_b - 1
     passes_a = loads_a / kc_a
     passes_b = loads_b / kc_b
     single_a = slots_a == 1
@@ -574,14 +632,21 @@ def _core(
     # chunk at the same K position: a burst with a block minus a chunk of slack.
     streamed_a = kc_a > slots_a
     streamed_b = kc_b > slots_b
+    # (As 0 / 1: ``x * st_a`` is ``np.where(streamed_a, x, 0.0)`` for a finite x, about a seventh
+    # of its instructions. Likewise ``zero``: numpy's maximum against a scalar is not vectorized,
+    # about three times the instructions of one against an array.)
+    st_a = streamed_a.astype(np.float64)
+    st_b = streamed_b.astype(np.float64)
+    zero = np.full(np.shape(per), 0.0)
     base_a = wait_a + la + lb - lead_a - per
     base_a_b = wait_a + np.maximum(la, b_after_a) + lb - lead_a - per
     base_b = wait_b + lb - lead_b - per
-    slack_a = np.where(single_a, 0.0, step_ka * per)
-    slack_b = np.where(single_b, 0.0, step_kb * per)
-    ex_a_alone = np.maximum(base_a - slack_a, 0.0)
-    ex_a_with_b = np.maximum(np.where(single_a, base_a_b, base_a - slack_a), 0.0)
-    ex_b_alone = np.maximum(base_b - slack_b, 0.0)
+    chunk_a = step_ka * per
+    chunk_b = step_kb * per
+    over_a = base_a - chunk_a * ~single_a  # (minus the slack: none with one slot)
+    ex_a_alone = np.maximum(over_a, zero)
+    ex_a_with_b = np.maximum(np.where(single_a, base_a_b, over_a), zero)
+    ex_b_alone = np.maximum(base_b - chunk_b * ~single_b, zero)
     # Such a stall is anchored on the read that frees the slot, two steps before the delayed
     # MMAD with one slot (a chunk more with two). Where boundaries come at every step (or the
     # two slots keep one chunk of slack) the jumps overlap: over a long run of boundaries the
@@ -595,28 +660,29 @@ def _core(
     # the A copy), so such a step costs the larger one, not the sum.
     co_lcm = np.lcm(step_ka.astype(np.int64), step_kb.astype(np.int64))  # (an integer ufunc)
     co_steps = _cdiv(k_iter, co_lcm)  # steps where both operands start a chunk, per pass
-    co = (co_steps - 1) * np.minimum(passes_a, passes_b)
-    co = np.where(streamed_a & streamed_b, co, 0.0)
+    co = (co_steps - 1) * np.minimum(passes_a, passes_b) * (st_a * st_b)
     inner = (
         co * np.maximum(ex_a_with_b, ex_b_alone)
-        + np.where(streamed_a, passes_a * (kc_a - 1) - co, 0.0) * ex_a_alone
-        + np.where(streamed_b, passes_b * (kc_b - 1) - co, 0.0) * ex_b_alone
+        + (st_a * (passes_a * km_a - co)) * ex_a_alone
+        + (st_b * (passes_b * km_b - co)) * ex_b_alone
     )
 
-    def burst(base: Any, wait: Any, step_k: Any, kc: Any, n_slots: Any, streamed: Any) -> Any:
-        d0 = base - np.maximum(k_iter - step_k, 0) * per
-        b = np.maximum(np.maximum(d0, d0 + (kc - 1) * (wait - step_k * per)), 0.0)
-        return np.where(streamed, 0.0, np.where(kc == n_slots, b, 0.0))
+    def burst(base: Any, wait: Any, step_k: Any, chunk: Any, kc: Any, km: Any, n_slots: Any) -> Any:
+        # (Zero where streamed: kc == slots is not streamed.)
+        d0 = base - np.maximum(k_iter - step_k, zero) * per
+        b = np.maximum(np.maximum(d0, d0 + km * (wait - chunk)), zero)
+        return b * (kc == n_slots)
 
-    burst_a = burst(base_a, wait_a, step_ka, kc_a, slots_a, streamed_a)
-    burst_b = burst(base_b, wait_b, step_kb, kc_b, slots_b, streamed_b)
-    ex_a_alone = np.where(streamed_a, ex_a_alone, burst_a)
-    ex_a_with_b = np.where(streamed_a, ex_a_with_b, burst_a)
-    ex_b_alone = np.where(streamed_b, ex_b_alone, burst_b)
+    # Streamed operands keep the stalls above, the others take the burst (zero where streamed).
+    burst_a = burst(base_a, wait_a, step_ka, chunk_a, kc_a, km_a, slots_a)
+    burst_b = burst(base_b, wait_b, step_kb, chunk_b, kc_b, km_b, slots_b)
+    ex_a_alone = ex_a_alone * st_a + burst_a
+    ex_a_with_b = ex_a_with_b * st_a + burst_a
+    ex_b_alone = ex_b_alone * st_b + burst_b
 
     # --- block boundaries: drain into the next first MMAD (dbL0C = 1) and the step-0 copies ------
     normal = per_bd - mm_kt
-    ex_c = np.where(c1, np.maximum(dr - normal, 0.0), 0.0)
+    ex_c = np.maximum(dr - normal, zero) * c1
     if fix:
         ex_a0 = ex_a_alone
         ex_b0 = ex_b_alone
@@ -624,23 +690,24 @@ def _core(
     else:
         # No FixPipe: the drain's V and MTE3 legs sit in those queues ahead of the next block's
         # copies, so the step-0 copies cannot start before the drain (from the last MMAD end).
-        a_ready = dr + np.maximum(m3c, va1) + ua1 if via_a else 0.0 * dr
-        b_ready = dr + np.maximum(m3c, vb1) + ub1 if via_b else 0.0 * dr
+        a_ready = dr + np.maximum(m3c, va1) + ua1 if via_a else zero
+        b_ready = dr + np.maximum(m3c, vb1) + ub1 if via_b else zero
         ab_ready = (a_ready + vb1 + ub1) if via_b else b_ready
-        ex_a0 = np.maximum(a_ready + la + lb - per + mm, 0.0)
-        ex_b0 = np.maximum(b_ready + lb - per + mm, 0.0)
-        ex_ab0 = np.maximum(ex_a0, np.maximum(ab_ready + lb - per + mm, 0.0))
+        ex_a0 = np.maximum(a_ready + la + lb - per + mm, zero)
+        ex_b0 = np.maximum(b_ready + lb - per + mm, zero)
+        ex_ab0 = np.maximum(ex_a0, np.maximum(ab_ready + lb - per + mm, zero))
+        # (With one slot the larger one: ``x * single`` is x there and 0 elsewhere.)
         if not via_a:
-            ex_a0 = np.where(single_a, np.maximum(ex_a0, ex_a_alone), ex_a0)
+            ex_a0 = np.maximum(ex_a0, ex_a_alone * single_a)
         if not via_b:
-            ex_b0 = np.where(single_b, np.maximum(ex_b0, wait_b + lb - lead_b - per), ex_b0)
+            ex_b0 = np.maximum(ex_b0, base_b * single_b)
     # Boundaries with copies: assume the rarer operand's passes coincide with the other's.
-    pa = np.maximum(passes_a - 1, 0)
-    pb = np.maximum(passes_b - 1, 0)
+    pa = np.maximum(passes_a - 1, zero)
+    pb = np.maximum(passes_b - 1, zero)
     both = np.minimum(pa, pb)
     only_a = pa - both
     only_b = pb - both
-    bounds = np.maximum(blocks - 1, 0)
+    bounds = np.maximum(blocks - 1, zero)
     bound_ex = (
         both * np.maximum(ex_ab0, ex_c)
         + only_a * np.maximum(ex_a0, ex_c)
@@ -665,7 +732,8 @@ def _core(
     # Span between the first MMAD start of block 0 and the first MMAD start: per-block gaps
     # were summed for every block; block 0 has none.
     # The first step's period counts its loads, which the start-up already holds.
-    compute_path = start - (per - mm) + span + bound_ex + inner + dr_last
+    start_0 = start - (per - mm)
+    compute_path = start_0 + span + bound_ex + inner + dr_last
     if not floor and fix:
         # With one L0B buffer (and two L0A) a step's B read waits for the MMAD before it, and
         # its A read follows the B read before it on MTE1: the MMAD-start chain pairs each MMAD
@@ -690,10 +758,8 @@ def _core(
             compute_path[idx] += _sub(blocks, idx) * pair
     # MTE2 runs ahead of the chain; after its last copy the remaining steps of that chunk and the
     # drain are left.
-    last_step = np.maximum(
-        np.where(loads_a > passes_a * 0 + 0, (kc_a - 1) * step_ka, 0),
-        np.where(loads_b > 0, (kc_b - 1) * step_kb, 0),
-    )
+    # (``x * (loads > 0)`` is ``np.where(loads > 0, x, 0)`` for x >= 0, about half the cost.)
+    last_step = np.maximum(km_a * step_ka * (loads_a > 0), km_b * step_kb * (loads_b > 0))
     tail_after = (k_iter - last_step - 1) * per + la + lb + mm + dr_last
     tail_plain = tail_after
     if via_a or via_b:
@@ -701,7 +767,7 @@ def _core(
     copy_path = mte2 + tail_after
     # Without FixPipe a block's L0C->UB move waits for the previous block's UB->GM copy (one C
     # staging buffer), so the moves and copies of all blocks chain after the first block.
-    drain_path = start + (k_iter - 1) * per + mm + drain_total + (0.0 if fix else m3_out)
+    drain_path = start + kf * per + mm + drain_total + (0.0 if fix else m3_out)
     if not fix and not floor:
         # A chunk copy that waits for a read of its own block (``inner``) holds that block's
         # MMAD chain back after it has started behind the drain, so the chain carries it too:
@@ -723,7 +789,7 @@ def _core(
                 _sub(m_iter, i_c), _sub(n_iter, i_c), _sub(order, i_c) == 0, _sub(normal, i_c),
                 stall_blk,
             )  # fmt: skip
-            c1_path[i_c] = _sub(start - (per - mm), i_c) + chain_c1
+            c1_path[i_c] = _sub(start_0, i_c) + chain_c1
             stall_c1 = stall_blk
             drain_path = _raise_at(drain_path, i_c, c1_path[i_c], c1_path.shape)
     if floor:
@@ -765,7 +831,7 @@ def _core(
     lb = lat1 + cols_1 * ka_f / rate_b
     mm = mmad(fr_1, fc_1, fk_f)
     per = _period(la, lb, mm, wa, wb)
-    ra, rb, rab = _restart_reads(la, lb, mm, per, a1, b1)
+    ra, rb, rab = _restart_reads(la, lb, mm, per, wa, wb)
     rb_kb = rb(step_kb)  # B's last read of a full chunk from its arrival
     la_kt = lat1 + rows_1 * ka_t / rate_a
     lb_kt = lat1 + cols_1 * ka_t / rate_b

@@ -339,7 +339,8 @@ def _restart_reads(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> tup
     ab1, b_1, ab2, ms1, _ = chain(lb)
     b2 = np.maximum(ab2, wb * (ms1 + mm)) + lb
     per3 = 3.0 * per
-    # (A ramp in r far above any cycle count and below _NEVER, exact in float64: see reads.)
+    # (The cut-offs of reads: ``r * ramp`` shifted, integer multiples of 2**109, exact in
+    # float64; a kept term's cut is far above any cycle count, a dropped one's below _NEVER.)
     ramp = 2.0**110
 
     def pick(t0: Any, t1: Any, c2: Any, pp: Any) -> Any:
@@ -516,6 +517,7 @@ def _core(
                 m3_rc = c.c_ub_to_gm_cycles(r, col, cap)
                 drain_bt[(i, j)] = times(count, dr_rc)
                 m3_bt[(i, j)] = times(count, m3_rc)
+                # (``span_rc / 1`` is span_rc.)
                 blk = span_rc if isinstance(count, int) else span_rc / np.maximum(count, 1)
                 blk_types[(i, j)] = (blk, dr_rc, m3_rc)
 

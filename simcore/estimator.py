@@ -214,6 +214,7 @@ from simcore.kernel import (
     chip_bandwidth_cap,
     hbm_floor_cycles,
     k_chunking,
+    operand_chip_traffic,
     operand_passes,
     operand_traffic,
     reuse_working_set,
@@ -4284,51 +4285,32 @@ def _estimate_block(
     slots_a = slots(f["depthA1"], f["stepM"], f["stepKa"])
     slots_b = slots(f["depthB1"], f["stepN"], f["stepKb"])
     # Chip traffic first (it sets the per-core bandwidth cap), from the closed-form reuse. Core
-    # shapes are (full or tail rows) x (full or tail cols); A's traffic is affine in the core's
-    # column blocks and B's in its row blocks, so two evaluations per operand cover all four.
+    # shapes are (full or tail rows) x (full or tail cols): A's traffic is summed over the row
+    # shapes x the columns' blocks, B's over the column shapes x the rows' blocks.
     m_iter_f, m_iter_t = ceil_div(sm, bm), ceil_div(tail_m, bm)
     n_iter_f, n_iter_t = ceil_div(sn, bn), ceil_div(tail_n, bn)
-    # Cores of each shape: full rows x full cols, full x tail, tail x full, tail x tail.
-    n_ff = (m_cores - 1) * (n_cores - 1)
-    n_ft = m_cores - 1
-    n_tf = n_cores - 1
-    chunk_a = k_chunking(k, f["baseK"], f["stepKa"], c.c0)
-    chunk_b = k_chunking(k, f["baseK"], f["stepKb"], c.c0)
-    a_full = traffic_coefficients(
-        sm, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0, chunk_a
-    )
-    a_tail = traffic_coefficients(
-        tail_m, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0, chunk_a
-    )
-    b_full = traffic_coefficients(
-        sn, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0, chunk_b
-    )
-    b_tail = traffic_coefficients(
-        tail_n, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0, chunk_b
-    )
-    # Sum over the shapes of cores x (elements0 + elements1 x other blocks).
-    el_a = (
-        a_full[2] * (n_ff + n_ft) + a_full[3] * (n_ff * n_iter_f + n_ft * n_iter_t)
-        + a_tail[2] * (n_tf + 1) + a_tail[3] * (n_tf * n_iter_f + n_iter_t)
+    # Blocks summed over the cores of a row (of a column) of the core grid.
+    m_blocks = (m_cores - 1) * m_iter_f + m_iter_t
+    n_blocks = (n_cores - 1) * n_iter_f + n_iter_t
+    group_m = bm * f["stepM"]
+    group_n = bn * f["stepN"]
+    loads_a, el_a, chip_el_a = operand_chip_traffic(
+        (sm, tail_m), (m_iter_f, m_iter_t), group_m, f["stepM"], slots_a, order0,
+        k_chunking(k, f["baseK"], f["stepKa"], c.c0), m_cores - 1, n_cores, n_iter_f, n_blocks,
     )  # fmt: skip
-    el_b = (
-        b_full[2] * (n_ff + n_tf) + b_full[3] * (n_ff * m_iter_f + n_tf * m_iter_t)
-        + b_tail[2] * (n_ft + 1) + b_tail[3] * (n_ft * m_iter_f + m_iter_t)
+    loads_b, el_b, chip_el_b = operand_chip_traffic(
+        (sn, tail_n), (n_iter_f, n_iter_t), group_n, f["stepN"], slots_b, ~order0,
+        k_chunking(k, f["baseK"], f["stepKb"], c.c0), n_cores - 1, m_cores, m_iter_f, m_blocks,
     )  # fmt: skip
-    # One bias slice per output block: baseN values per row block, fewer in the tail column.
-    bias_cols = (n_ff * m_iter_f + n_tf * m_iter_t) * sn + (n_ft * m_iter_f + m_iter_t) * tail_n
-    read = (el_a + el_b) * in_b + problem.bias * bias_cols * (bits(problem.bias_type) / 8.0)
-    first_traffic = (
-        a_full[0] + a_full[1] * n_iter_f,
-        a_full[2] + a_full[3] * n_iter_f,
-        b_full[0] + b_full[1] * m_iter_f,
-        b_full[2] + b_full[3] * m_iter_f,
-    )
+    read = (chip_el_a + chip_el_b) * in_b
+    if problem.bias:
+        # One bias slice per output block: baseN values per row block, fewer in the tail
+        # column, i.e. N values per row block of the grid.
+        read = read + m_blocks * n * (bits(problem.bias_type) / 8.0)
+    first_traffic = (loads_a, el_a, loads_b, el_b)
     write = m * n * bits(problem.c_dtype) / 8.0
     unique = (m + n) * k * in_b + write
-    working = reuse_working_set(
-        m, n, k, sm, sn, f["baseM"] * f["stepM"], f["baseN"] * f["stepN"], f["iterateOrder"], in_b
-    )
+    working = reuse_working_set(m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b)
     cap, hbm = chip_bandwidth_cap(read, write, unique, working, m_cores * n_cores, preset)
 
     # The slowest core is the one with the largest share (singleCoreM x singleCoreN): every cost
@@ -4357,7 +4339,12 @@ def _estimate_block(
     # HBM's time is a chip-wide floor on the kernel (see simcore.kernel.chip_bandwidth_cap).
     floor = hbm_floor_cycles(hbm, preset)
     seq = np.maximum(sum(busy[p] for p in PIPE_NAMES), floor)
-    rb = np.maximum(np.maximum.reduce([busy[p] for p in PIPE_NAMES]), floor)
+    # Pairwise maxima: np.maximum.reduce over a list first stacks the arrays into a new one
+    # (~4x the instructions).
+    rb = busy[PIPE_NAMES[0]]
+    for p in PIPE_NAMES[1:]:
+        rb = np.maximum(rb, busy[p])
+    rb = np.maximum(rb, floor)
     # The simulated makespan always lies between the busiest pipe and the sum of all work.
     span = np.minimum(np.maximum(makespan, rb), seq)
     worst = {"span": span, "seq": seq, "res": rb, "busy": busy}

@@ -124,8 +124,8 @@ def k_chunking(k: Any, base_k: Any, step_k: Any, c0: int) -> tuple[Any, Any]:
     """K chunks per pass of an operand and the K elements a pass moves (last chunk C0-aligned)."""
     k_iter = ceil_div(k, base_k)
     k_chunks = ceil_div(k_iter, step_k)
-    chunk_k = step_k * base_k
-    k_elems = (k_chunks - 1) * chunk_k + align_up(k - (k_chunks - 1) * chunk_k, c0)
+    full_chunks_k = (k_chunks - 1) * (step_k * base_k)
+    k_elems = full_chunks_k + align_up(k - full_chunks_k, c0)
     return k_chunks, k_elems
 
 
@@ -205,6 +205,88 @@ def operand_traffic(
     """
     l0, l1, e0, e1 = traffic_coefficients(extent, base, step, k, base_k, step_k, n_slots, inner, c0)
     return l0 + l1 * other_blocks, e0 + e1 * other_blocks
+
+
+def operand_chip_traffic(
+    extents: tuple[Any, Any],
+    blocks: tuple[Any, Any],
+    group_rows: Any,
+    step: Any,
+    n_slots: Any,
+    inner: Any,
+    chunking: tuple[Any, Any],
+    full_cores: Any,
+    other_cores: Any,
+    other_blocks: Any,
+    other_blocks_total: Any,
+) -> tuple[Any, Any, Any]:
+    """:func:`operand_traffic` of a full core and summed over every core, in one evaluation.
+
+    The estimator's form: the cores along this operand's dimension are ``full_cores`` with the
+    full extent and one with the tail; each meets ``other_cores`` cores along the other
+    dimension, whose block counts sum to ``other_blocks_total``. Per core with ``O`` blocks of
+    the other operand, :func:`operand_traffic` is, with ``G`` groups, ``P`` padded rows of a
+    pass (full groups plus the 16-aligned last group) and ``Q`` the rows a streamed operand
+    moves per other block (each block reloads its own group):
+
+    * K chunks of a group do not fit (streamed): ``blocks x O`` passes of chunks, ``Q x O`` rows;
+    * else the operand is loaded once per outer step (inner operand whose groups do not all
+      fit): ``G x O`` loads and ``P x O`` rows, otherwise once: ``G`` loads and ``P`` rows;
+
+    with ``k_chunks`` loads and ``k_elements`` elements per row-pass. Every term is an integer
+    far below 2**53 (exact in float64), so regrouping the sums over the core shapes gives the
+    same values as summing :func:`operand_traffic` of each shape. Takes arrays (float64 or
+    int64 fields); the shared terms of the two extents and three results are computed once.
+
+    Args:
+        extents: (full, tail) rows of this operand per core (singleCoreM and the M tail for A).
+        blocks: (full, tail) blocks of this operand per core, ``ceil(extent / base)``.
+        group_rows: Rows of a full group, ``step x base``.
+        step: stepM (or stepN).
+        n_slots: Chunks of this operand L1 holds at once.
+        inner: True where this operand changes on every block (A when iterateOrder is 0).
+        chunking: :func:`k_chunking` of the operand.
+        full_cores: Cores with the full extent (``ceil(M / singleCoreM) - 1`` for A).
+        other_cores: Cores along the other dimension.
+        other_blocks: Blocks of the other operand on a full core (nIter for A).
+        other_blocks_total: Blocks of the other operand summed over ``other_cores``.
+
+    Returns:
+        ``(loads, elements, chip_elements)``: chunk loads and elements of the full x full core,
+        and the elements over all cores.
+    """
+    k_chunks, k_elems = chunking
+    kept = k_chunks <= n_slots  # a group's K chunks fit: it stays in L1 across its blocks
+    # The cases weigh the terms as 0/1 masks in the fields' dtype: a bool x float product costs
+    # ~2.5x a float one, and each mask is used several times.
+    kept_w = kept.astype(k_chunks.dtype)
+    shapes = []
+    for extent, n_blocks in zip(extents, blocks, strict=True):
+        groups = ceil_div(n_blocks, step)
+        groups_less = groups - 1
+        full_group_rows = groups_less * group_rows
+        last_rows = align_up(extent - full_group_rows, FRACTAL_ROWS)
+        pass_rows = full_group_rows + last_rows
+        streamed_rows = full_group_rows * step + (n_blocks - groups_less * step) * last_rows
+        # A kept inner operand whose groups do not all fit is reloaded once per outer step.
+        per_outer = (inner & kept & (k_chunks * groups > n_slots)).astype(k_chunks.dtype)
+        shapes.append((groups, pass_rows, streamed_rows, per_outer))
+    (groups_f, pass_f, stream_f, per_outer_f), (_, pass_t, stream_t, per_outer_t) = shapes
+    # A full core: row passes of a kept operand (1, or O per outer step) and of a streamed one.
+    streamed_w = 1 - kept_w
+    passes = per_outer_f * (other_blocks - 1) + kept_w
+    streamed_passes = streamed_w * other_blocks
+    loads = (groups_f * passes + blocks[0] * streamed_passes) * k_chunks
+    elements = (pass_f * passes + stream_f * streamed_passes) * k_elems
+    # All cores: the same passes summed over the two row shapes x the other dimension's cores.
+    once = kept_w * other_cores
+    extra_passes = other_blocks_total - other_cores
+    chip_elements = (
+        full_cores * pass_f * (per_outer_f * extra_passes + once)
+        + pass_t * (per_outer_t * extra_passes + once)
+        + (full_cores * stream_f + stream_t) * (streamed_w * other_blocks_total)
+    ) * k_elems
+    return loads, elements, chip_elements
 
 
 @dataclass(frozen=True)

@@ -4277,8 +4277,11 @@ def _estimate_block(
     sm, sn = f["singleCoreM"], f["singleCoreN"]
     m_cores = ceil_div(m, sm)
     n_cores = ceil_div(n, sn)
-    tail_m = m - (m_cores - 1) * sm
-    tail_n = n - (n_cores - 1) * sn
+    # Cores with the full singleCoreM (singleCoreN); the last one gets the tail.
+    full_m_cores = m_cores - 1
+    full_n_cores = n_cores - 1
+    tail_m = m - full_m_cores * sm
+    tail_n = n - full_n_cores * sn
     in_b = bits(problem.dtype) / 8.0
     bm, bn = f["baseM"], f["baseN"]
     order0 = f["iterateOrder"] == 0
@@ -4290,17 +4293,17 @@ def _estimate_block(
     m_iter_f, m_iter_t = ceil_div(sm, bm), ceil_div(tail_m, bm)
     n_iter_f, n_iter_t = ceil_div(sn, bn), ceil_div(tail_n, bn)
     # Blocks summed over the cores of a row (of a column) of the core grid.
-    m_blocks = (m_cores - 1) * m_iter_f + m_iter_t
-    n_blocks = (n_cores - 1) * n_iter_f + n_iter_t
+    m_blocks = full_m_cores * m_iter_f + m_iter_t
+    n_blocks = full_n_cores * n_iter_f + n_iter_t
     group_m = bm * f["stepM"]
     group_n = bn * f["stepN"]
     loads_a, el_a, chip_el_a = operand_chip_traffic(
         (sm, tail_m), (m_iter_f, m_iter_t), group_m, f["stepM"], slots_a, order0,
-        k_chunking(k, f["baseK"], f["stepKa"], c.c0), m_cores - 1, n_cores, n_iter_f, n_blocks,
+        k_chunking(k, f["baseK"], f["stepKa"], c.c0), full_m_cores, n_cores, n_iter_f, n_blocks,
     )  # fmt: skip
     loads_b, el_b, chip_el_b = operand_chip_traffic(
         (sn, tail_n), (n_iter_f, n_iter_t), group_n, f["stepN"], slots_b, ~order0,
-        k_chunking(k, f["baseK"], f["stepKb"], c.c0), n_cores - 1, m_cores, m_iter_f, m_blocks,
+        k_chunking(k, f["baseK"], f["stepKb"], c.c0), full_n_cores, m_cores, m_iter_f, m_blocks,
     )  # fmt: skip
     read = (chip_el_a + chip_el_b) * in_b
     if problem.bias:

@@ -1627,17 +1627,16 @@ def _core(
 
     # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
     # slice and the A copy that the block start issues before it.
-    # (np.maximum / np.minimum against these arrays rather than a scalar: with a scalar operand
-    # numpy 2 misses their SIMD loop and is about three times slower.)
-    zero = np.zeros(np.shape(blocks))
-    one = np.ones(np.shape(blocks))
+    # (np.maximum / np.minimum against ``ones`` and ``zero`` rather than a scalar: with a scalar
+    # operand numpy 2 misses their SIMD loop and is about three times slower.)
+    ones = np.ones(np.shape(blocks))
     a_many = kc_a > 1
     # A's first copy of a pass (one chunk, or a full one first).
     a_first0 = np.where(a_many, a_full[0], a_last[0])
     wait_bf = b_full[2] if via_b else b_full[0]
     wait_bl = b_last[2] if via_b else b_last[0]
     kc_b1 = kc_b - 1.0
-    kc_b1_n = np.maximum(kc_b1, one)
+    kc_b1_n = np.maximum(kc_b1, ones)
     r_last_b = k_iter - b_last_start
     stay_b = stay(passes_b)
     hop_f = wait_bf + rb_kb + stay_b
@@ -1723,7 +1722,7 @@ def _core(
         reads_bl_s = reads_bl + stay_b
         # Shares of B's passes: A's passes start in passes_a of them (the copies here), and
         # the next block starts one in passes_a - 1 (the first A copy precedes every B copy).
-        f_next = np.minimum(np.maximum(passes_a - 1.0, zero) / np.maximum(passes_b, one), one)
+        f_next = np.minimum(np.maximum(passes_a - 1.0, zero) / np.maximum(passes_b, ones), ones)
         co_both = np.maximum(co_frac_ab + f_next - 1.0, zero)
         # In the passes with A copies after B's last boundary, A's last chunk starts inside
         # B's last chunk: its copy queues behind B's on MTE2, and B's last read follows A's

@@ -10,10 +10,12 @@ figure for "one core".
   beside the time numpy takes to sort an array of as many floats as the schedule has instructions.
 
     uv run python benchmarks/model_speed.py
+    uv run python benchmarks/model_speed.py --soc Ascend310P3   # the estimator on another chip
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 
@@ -44,8 +46,13 @@ def cpu_best_of(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
 
 
 def main() -> int:
-    preset = load_preset("Ascend910B2")
-    problem = Problem(m=4096, n=4096, k=4096)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--soc", default="Ascend910B2", help="chip of the estimator's 4096^3 candidates"
+    )
+    soc = parser.parse_args().soc
+    preset = load_preset(soc)
+    problem = Problem(soc=soc, m=4096, n=4096, k=4096)
     rng = np.random.default_rng(0)
     pool = [random_tiling(problem, preset, rng) for _ in range(2000)]
     n = 1_000_000
@@ -59,11 +66,12 @@ def main() -> int:
     dot_s = best_of(lambda: np.dot(a, b), 20)
     est_cpu = cpu_best_of(lambda: estimate_arrays(problem, preset, fields), 3)
     print(
-        f"estimator: {n / est_s:,.0f} candidates/s wall ({est_s * 1e3:.1f} ms for {n:,}), "
+        f"estimator ({soc}): {n / est_s:,.0f} candidates/s wall ({est_s * 1e3:.1f} ms for {n:,}), "
         f"{n / est_cpu:,.0f} candidates/s of CPU time; numpy dot over {n:,} floats: "
         f"{dot_s * 1e3:.3f} ms; ratio {est_s / dot_s:.0f}x"
     )
 
+    preset = load_preset("Ascend910B2")
     big = Problem(m=8192, n=8192, k=8192)
     spec = {"usedCoreNum": 24, "singleCoreM": 1024, "singleCoreN": 2816, "baseM": 128,
             "baseN": 256, "baseK": 64, "depthA1": 16, "depthB1": 8, "stepM": 1, "stepN": 1,

@@ -26,6 +26,7 @@ preset (see ``simcore/data/model_constants.json`` for their sources):
 
 from __future__ import annotations
 
+import functools
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -38,6 +39,38 @@ from simcore.tiling import TCubeTiling
 from simcore.ub_path import share_ub_size_array, staging_pitch_bytes, trans_length_array
 
 Num: TypeAlias = Any  # a float or an ndarray of floats: the formulas broadcast
+
+
+#: Shortest array that :func:`at_least` and :func:`at_most` compare with a filled array.
+_FILLED_MIN_SIZE = 1024
+
+
+# (A block meets some twenty bounds, in two sizes where the UB-path chips split it.)
+@functools.lru_cache(maxsize=64)
+def _filled(value: Any, dtype: np.dtype[Any], size: int) -> np.ndarray:
+    """A read-only array of ``size`` copies of ``value`` (cached: blocks repeat one size)."""
+    out = np.full(size, value, dtype=dtype)
+    out.flags.writeable = False
+    return out
+
+
+def at_least(values: Any, bound: Any) -> Any:
+    """``np.maximum(values, bound)`` for a scalar ``bound``, with the same values and dtype.
+
+    numpy vectorizes the maximum of two contiguous arrays but not that of an array and a scalar
+    (about 3x the instructions per element, numpy 2.4), so a long 1-D array meets a cached
+    array of the bound instead.
+    """
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
+        return np.maximum(values, _filled(bound, np.result_type(values, bound), values.size))
+    return np.maximum(values, bound)
+
+
+def at_most(values: Any, bound: Any) -> Any:
+    """``np.minimum(values, bound)`` for a scalar ``bound`` (see :func:`at_least`)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
+        return np.minimum(values, _filled(bound, np.result_type(values, bound), values.size))
+    return np.minimum(values, bound)
 
 
 def ceil_div(a: Num, b: Num) -> Num:
@@ -171,11 +204,11 @@ class Costs:
         """MTE2 cycles of one GM->L1 copy (on-the-fly ND->NZ when ``nd``)."""
         p = self.preset
         if nd:
-            return p.nd2nz_latency_cycles + nbytes / np.minimum(
-                p.nd2nz_peak_bytes_per_cycle * eff, cap_bpc
+            return p.nd2nz_latency_cycles + nbytes / at_most(
+                cap_bpc, p.nd2nz_peak_bytes_per_cycle * eff
             )
-        return p.gm_to_l1_latency_cycles + nbytes / np.minimum(
-            p.gm_to_l1_peak_bytes_per_cycle, cap_bpc
+        return p.gm_to_l1_latency_cycles + nbytes / at_most(
+            cap_bpc, p.gm_to_l1_peak_bytes_per_cycle
         )
 
     def copy_rate(self, is_a: bool) -> tuple[float, float]:
@@ -228,16 +261,16 @@ class Costs:
         if by_column:
             return self.load_instructions(
                 is_a, rows, k
-            ) * p.gm_to_l1_latency_cycles + nbytes / np.minimum(
-                p.gm_to_l1_peak_bytes_per_cycle * eff, cap_bpc
+            ) * p.gm_to_l1_latency_cycles + nbytes / at_most(
+                cap_bpc, p.gm_to_l1_peak_bytes_per_cycle * eff
             )
         return self.gm_to_l1_cycles(nbytes, self.a_nd if is_a else self.b_nd, eff, cap_bpc)
 
     def gm_to_ub_cycles(self, nbytes: Num, eff: float, cap_bpc: Num) -> Num:
         """MTE2 cycles of a GM->UB copy (first leg of the UB ND->NZ path)."""
         p = self.preset
-        return p.gm_to_ub_latency_cycles + nbytes / np.minimum(
-            p.gm_to_ub_peak_bytes_per_cycle * eff, cap_bpc
+        return p.gm_to_ub_latency_cycles + nbytes / at_most(
+            cap_bpc, p.gm_to_ub_peak_bytes_per_cycle * eff
         )
 
     def a_nd_rows(self, rows: Num, k: Num) -> tuple[Num, Num]:
@@ -299,8 +332,8 @@ class Costs:
     def fix_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
         """FixPipe cycles to drain a rows x cols block from L0C to GM (NZ->ND on the way)."""
         p = self.preset
-        rate = np.minimum(p.fixpipe_bytes_per_cycle, cap_bpc)
-        return np.maximum(p.fixpipe_min_cycles, self.c_bytes(rows, cols) / rate)
+        rate = at_most(cap_bpc, p.fixpipe_bytes_per_cycle)
+        return at_least(self.c_bytes(rows, cols) / rate, p.fixpipe_min_cycles)
 
     def c_to_ub_cycles(self, rows: Num, cols: Num) -> Num:
         """Vector cycles to move a block L0C->UB and reorder it NZ->ND (chips without FixPipe).
@@ -335,8 +368,8 @@ class Costs:
                 rows * p.ub_to_gm_latency_cycles
                 + self.c_bytes(rows, cols) / p.ub_to_gm_peak_bytes_per_cycle
             )
-        return p.ub_to_gm_latency_cycles + self.c_bytes(rows, cols) / np.minimum(
-            p.ub_to_gm_peak_bytes_per_cycle, cap_bpc
+        return p.ub_to_gm_latency_cycles + self.c_bytes(rows, cols) / at_most(
+            cap_bpc, p.ub_to_gm_peak_bytes_per_cycle
         )
 
     def bias_load_cycles(self, cols: Num, cap_bpc: Num) -> Num:

@@ -207,7 +207,7 @@ from typing import Any
 import numpy as np
 
 from simcore.alloc import tune_allocator
-from simcore.costs import Costs, align_up, ceil_div, vector_path_array
+from simcore.costs import Costs, align_up, at_most, ceil_div, vector_path_array
 from simcore.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware import HardwarePreset
 from simcore.kernel import (
@@ -422,6 +422,10 @@ def _core(
     # Weights of the loads that a single L0 slot puts in series with the MMAD (see _period).
     wa = a1.astype(np.float64)
     wb = (a1 | b1).astype(np.float64)
+    # Bounds of np.maximum / np.minimum as arrays of the block's shape, not scalars: numpy 2
+    # misses its SIMD loop with a scalar operand (about three times the instructions).
+    zero = np.full(np.shape(blocks), 0.0)
+    ones = np.ones(np.shape(blocks))
 
     # --- per block type (full / tail rows x full / tail cols): K loop and drain ----------------
     # Fractal counts of each block dimension (full and tail): the L0 loads and MMADs of every
@@ -605,11 +609,11 @@ def _core(
         mte2 = (
             mte2
             + blocks * p.gm_to_l1_latency_cycles
-            + m_iter * cols * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
+            + m_iter * cols * (c.bias_bytes / at_most(cap, p.gm_to_l1_peak_bytes_per_cycle))
         )
     # Legs of one typical copy (averages over the copies of the operand).
-    la_n = np.maximum(loads_a, 1)
-    lb_n = np.maximum(loads_b, 1)
+    la_n = np.maximum(loads_a, ones)
+    lb_n = np.maximum(loads_b, ones)
     ga1, va1, ua1 = ga / la_n, va / la_n, ua / la_n
     gb1, vb1, ub1 = gb / lb_n, vb / lb_n, ub / lb_n
     via_a, via_b = c.a_via_ub, c.b_via_ub
@@ -626,6 +630,10 @@ def _core(
     passes_b = loads_b / kc_b
     single_a = slots_a == 1
     single_b = slots_b == 1
+    # (As 0 / 1 too: each weighs several products, and a bool x float product costs about three
+    # times a float one.)
+    single_af = single_a.astype(np.float64)
+    single_bf = single_b.astype(np.float64)
 
     # --- stalls at chunk boundaries inside a block (steps > 0) ------------------------------------
     # How far ahead a copy may run: it waits for the last read of the chunk `slots` loads back.
@@ -636,11 +644,9 @@ def _core(
     streamed_a = kc_a > slots_a
     streamed_b = kc_b > slots_b
     # (As 0 / 1: ``x * st_a`` is ``np.where(streamed_a, x, 0.0)`` for a finite x, about a seventh
-    # of its instructions. Likewise ``zero``: numpy's maximum against a scalar is not vectorized,
-    # about three times the instructions of one against an array.)
+    # of its instructions.)
     st_a = streamed_a.astype(np.float64)
     st_b = streamed_b.astype(np.float64)
-    zero = np.full(np.shape(per), 0.0)
     base_a = wait_a + la + lb - lead_a - per
     base_a_b = wait_a + np.maximum(la, b_after_a) + lb - lead_a - per
     base_b = wait_b + lb - lead_b - per
@@ -701,9 +707,9 @@ def _core(
         ex_ab0 = np.maximum(ex_a0, np.maximum(ab_ready + lb - per + mm, zero))
         # (With one slot the larger one: ``x * single`` is x there and 0 elsewhere.)
         if not via_a:
-            ex_a0 = np.maximum(ex_a0, ex_a_alone * single_a)
+            ex_a0 = np.maximum(ex_a0, ex_a_alone * single_af)
         if not via_b:
-            ex_b0 = np.maximum(ex_b0, base_b * single_b)
+            ex_b0 = np.maximum(ex_b0, base_b * single_bf)
     # Boundaries with copies: assume the rarer operand's passes coincide with the other's.
     pa = np.maximum(passes_a - 1, zero)
     pb = np.maximum(passes_b - 1, zero)
@@ -851,8 +857,8 @@ def _core(
     al_last_a, al_last_b = _cdiv(last_ka, c.c0) * c.c0, _cdiv(last_kb, c.c0) * c.c0
     # Group rows averaged over the passes (full groups and the tail group): the copy legs are
     # affine in the rows, so the chain over all passes sums to passes x the average hop.
-    grp_a = el_a / np.maximum(passes_a * (a_last_start * bk + al_last_a), 1.0)
-    grp_b = el_b / np.maximum(passes_b * (b_last_start * bk + al_last_b), 1.0)
+    grp_a = el_a / np.maximum(passes_a * (a_last_start * bk + al_last_a), ones)
+    grp_b = el_b / np.maximum(passes_b * (b_last_start * bk + al_last_b), ones)
     a_full, a_last = _chunk_legs(
         c, True, grp_a, (chunk_ka, last_ka), (_cdiv(chunk_ka, c.c0) * c.c0, al_last_a), cap,
         reorders_a,
@@ -879,13 +885,14 @@ def _core(
     # previous B chunk (a full one): the copies arrive a chunk's reads plus that leg apart.
     b_slot_f = rb_kb + (b_full[2] if via_b else b_full[0])
     b_slot_l = rb_kb + (b_last[2] if via_b else b_last[0])
-    b_next_in = np.where(single_b, np.maximum(b_next, b_slot_f), b_next)
-    b_next_in_l = np.where(single_b, np.maximum(b_next_l, b_slot_l), b_next_l)
+    # (``max(b_next, b_slot x single)`` is the select: b_next, a copy's cycles, is >= 0.)
+    b_next_in = np.maximum(b_next, b_slot_f * single_bf)
+    b_next_in_l = np.maximum(b_next_l, b_slot_l * single_bf)
     has_b = loads_b > 0
     # Share of A passes that reload B too, and of B passes that reload A.
-    co_frac = np.minimum(passes_b / np.maximum(passes_a, 1), 1.0)
+    co_frac = np.minimum(passes_b / np.maximum(passes_a, ones), ones)
     co_rest = 1.0 - co_frac
-    co_frac_ab = np.minimum(passes_a / np.maximum(passes_b, 1), 1.0)
+    co_frac_ab = np.minimum(passes_a / np.maximum(passes_b, ones), ones)
     inner_links: tuple[np.ndarray, Any] | None = None
     if via_a or via_b:
         # Between two reorders sits the later of the previous copy's UB->L1 leg (the destination
@@ -997,7 +1004,7 @@ def _core(
         )  # fmt: skip
         path_link = mte2 + linked * v_link + v_u1 + u_u1 + after
         # The bias slice of a block (MTE2).
-        rate_bias = np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
+        rate_bias = at_most(cap, p.gm_to_l1_peak_bytes_per_cycle)
         bias_1 = (
             p.gm_to_l1_latency_cycles + np.minimum(bn, cols) * c.bias_bytes / rate_bias
             if problem.bias
@@ -1151,7 +1158,7 @@ def _core(
     # a group of blocks) is read last in the last of them: the hop spans their compute too.
     # (Each block takes its step chain; the drain chain holds the MMADs back by at most dbL0C
     # blocks.)
-    blocks_n = np.maximum(blocks, 1)
+    blocks_n = np.maximum(blocks, ones)
     step_per = span / blocks_n
     drain_per = (drain_total + (0.0 if fix else m3_out)) / blocks_n
 
@@ -1159,7 +1166,7 @@ def _core(
     enter_blk = drain_total / blocks_n + step_per if not (fix or floor) else 0.0
 
     def stay(passes: Any) -> Any:
-        others = blocks / np.maximum(passes, 1) - 1
+        others = blocks / np.maximum(passes, ones) - 1
         drains = (others - f["dbL0C"]) * drain_per
         held = np.maximum(others * step_per, drains)
         if fix or floor:
@@ -1178,7 +1185,7 @@ def _core(
     rs_a = reads_al + stay_a
     bias_cyc = (
         p.gm_to_l1_latency_cycles
-        + np.minimum(bn, cols) * c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
+        + np.minimum(bn, cols) * c.bias_bytes / at_most(cap, p.gm_to_l1_peak_bytes_per_cycle)
         if problem.bias
         else 0.0
     )
@@ -1191,8 +1198,8 @@ def _core(
         # One slot: the next pass's first copy also queues on MTE2 behind what is issued after
         # this pass's last A copy: B's last copy when it starts later (with one B slot it waits
         # for the B read of the step before), then the bias slice of the next block.
-        b_after = np.maximum(b_last_start - a_last_start, 0)
-        b_wait = np.where(single_b, ra(np.maximum(b_after, 1)) + lb, 0.0)
+        b_after = np.maximum(b_last_start - a_last_start, zero)
+        b_wait = (ra(np.maximum(b_after, ones)) + lb) * single_bf
         b_later = b_after > 0
         ahead = bias_cyc + b_later * has_b * co_frac * (b_wait + b_last[0])
         hop_l = np.where(single_a, wait_al + np.maximum(rs_a, ahead), hop_l)
@@ -1212,19 +1219,19 @@ def _core(
     # two chains through the first and the last B chunk inside.)
     rab_ka = rab(step_ka)
     in_reads = np.maximum(n_in1 * b_in + rab(r_in), rab_ka) - reads_af
-    gain_f = np.maximum(b_leg_f + in_reads, 0.0)
+    gain_f = np.maximum(b_leg_f + in_reads, zero)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
     b_leg_l = np.where(b_at_last, b_leg_lc, b_leg_f)
-    gain_l = np.maximum(b_leg_l + rab(r_last_a) - la + la_kt - reads_al, 0.0)
+    gain_l = np.maximum(b_leg_l + rab(r_last_a) - la + la_kt - reads_al, zero)
     # A full A chunk that starts with B's last (K-tail) chunk: that shorter B copy is the one
     # behind it (B chunks at least as long as A's, so the shared boundaries are exact).
     b_tail_co = b_many & ~kb_short & _divides(b_last_start, step_ka) & ~b_at_last & has_b
-    gain_fl = np.maximum(b_leg_lc + in_reads, 0.0)
+    gain_fl = np.maximum(b_leg_lc + in_reads, zero)
     if not via_a:
         g_b_l = np.where(b_at_last, b_last[0], b_first[0])
-        gain_f = np.maximum(gain_f, single_a * (b_first[0] - reads_af))
-        gain_fl = np.maximum(gain_fl, single_a * (b_last[0] - reads_af))
+        gain_f = np.maximum(gain_f, single_af * (b_first[0] - reads_af))
+        gain_fl = np.maximum(gain_fl, single_af * (b_last[0] - reads_af))
         # One-step A chunks in one slot: the A read of the step after a B boundary queues on
         # MTE1 behind that step's B read, and A's next copy waits for that A read. So between
         # A's copies s and s + 2 lie the B copy behind copy s, the B read (with one L0A buffer
@@ -1239,7 +1246,7 @@ def _core(
             for gain, legs in ((gain_f, b_first), (gain_fl, b_last)):
                 b_leg = _leg_after_a(False, via_b, tuple(_sub(x, idx) for x in legs))
                 gain[idx] = np.maximum(gain[idx], (b_leg + jump) / span_j)
-        gain_l = np.maximum(gain_l, single_a * (g_b_l - reads_al))
+        gain_l = np.maximum(gain_l, single_af * (g_b_l - reads_al))
     # Shared boundaries per pass (one may be the last A chunk's start); shorter B chunks start
     # inside every A chunk, aligned or not.
     # (Without B copies, none: co_frac is 0 there too.)
@@ -1380,14 +1387,14 @@ def _core(
         # With one direct B slot the last B copy also waits for the reads of the chunk before
         # (from its arrival when it is among these copies, else B's read of the step before).
         n_ahead = kc_b - _cdiv(a_last_start, step_kb)
-        b_hold = np.where(n_ahead >= 2, single_b * (not via_b) * rb_kb, b_later * b_wait)
+        b_hold = np.where(n_ahead >= 2, zero if via_b else single_bf * rb_kb, b_later * b_wait)
         # Only the share co_frac of the passes reloads B: price the two kinds of pass apart
         # (an average inside the max would hide the B copies).
         ahead_all = bias_cyc + has_b * (
             (n_ahead >= 1) * ((n_ahead - 1) * b_full[0] + b_last[0]) + b_hold
         )
         g_l = 0.0 if floor else last_co * gain_l
-        rs_bias = np.maximum(rs_a, bias_cyc)
+        rs_bias = np.maximum(rs_a, bias_cyc if problem.bias else zero)
         hop_l_co = wait_al + co_frac * np.maximum(rs_a, ahead_all - g_l) + co_rest * rs_bias
         hop_l = np.where(single_a, np.maximum(hop_l, hop_l_co), hop_l)
     if not floor:
@@ -1462,7 +1469,7 @@ def _core(
     # which queues on MTE1 behind the B read of the step before, whose chunk came through every
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
     # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
-    n_star1 = np.floor(np.maximum(k_iter - 2, 0) / step_kb)  # B boundaries <= k - 2, less one
+    n_star1 = np.floor(np.maximum(k_iter - 2, zero) / step_kb)  # B boundaries <= k - 2, less one
     sigma = n_star1 * step_kb
     # B copies with no A copy between them (all in one A chunk) chain through B's reads too.
     no_a_between = sigma < step_ka
@@ -1627,9 +1634,6 @@ def _core(
 
     # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
     # slice and the A copy that the block start issues before it.
-    # (np.maximum / np.minimum against ``ones`` and ``zero`` rather than a scalar: with a scalar
-    # operand numpy 2 misses their SIMD loop and is about three times slower.)
-    ones = np.ones(np.shape(blocks))
     a_many = kc_a > 1
     # A's first copy of a pass (one chunk, or a full one first).
     a_first0 = np.where(a_many, a_full[0], a_last[0])
@@ -3984,7 +3988,7 @@ def _chunk_legs(
         nbytes = rows * kk_al * c.in_bytes
         if by_column:
             g = c.load_instructions(is_a, rows, kk) * p.gm_to_l1_latency_cycles + nbytes / (
-                np.minimum(p.gm_to_l1_peak_bytes_per_cycle * eff, cap)
+                at_most(cap, p.gm_to_l1_peak_bytes_per_cycle * eff)
             )
             out.append((g, 0.0, 0.0))
         elif not via_ub:
@@ -4070,7 +4074,7 @@ def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tup
     # (On the column path one latency per 32 B column is added by the caller: it depends on
     # the chunk shapes.)
     lat, peak = c.copy_rate(is_a)
-    mte2 = loads * lat + nbytes / np.minimum(peak, cap)
+    mte2 = loads * lat + nbytes / at_most(cap, peak)
     if not (c.a_via_ub if is_a else c.b_via_ub):
         return mte2, 0.0, 0.0
     vec = loads * p.vector_issue_overhead_cycles + nbytes / p.vector_bytes_per_cycle

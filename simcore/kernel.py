@@ -20,13 +20,12 @@ the L2 and HBM bandwidth).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from simcore.costs import align_up, ceil_div
+from simcore.costs import align_up, at_least, at_most, ceil_div
 from simcore.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware import HardwarePreset
 from simcore.problem import Problem
@@ -54,37 +53,6 @@ def core_shapes(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
             if rc * cc > 0:
                 counts[(rows, cols)] = counts.get((rows, cols), 0) + rc * cc
     return [CoreShape(r, c, n) for (r, c), n in counts.items()]
-
-
-#: Shortest array that :func:`at_least` and :func:`at_most` compare with a filled array.
-_FILLED_MIN_SIZE = 1024
-
-
-@functools.lru_cache(maxsize=16)
-def _filled(value: Any, dtype: np.dtype[Any], size: int) -> np.ndarray:
-    """A read-only array of ``size`` copies of ``value`` (cached: blocks repeat one size)."""
-    out = np.full(size, value, dtype=dtype)
-    out.flags.writeable = False
-    return out
-
-
-def at_least(values: Any, bound: Any) -> Any:
-    """``np.maximum(values, bound)`` for a scalar ``bound``, with the same values and dtype.
-
-    numpy vectorizes the maximum of two contiguous arrays but not that of an array and a scalar
-    (about 3x the instructions per element, numpy 2.4), so a long 1-D array meets a cached
-    array of the bound instead.
-    """
-    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
-        return np.maximum(values, _filled(bound, np.result_type(values, bound), values.size))
-    return np.maximum(values, bound)
-
-
-def at_most(values: Any, bound: Any) -> Any:
-    """``np.minimum(values, bound)`` for a scalar ``bound`` (see :func:`at_least`)."""
-    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
-        return np.minimum(values, _filled(bound, np.result_type(values, bound), values.size))
-    return np.minimum(values, bound)
 
 
 def slots(depth: Any, step_blocks: Any, step_k: Any) -> Any:

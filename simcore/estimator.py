@@ -207,7 +207,7 @@ from typing import Any
 import numpy as np
 
 from simcore.alloc import tune_allocator
-from simcore.costs import Costs, align_up, at_most, ceil_div, vector_path_array
+from simcore.costs import Costs, align_up, at_least, at_most, ceil_div, vector_path_array
 from simcore.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware import HardwarePreset
 from simcore.kernel import (
@@ -1207,7 +1207,7 @@ def _core(
     # last A read precedes the B read of its own step on MTE1) queue behind the A copy, and the
     # last A read waits for the last of them; with one slot the next A copy also queues on MTE2
     # behind them.
-    n_in1 = np.floor((np.maximum(step_ka, 2) - 2) / step_kb)  # their count less one
+    n_in1 = np.floor((at_least(step_ka, 2) - 2) / step_kb)  # their count less one
     r_in = step_ka - n_in1 * step_kb
     # (B's reads between its copies count where its chunks tile the A chunk.)
     ka_div = _divides(step_ka, step_kb)
@@ -1552,7 +1552,7 @@ def _core(
         if via_b:
             g_q = g_q + np.where(n_bq >= kc_b, b_last[1] + b_last[2], b_full[1] + b_full[2])
         r_q = thru_k - s_bq
-        thru_q = (r_q >= 2) * (g_q + rab(np.maximum(r_q, 2)) + end_kt)
+        thru_q = (r_q >= 2) * (g_q + rab(at_least(r_q, 2)) + end_kt)
         if not floor:
             # Or through B's first chunk: A's first copy, B's behind it (its staging legs when
             # staged), then every read of the pass from that arrival up to chunk kc - slots's
@@ -4047,7 +4047,7 @@ def _both_reloaded_phase_gain(
         lat = kc_op * c.copy_rate(is_a)[0]
         ratio = tail_16 / base
         data = np.maximum(g_op / np.maximum(n_other, one) - n_own * lat, zero)
-        full = data / np.maximum(n_own_1 + ratio, 1e-9)
+        full = data / at_least(n_own_1 + ratio, 1e-9)
         return lat + full, lat + ratio * full
 
     a_f, a_t = per_block(ga, kc_a, True, m_iter, m_1, n_iter, rm_16, bm)

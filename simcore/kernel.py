@@ -237,6 +237,9 @@ def operand_chip_traffic(
     far below 2**53 (exact in float64), so regrouping the sums over the core shapes gives the
     same values as summing :func:`operand_traffic` of each shape. Takes arrays (float64 or
     int64 fields); the shared terms of the two extents and three results are computed once.
+    The reuse rules are those of :func:`pass_coefficients` in another grouping:
+    ``test_chip_traffic_equals_the_per_core_sum`` (tests/simcore/test_estimator.py) holds the
+    estimator's chip traffic equal to :func:`chip_traffic`'s per-core sum, bit for bit.
 
     Args:
         extents: (full, tail) rows of this operand per core (singleCoreM and the M tail for A).

@@ -19,8 +19,9 @@ from app.cli_jobs import jobs_app, worker_cmd
 from app.cli_tune import tune_cmd
 from app.cli_ub import ub_analyze_cmd
 from app.jsonl import process_lines
+from simcore.alloc import tune_allocator
 from simcore.evaluate import evaluate, parse_request, validate
-from simcore.hardware import list_socs, load_preset
+from simcore.hardware.presets import list_socs, load_preset
 from simcore.version import MODEL_VERSION
 
 cli = typer.Typer(
@@ -135,6 +136,8 @@ def serve_cmd(
 
 def main() -> None:
     """Entry point of the ``tiler`` console script."""
+    # Searches and evaluations run the estimator's block temporaries in this process.
+    tune_allocator()
     cli()
 
 

@@ -11,8 +11,8 @@ import typer
 
 from app.jsonl import error_object, process_lines
 from simcore.errors import SimcoreError
-from simcore.hardware import load_preset
-from simcore.problem import parse_problem
+from simcore.hardware.presets import load_preset
+from simcore.tiling.problem import parse_problem
 from tiler.tune import DEFAULT_BUDGET, parse_tune_request, tune
 
 

@@ -25,8 +25,8 @@ from typing import Annotated, Any
 import typer
 
 from simcore.errors import InputError, UnknownSocError
-from simcore.hardware import load_preset
-from simcore.vector import analyze, parse_vector_instruction
+from simcore.hardware.presets import load_preset
+from simcore.ub.vector import analyze, parse_vector_instruction
 
 
 def analyze_line(data: Any) -> dict[str, Any]:
@@ -34,7 +34,7 @@ def analyze_line(data: Any) -> dict[str, Any]:
 
     Returns:
         ``blocks``, ``conflicts``, ``cycles_per_repeat`` and ``cycles``
-        (:func:`simcore.vector.analyze`).
+        (:func:`simcore.ub.vector.analyze`).
 
     Raises:
         InputError: A key is unknown or missing, a value is malformed or out of range, a block

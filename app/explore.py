@@ -5,7 +5,7 @@ problem (:func:`tiler.tune.tune`) and shows the tuned TCubeTiling, its predicted
 baselines, the explanation, the pipeline timeline and the roofline. The tiling is an editable
 table: changing a field and pressing *Re-evaluate* posts it to ``POST /explore/evaluate``, which
 checks and predicts that tiling (:func:`simcore.evaluate.evaluate`) and draws its timeline
-(:func:`simcore.simulator.simulate`) next to the tuned reference.
+(:func:`simcore.pipeline.simulator.simulate`) next to the tuned reference.
 
 Plain HTML forms, no script: every state is a URL or a form post, so the page is easy to test and
 works without JavaScript. Bad input answers 422 with the offending field named on the page; an
@@ -26,13 +26,13 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from app import svg
-from simcore.dtypes import INPUT_DTYPES, DType
 from simcore.errors import InputError, UnknownSocError
 from simcore.evaluate import evaluate, parse_request
-from simcore.hardware import HardwarePreset, list_socs, load_preset
-from simcore.problem import Problem, check_supported, parse_problem
-from simcore.simulator import SimResult
-from simcore.tiling import DERIVED_FIELDS, FIELD_ORDER, REQUIRED_FIELDS, TCubeTiling
+from simcore.hardware.dtypes import INPUT_DTYPES, DType
+from simcore.hardware.presets import HardwarePreset, list_socs, load_preset
+from simcore.pipeline.simulator import SimResult
+from simcore.tiling.problem import Problem, check_supported, parse_problem
+from simcore.tiling.tcube import DERIVED_FIELDS, FIELD_ORDER, REQUIRED_FIELDS, TCubeTiling
 from tiler.tune import parse_tune_request, tune
 
 __all__ = ["EDITABLE_FIELDS", "render_evaluate", "render_tune", "router"]

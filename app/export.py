@@ -1,8 +1,8 @@
 """Export of a TCubeTiling: JSON, C++ source and the raw binary struct.
 
 All three carry every field of ``optiling::TCubeTiling`` in declaration order
-(:data:`simcore.tiling.FIELD_ORDER`, 50 int32 fields: ``usedCoreNum, M, N, Ka, Kb, singleCoreM,
-singleCoreN, singleCoreK, baseM, baseN, baseK, depthA1, depthB1, stepM, stepN, isBias,
+(:data:`simcore.tiling.tcube.FIELD_ORDER`, 50 int32 fields: ``usedCoreNum, M, N, Ka, Kb,
+singleCoreM, singleCoreN, singleCoreK, baseM, baseN, baseK, depthA1, depthB1, stepM, stepN, isBias,
 transLength, iterateOrder, shareMode, shareL1Size, shareL0CSize, shareUbSize, batchM, batchN,
 singleBatchM, singleBatchN, stepKa, stepKb, depthAL1CacheUB, depthBL1CacheUB, dbL0A, dbL0B,
 dbL0C, ALayoutInfoB ... CLayoutInfoS2, BatchNum, mxTypePara``):
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from simcore.tiling import FIELD_ORDER, TCubeTiling
+from simcore.tiling.tcube import FIELD_ORDER, TCubeTiling
 
 
 class ExportFormat(StrEnum):

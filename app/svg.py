@@ -6,8 +6,8 @@ the ``/v1/tilings/{id}/timeline.svg`` route and ``tiler tune --svg``:
 * :func:`timeline_svg`: a Gantt chart of the slowest core's simulated pipes, one lane per queue
   the chip uses, bars coloured by instruction kind; long kernels show their first iterations and a
   steady-state window, with the omitted spans labelled.
-* :func:`roofline_svg`: the compute and HBM roofs of :mod:`simcore.roofline` with tilings and
-  bounds as labelled points.
+* :func:`roofline_svg`: the compute and HBM roofs of :mod:`simcore.estimate.roofline` with tilings
+  and bounds as labelled points.
 * :func:`pipes_svg`: per-pipe busy time of the tuned tiling against its baselines.
 * :func:`answer_svg`: the three together for a ``tiler.tune.tune`` answer.
 
@@ -29,13 +29,13 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
+from simcore.estimate.roofline import roofline
 from simcore.evaluate import instruction_count
-from simcore.footprints import complete_tiling
-from simcore.hardware import HardwarePreset
-from simcore.problem import Problem
-from simcore.roofline import roofline
-from simcore.simulator import KINDS, PIPES, SimResult, simulate
-from simcore.tiling import TCubeTiling
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.simulator import KINDS, PIPES, SimResult, simulate
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.problem import Problem
+from simcore.tiling.tcube import TCubeTiling
 
 __all__ = [
     "KIND_COLOURS",
@@ -253,7 +253,7 @@ def timeline_svg(
     with a break and labelled with their length and instruction count.
 
     Args:
-        result: The simulation of the kernel (:func:`simcore.simulator.simulate`).
+        result: The simulation of the kernel (:func:`simcore.pipeline.simulator.simulate`).
         preset: The chip it was simulated on (for the clock).
         max_bars: The most instructions drawn before the schedule is cut into windows.
         width: Width of the picture in pixels.
@@ -448,7 +448,7 @@ def timeline_svg_for(
 
     Args:
         problem: The Matmul.
-        tiling: A legal tiling of it (:func:`simcore.legality.check_tiling`).
+        tiling: A legal tiling of it (:func:`simcore.tiling.legality.check_tiling`).
         preset: The chip.
         sim: The tiling's simulation when the caller already has it.
         **options: Passed to :func:`timeline_svg` (``max_bars``, ``width``, ``id_prefix``...).
@@ -534,8 +534,9 @@ def roofline_svg(
     """Draws the roofline of ``problem`` on ``preset`` with tilings and bounds as points.
 
     The axes are logarithmic: arithmetic intensity in FLOP per HBM byte against TFLOPS. The roof
-    is the chip's cube peak for the problem's dtype and the HBM slope (:mod:`simcore.roofline`);
-    a dashed line marks the problem's own intensity (A and B read once, C written once).
+    is the chip's cube peak for the problem's dtype and the HBM slope
+    (:mod:`simcore.estimate.roofline`); a dashed line marks the problem's own intensity (A and B
+    read once, C written once).
 
     Args:
         problem: The Matmul.

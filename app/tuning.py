@@ -43,8 +43,9 @@ from app.metrics import Metrics
 from app.problem_json import input_error_problem, unknown_soc_problem, violations_problem
 from app.settings import Settings
 from app.singleflight import SearchFlights
+from simcore.alloc import tune_allocator
 from simcore.errors import InputError, UnknownSocError, UnsupportedError
-from simcore.hardware import load_preset
+from simcore.hardware.presets import load_preset
 from simcore.version import MODEL_VERSION
 
 T = TypeVar("T")
@@ -171,8 +172,8 @@ def check_feasible(problem_data: dict[str, Any]) -> None:
         UnsupportedError: The chip cannot run the problem (dtype, device memory).
         ProblemError: 422 ``infeasible-problem`` listing the violated rules.
     """
-    from simcore.legality import problem_violations
-    from simcore.problem import check_supported, parse_problem
+    from simcore.tiling.legality import problem_violations
+    from simcore.tiling.problem import check_supported, parse_problem
 
     problem = parse_problem(problem_data)
     preset = load_preset(problem.soc)
@@ -251,8 +252,8 @@ def timeline_job(request_json: str, answer_json: str) -> JobOutcome:
     from app.export import tiling_from_answer
     from app.svg import MAX_TIMELINE_INSTRUCTIONS, timeline_svg
     from simcore.evaluate import instruction_count
-    from simcore.problem import parse_problem
-    from simcore.simulator import simulate
+    from simcore.pipeline.simulator import simulate
+    from simcore.tiling.problem import parse_problem
 
     problem = parse_problem(json.loads(request_json)["problem"])
     preset = load_preset(problem.soc)
@@ -280,6 +281,8 @@ def _worker_init() -> None:
     # One search per worker process: numpy's BLAS threads would only oversubscribe the cores.
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    # A fresh (spawned) interpreter: keep the estimator's block temporaries mapped.
+    tune_allocator()
 
 
 class SearchPool:

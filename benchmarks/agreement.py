@@ -2,11 +2,11 @@
 
 Draws problems over several chips (910B2, 910B4, 310P3, 310B1, 910A), dtypes (fp16, bf16, int8
 where the chip has them), shapes (square, LLM-like, odd), formats, transposes and bias, one random
-legal tiling each (:func:`simcore.random_tilings.random_tiling`), and compares the estimator's
+legal tiling each (:func:`tests.support.random_tilings.random_tiling`), and compares the estimator's
 kernel time with the simulator's. Prints, per chip family and overall, the median and p95 of
 ``|est / sim - 1|`` (targets 1 % and 3 %) and the worst cases.
 
-    uv run python benchmarks/agreement.py [--cases 1000] [--seed 2026[,7,...]] [--worst 10]
+    uv run python -m benchmarks.agreement [--cases 1000] [--seed 2026[,7,...]] [--worst 10]
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 
-from simcore.estimator import estimate_one
-from simcore.hardware import load_preset
-from simcore.legality import check_tiling, problem_violations
-from simcore.problem import Format, Problem
-from simcore.random_tilings import random_tiling
-from simcore.simulator import simulate
-from simcore.tiling import TCubeTiling
+from simcore.alloc import tune_allocator
+from simcore.estimate.estimator import estimate_one
+from simcore.hardware.presets import load_preset
+from simcore.pipeline.simulator import simulate
+from simcore.tiling.legality import check_tiling, problem_violations
+from simcore.tiling.problem import Format, Problem
+from simcore.tiling.tcube import TCubeTiling
+from tests.support.random_tilings import random_tiling
 
 #: Chips and their family label (the figures are reported per family).
 SOCS: dict[str, str] = {
@@ -145,6 +146,7 @@ def report(cases: list[Case], label: str) -> None:
 
 
 def main() -> int:
+    tune_allocator()  # as the tiler command does: the estimator's block temporaries stay mapped
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument(

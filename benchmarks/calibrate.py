@@ -4,7 +4,7 @@ For each square shape in measured_gemm_910b2_torch_mm.csv, take CANN's own tilin
 (cann_default_tilings.csv, mode nosingle: the path aclnn's matmul takes on 910B), simulate it and
 compare with the measurement. Prints one row per (dtype, N) and the error.
 
-    uv run python benchmarks/calibrate.py
+    uv run python -m benchmarks.calibrate
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.problem import Problem
-from simcore.simulator import simulate
+from simcore.hardware.presets import load_preset
+from simcore.pipeline.simulator import simulate
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.problem import Problem
 from simcore.version import MODEL_VERSION
 
 REF = Path(__file__).resolve().parents[1] / "tests" / "data" / "reference"

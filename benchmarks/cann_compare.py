@@ -8,7 +8,7 @@ Prints the geometric-mean speedup (CANN time / tuned time, both measured in this
 and by shape class, the share of problems where the answer is CANN's own tiling, and the rows
 that could not be compared (a dtype the chip lacks, an illegal CANN row).
 
-    uv run python benchmarks/cann_compare.py --limit 200 [--budget 0] [--workers 2] [--soc S]
+    uv run python -m benchmarks.cann_compare --limit 200 [--budget 0] [--workers 2] [--soc S]
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from simcore.alloc import tune_allocator
 from simcore.errors import InputError
 from simcore.evaluate import estimate_dict
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.legality import check_tiling
-from simcore.problem import parse_problem
+from simcore.hardware.presets import load_preset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import parse_problem
 from tiler.space import SEARCH_FIELDS
 from tiler.tune import parse_tune_request, tune
 
@@ -92,6 +93,7 @@ def compare_one(
 
 
 def main() -> None:
+    tune_allocator()  # as the tiler command does: the estimator's block temporaries stay mapped
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=None, help="First N distinct problems only.")
     ap.add_argument(

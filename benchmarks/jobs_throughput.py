@@ -17,8 +17,8 @@ single-flight claim, the progress counters and the event log.
 
 Usage::
 
-    uv run python benchmarks/jobs_throughput.py --shapes 1000 --budget 0
-    uv run python benchmarks/jobs_throughput.py --shapes 60          # a few minutes on 2 cores
+    uv run python -m benchmarks.jobs_throughput --shapes 1000 --budget 0
+    uv run python -m benchmarks.jobs_throughput --shapes 60          # a few minutes on 2 cores
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def llm_suite(count: int, seed: int = 0) -> list[dict[str, Any]]:
 
 
 def _requests(shapes: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
-    from simcore.problem import Problem
+    from simcore.tiling.problem import Problem
 
     return [
         {"problem": Problem.model_validate(s).model_dump(mode="json"), "budget": budget}

@@ -1,8 +1,8 @@
 """Load benchmark of the service: cached ``tilings:tune`` against ``/healthz``, same run.
 
-    uv run python benchmarks/load.py                    # starts its own server (SQLite, tmp dir)
-    uv run python benchmarks/load.py --url http://127.0.0.1:8000   # an already running one
-    uv run python benchmarks/load.py --database-url postgresql+psycopg://postgres@127.0.0.1/test
+    uv run python -m benchmarks.load                    # starts its own server (SQLite, tmp dir)
+    uv run python -m benchmarks.load --url http://127.0.0.1:8000   # an already running one
+    uv run python -m benchmarks.load --database-url postgresql+psycopg://postgres@127.0.0.1/test
 
 The server is loopback only. The load generator is a minimal HTTP/1.1 keep-alive client on
 asyncio streams (one pre-encoded request per connection, responses parsed by Content-Length), so

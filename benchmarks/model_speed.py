@@ -9,8 +9,8 @@ figure for "one core".
 * Simulator: one 8192^3 fp16 tiling on 910B2 (CANN's own) in milliseconds (target <= 50 ms),
   beside the time numpy takes to sort an array of as many floats as the schedule has instructions.
 
-    uv run python benchmarks/model_speed.py
-    uv run python benchmarks/model_speed.py --soc Ascend310P3   # the estimator on another chip
+    uv run python -m benchmarks.model_speed
+    uv run python -m benchmarks.model_speed --soc Ascend310P3   # the estimator on another chip
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 
-from simcore.estimator import ESTIMATOR_FIELDS, estimate_arrays
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.problem import Problem
-from simcore.random_tilings import random_tiling
-from simcore.simulator import simulate
+from simcore.alloc import tune_allocator
+from simcore.estimate.estimator import ESTIMATOR_FIELDS, estimate_arrays
+from simcore.hardware.presets import load_preset
+from simcore.pipeline.simulator import simulate
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.problem import Problem
+from tests.support.random_tilings import random_tiling
 
 
 def best_of(fn, repeat: int = 5, clock=time.perf_counter) -> float:  # type: ignore[no-untyped-def]
@@ -46,6 +47,7 @@ def cpu_best_of(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
 
 
 def main() -> int:
+    tune_allocator()  # as the tiler command does: the estimator's block temporaries stay mapped
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--soc", default="Ascend910B2", help="chip of the estimator's 4096^3 candidates"

@@ -11,7 +11,7 @@ enqueued points) for up to 1,000 trials with the **estimator** as the objective 
 comparison runs in minutes), and the best found after 100 / 300 / 1,000 trials is compared with
 the screened optimum of the same estimator. GP is run to 100 trials only (about 1 s per trial).
 
-    uv run python benchmarks/tune_suite.py --shapes 20 --sampler-shapes 2
+    uv run python -m benchmarks.tune_suite --shapes 20 --sampler-shapes 2
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from simcore.estimator import estimate_one
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.problem import Problem
+from simcore.alloc import tune_allocator
+from simcore.estimate.estimator import estimate_one
+from simcore.hardware.presets import load_preset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.problem import Problem
 from tiler.screen import screen
 from tiler.space import build_space
 from tiler.study import Evaluation, Predictor, _excess, run_study
@@ -68,7 +69,7 @@ class EstimatorObjective(Predictor):
         key = self.key(fields)
         if key in self.cache:
             return self.cache[key]
-        from simcore.legality import check_tiling
+        from simcore.tiling.legality import check_tiling
 
         p, pre = self.space.problem, self.space.preset
         t = complete_tiling(dict(fields), p, pre)
@@ -90,7 +91,7 @@ def baseline_seconds() -> float:
     """Seconds to estimate 500k fixed tilings: the machine's speed in this run (a yardstick)."""
     import numpy as np
 
-    from simcore.estimator import estimate_arrays
+    from simcore.estimate.estimator import estimate_arrays
 
     problem = Problem(m=4096, n=4096, k=4096)
     preset = load_preset(problem.soc)
@@ -196,6 +197,7 @@ def part_samplers(
 
 
 def main() -> None:
+    tune_allocator()  # as the tiler command does: the estimator's block temporaries stay mapped
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", type=int, default=None, help="Tune only the first N shapes.")
     ap.add_argument("--sampler-shapes", type=int, default=3)

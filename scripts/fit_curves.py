@@ -1,10 +1,10 @@
 """Fit the per-transfer and per-instruction constants of the model to the msKPP measurements.
 
 Reads ../shared/reference/mskpp_instruction_curves.json (or the path in $TILER_REFERENCE_DIR) and
-prints the fitted constants as JSON. The values in simcore/data/model_constants.json were produced
+prints the fitted constants as JSON. The values in simcore/hardware/data/model_constants.json were produced
 by this script; rerun it after a change of the reference data:
 
-    uv run python scripts/fit_curves.py
+    uv run python -m scripts.fit_curves
 
 Conversions follow the file's units_note: size-table bandwidths are GiB/s that msKPP converts at
 1850 MHz, so cycles(transfer) = bytes / (gbps * 2**30 / 1.85e9).

@@ -1,11 +1,11 @@
-"""Generate simcore/data/presets/<SoC>.json from the reference CSV and the model constants.
+"""Generate simcore/hardware/data/presets/<SoC>.json from the reference CSV and the model constants.
 
 Each field of a preset file is {"value": ..., "source": ...}. Hardware facts come from
 ../shared/reference/ascend_soc_params.csv (CANN platform ini files) with the conflicts resolved as
-ascend_soc_params.md says; model constants come from simcore/data/model_constants.json (per NPU
+ascend_soc_params.md says; model constants come from simcore/hardware/data/model_constants.json (per NPU
 architecture family). Rerun after a change to either:
 
-    uv run python scripts/gen_presets.py
+    uv run python -m scripts.gen_presets
 """
 
 from __future__ import annotations

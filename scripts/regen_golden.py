@@ -1,7 +1,7 @@
 """Regenerates the golden values of tests/simcore/test_golden.py.
 
-    uv run python scripts/regen_golden.py            # keep each case's tiling, recompute values
-    uv run python scripts/regen_golden.py --redraw   # also redraw the tilings of seeded cases
+    uv run python -m scripts.regen_golden            # keep each case's tiling, recompute values
+    uv run python -m scripts.regen_golden --redraw   # also redraw the tilings of seeded cases
 
 Each case is a problem and a legal TCubeTiling; the file records, for the simulator and the
 estimator, the kernel time, the bottleneck pipe and the busy cycles of every pipe, plus the
@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from simcore.estimator import ESTIMATOR_FIELDS, PIPE_NAMES, estimate_one
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.legality import check_tiling
-from simcore.problem import parse_problem
-from simcore.random_tilings import random_tiling
-from simcore.simulator import simulate
+from simcore.estimate.estimator import ESTIMATOR_FIELDS, PIPE_NAMES, estimate_one
+from simcore.hardware.presets import load_preset
+from simcore.pipeline.simulator import simulate
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import parse_problem
 from simcore.version import MODEL_VERSION
+from tests.support.random_tilings import random_tiling
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "simcore" / "golden" / "cases.json"
 
@@ -35,7 +35,7 @@ CANN_4096 = {
     "baseK": 64, "depthA1": 16, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 8, "stepKb": 4,
 }  # fmt: skip
 
-#: A 310P3 tiling whose 2 x transLength exceeds the UB (simcore.ub_path: no vector reorders).
+#: A 310P3 tiling whose 2 x transLength exceeds the UB (simcore.ub.path: no vector reorders).
 COLUMN_PATH_310P3 = {
     "usedCoreNum": 8, "singleCoreM": 256, "singleCoreN": 512, "baseM": 128, "baseN": 128,
     "baseK": 64, "depthA1": 16, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 8, "stepKb": 4,

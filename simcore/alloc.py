@@ -1,6 +1,6 @@
 """The C allocator's settings for the estimator's short-lived arrays.
 
-The estimator scores candidates in blocks of 16,384 (:mod:`simcore.estimator`): each block
+The estimator scores candidates in blocks of 16,384 (:mod:`simcore.estimate.estimator`): each block
 allocates and frees ~2,600 float64 arrays of 128 KiB, a few hundred of them alive at once.
 128 KiB is glibc's default mmap threshold, and glibc adapts its thresholds to what was freed last:
 with only such arrays in play the heap top is given back to the kernel (trimmed) over and over,
@@ -13,9 +13,11 @@ the same allocation pattern), and took a third off the wall-clock throughput of
 :func:`tune_allocator` fixes both thresholds once per process: arrays up to 32 MiB (glibc's
 largest allowed mmap threshold on 64-bit) come from the heap, and up to 64 MiB of free heap
 top stays with the process. A process that runs the estimator keeps at most that much more
-memory mapped. The estimator calls it when imported; ``SIMCORE_MALLOC_TUNING=0`` in the
-environment leaves the allocator alone (for a host process whose own allocator settings must
-not change). Elsewhere than glibc on Linux it does nothing.
+memory mapped. Importing the estimator changes nothing: the entry points that run it at length
+call :func:`tune_allocator` once (the ``tiler`` command, the search-pool and job-worker
+processes, the benchmarks). ``SIMCORE_MALLOC_TUNING=0`` in the environment leaves the allocator
+alone (for a host process whose own allocator settings must not change). Elsewhere than glibc on
+Linux it does nothing.
 """
 
 from __future__ import annotations

@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from simcore.costs import ceil_div
-from simcore.estimator import estimate_one
-from simcore.footprints import complete_tiling, uses_ub_path
-from simcore.hardware import HardwarePreset, load_preset
-from simcore.legality import check_tiling
-from simcore.problem import Problem, check_supported, parse_problem
-from simcore.roofline import roofline
-from simcore.simulator import PIPES, SimResult, simulate
-from simcore.tiling import TCubeTiling
-from simcore.ub_path import ub_plan
+from simcore.estimate.estimator import estimate_one
+from simcore.estimate.roofline import roofline
+from simcore.hardware.presets import HardwarePreset, load_preset
+from simcore.pipeline.costs import ceil_div
+from simcore.pipeline.simulator import PIPES, SimResult, simulate
+from simcore.tiling.footprints import complete_tiling, uses_ub_path
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import Problem, check_supported, parse_problem
+from simcore.tiling.tcube import TCubeTiling
+from simcore.ub.path import ub_plan
 from simcore.version import MODEL_VERSION
 
 #: Above this many simulated instructions evaluate falls back to the estimator (simulated=false).
@@ -85,7 +85,7 @@ def estimate_dict(
 
     Returns:
         The ``estimate`` object of the CLI contract; on chips that stage through UB it also has
-        ``ub`` (:meth:`simcore.ub_path.UbPlan.to_dict`: buffers, conflicts, cycles per repeat)
+        ``ub`` (:meth:`simcore.ub.path.UbPlan.to_dict`: buffers, conflicts, cycles per repeat)
         and ``explanation`` (one sentence per conflict).
     """
     est = estimate_one(problem, tiling, preset)

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcore.costs import align_up, ceil_div
-from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
-from simcore.footprints import complete_tiling
-from simcore.hardware import HardwarePreset
-from simcore.legality import check_tiling
-from simcore.problem import Problem
-from simcore.tiling import TCubeTiling
+from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.costs import align_up, ceil_div
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import Problem
+from simcore.tiling.tcube import TCubeTiling
 
 #: Seed 002's recommended base block.
 RECOMMENDED_BASE: tuple[int, int, int] = (128, 256, 64)

@@ -1,6 +1,6 @@
 """Lower bounds of the estimated time of every point of a group (core split x base block).
 
-The estimator (:func:`simcore.estimator.estimate_arrays`) prices a tiling as
+The estimator (:func:`simcore.estimate.estimator.estimate_arrays`) prices a tiling as
 
     cycles = min(max(makespan, resource), sequential) + launch
 
@@ -13,13 +13,13 @@ work (or the HBM floor); both are exact busy totals. So with lower bounds ``MK <
 * **M, MTE1, FIX**: fixed by the group (every K step's MMAD and L0 loads are the same whatever
   the inner fields; the drain is priced with the largest bandwidth share a core can get).
 * **MTE2 (and the UB legs V / MTE3)**: for each iterate order, each of the four reuse cases
-  of :func:`simcore.kernel.pass_coefficients` that L1 can hold: an operand is loaded once only
-  when what must stay resident fits next to one block of the other operand (the inner
+  of :func:`simcore.pipeline.traffic.pass_coefficients` that L1 can hold: an operand is loaded once
+  only when what must stay resident fits next to one block of the other operand (the inner
   operand: all its blocks of the core; the outer one: one K panel), otherwise once per block of
   the other operand. The copies move at most at ``min(L2 share, core rate)``, the core rate
   slowed by the L2 misses of at least the smallest working set of that order
-  (:func:`simcore.kernel.chip_bandwidth_cap` is decreasing in traffic and working set). Each
-  copy pays its latency; the copy count per pass is at least the operand's blocks over its
+  (:func:`simcore.pipeline.traffic.chip_bandwidth_cap` is decreasing in traffic and working set).
+  Each copy pays its latency; the copy count per pass is at least the operand's blocks over its
   share of L1, and A's and B's shares are traded off over intervals of A's share.
 * **Vector reorder and column DMAs** (UB-path chips, :func:`_pass_floor`): per pass at least
   the repeats of the operand's ND rows, each issued alone in chunks of more than 255 ND rows
@@ -47,8 +47,8 @@ work (or the HBM floor); both are exact busy totals. So with lower bounds ``MK <
   chunk before, so its copies and all but two MMADs of each chunk run in series; where more
   copies would shorten that chain they lengthen the pipe the copies load, and the least of
   the larger of the two is taken.
-* **Per-case core rate**: the hit ratio of :func:`simcore.kernel.chip_bandwidth_cap` falls as
-  the chip's reads grow, so each reuse case's least reads cap the copy rate (and the tail
+* **Per-case core rate**: the hit ratio of :func:`simcore.pipeline.traffic.chip_bandwidth_cap`
+  falls as the chip's reads grow, so each reuse case's least reads cap the copy rate (and the tail
   cores read as the largest one does where they reuse the operand alike).
 * **Column sweeps** (UB-path chips, ND rows = the operand's rows): a row group whose K panel
   does not fit its slots is swept by every block of it, one DMA per 32 B of K each sweep.
@@ -58,7 +58,7 @@ work (or the HBM floor); both are exact busy totals. So with lower bounds ``MK <
   copies, and more passes below).
 * **L0 flags**: a group only holds the dbL0A / dbL0B / dbL0C its blocks fit (tiler.space
   ``dbA_max`` ...).
-* **MK**: the estimator's compute path (``simcore/estimator.py``, ``compute_path = start -
+* **MK**: the estimator's compute path (``simcore/estimate/estimator.py``, ``compute_path = start -
   (per - mm) + span + bound_ex + inner + dr_last`` with ``bound_ex, inner >= 0``) is at least the
   sum over every K step of its period plus the last drain. A step's period is
   ``max(mm + wa*la + wb*lb, la + lb)``; for each L0 buffering class the smallest period and the
@@ -77,8 +77,8 @@ non-decreasing in each; so the bound is the smallest over the cases and interval
 figure combined in each (not the combination of separate minimums).
 
 On UB-path chips (no on-the-fly ND->NZ) a tiling whose reorder halves do not fit in UB takes the
-column DMA path with other costs (:func:`simcore.costs.vector_path_array`): the bound is the
-smaller of the two paths'.
+column DMA path with other costs (:func:`simcore.pipeline.costs.vector_path_array`): the bound is
+the smaller of the two paths'.
 
 A bound is only useful while it never exceeds the estimate: ``tests/tiler/test_bound.py`` checks
 it on random legal tilings and :func:`tiler.screen.screen` checks every scored point against its
@@ -92,11 +92,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from simcore.costs import Costs, align_up, ceil_div, vector_path_array
-from simcore.dtypes import FRACTAL_ROWS, bits
-from simcore.hardware import HardwarePreset
-from simcore.problem import Problem
-from simcore.vector import strided_repeat_cycles
+from simcore.hardware.dtypes import FRACTAL_ROWS, bits
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.costs import Costs, align_up, ceil_div, vector_path_array
+from simcore.tiling.problem import Problem
+from simcore.ub.vector import strided_repeat_cycles
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -174,7 +174,7 @@ def _reachable_paths(space: Any, g: dict[str, Any]) -> list[tuple[bool, Any]]:
     """The data paths (vector reorder or not) some tiling of each group can take.
 
     On chips without the two UB paths only the one (``None``: every group). Otherwise
-    (:func:`simcore.costs.vector_path_array`) the vector path needs ``max(shareUbSize, 2 x
+    (:func:`simcore.pipeline.costs.vector_path_array`) the vector path needs ``max(shareUbSize, 2 x
     transLength) <= UB``, where shareUbSize is fixed by the group and transLength is the
     largest of the A, B, C and bias tiles in UB, each non-decreasing in the steps (a tile of
     ``rows x cols`` takes ``rows x cols`` elements, ``rows x (cols + 16)`` when cols is a
@@ -212,7 +212,7 @@ def _select(groups: dict[str, Any], idx: Any) -> dict[str, Any]:
 
 def _has_two_paths(problem: Problem, preset: HardwarePreset) -> bool:
     # Costs differ between the vector and the column path only for ND inputs on chips without
-    # on-the-fly ND->NZ (simcore.costs.Costs: a_via_ub / a_by_column), and for the C drain
+    # on-the-fly ND->NZ (simcore.pipeline.costs.Costs: a_via_ub / a_by_column), and for the C drain
     # without FixPipe.
     return not preset.nd2nz_on_the_fly or not preset.has_fixpipe
 
@@ -235,7 +235,7 @@ def _block_types(g: dict[str, Any], k: int) -> list[tuple[Any, Any, Any]]:
 def _average_step(c: Costs, g: dict[str, Any]) -> Any:
     """A full-K step's ``la + lb + mm`` at the block dimensions averaged over the core's blocks.
 
-    Estimator formula (simcore/estimator.py ``_core``, slot cycles and first block): those
+    Estimator formula (simcore/estimate/estimator.py ``_core``, slot cycles and first block): those
     paths price the steps with the fractal counts averaged over the core's blocks, ``fr_1 =
     ((m_iter - 1) x fr_f + fr_t) / m_iter`` (likewise the columns), ``la = lat1 + fr_1 x 16 x
     ka_f / rate_a``, ``mm = ovh + fr_1 x fc_1 x fk_f x frc``. With tail blocks this is below
@@ -443,7 +443,7 @@ def _bound(
     unique = (problem.m + problem.n) * k * in_b + write
     once_read = (n_cores * problem.m + m_cores * problem.n) * k * in_b
     total_min = once_read + write
-    # Smallest working set of this order (simcore.kernel.reuse_working_set with step 1).
+    # Smallest working set of this order (simcore.pipeline.traffic.reuse_working_set with step 1).
     if order == 0:
         working = (m_cores * np.minimum(rows, problem.m) + n_cores * bn) * k * in_b
     else:
@@ -534,8 +534,9 @@ def _bound(
     a_blk = bm * bk * in_b
     b_blk = bn * bk * in_b
     # Through UB (the vector path) a chunk is one UB tile and two tiles fit UB
-    # (simcore.costs.vector_path_array: 2 x transLength <= UB, transLength at least the
-    # chunk's bytes, simcore.footprints.trans_length): a chunk holds at most this many blocks.
+    # (simcore.pipeline.costs.vector_path_array: 2 x transLength <= UB, transLength at least the
+    # chunk's bytes, simcore.tiling.footprints.trans_length): a chunk holds at most this many
+    # blocks.
     ub_cap_a = np.floor(p.ub_bytes / (2.0 * a_blk)) if c.a_via_ub else np.inf
     ub_cap_b = np.floor(p.ub_bytes / (2.0 * b_blk)) if c.b_via_ub else np.inf
     a_panel = bm * k_iter * bk * in_b
@@ -558,7 +559,7 @@ def _bound(
     # (shared by all cores) and on the core's row groups, so every core with the largest
     # core's rows loads A as it does (once, or at least once per block of its columns); the
     # tail-row cores, with fewer rows, at least once, and as the largest core does when they
-    # reuse A alike (simcore.kernel.operand_passes): A outer (iterateOrder 1), whose reuse
+    # reuse A alike (simcore.pipeline.traffic.operand_passes): A outer (iterateOrder 1), whose reuse
     # does not depend on its block count, or as many row blocks as the largest core. Likewise
     # B by columns. The HBM floor is increasing in the reads (at the least miss rate).
     tail_m = problem.m - (m_cores - 1) * rows
@@ -582,9 +583,9 @@ def _bound(
             a_hi = np.floor((room - b_lo * b_blk) / a_blk)
             infeasible = np.where(a_hi >= a_lo, 0.0, np.inf)
             # Through UB an operand's chunk is one UB tile of at least its blocks' bytes, and
-            # the vector path needs two tiles in UB (simcore.costs.vector_path_array). Loaded
-            # once, its chunks fill at most two slots (depth = step x stepK x db, db <= 2), so
-            # a chunk holds at least half of what must stay resident.
+            # the vector path needs two tiles in UB (simcore.pipeline.costs.vector_path_array).
+            # Loaded once, its chunks fill at most two slots (depth = step x stepK x db, db <= 2),
+            # so a chunk holds at least half of what must stay resident.
             for once, via, need, blk in (
                 (a_once, c.a_via_ub, a_need, a_blk),
                 (b_once, c.b_via_ub, b_need, b_blk),
@@ -749,8 +750,8 @@ def _bound(
 def _last_chunk_steps(per: Any, k_iter: Any, lat: Any, passes: Any, chunk: Any, priced: Any) -> Any:
     """Least ``steps x per`` left after an operand's last copy, plus the copies that costs.
 
-    Estimator formulas (simcore/estimator.py ``_core``): ``copy_path = mte2 + tail_after`` with
-    ``tail_after = (k_iter - last_step - 1) x per + la + lb + mm + dr_last``, where
+    Estimator formulas (simcore/estimate/estimator.py ``_core``): ``copy_path = mte2 + tail_after``
+    with ``tail_after = (k_iter - last_step - 1) x per + la + lb + mm + dr_last``, where
     ``last_step`` is the larger of ``D_a = (kc_a - 1) x stepKa`` and ``D_b`` (the start of
     each operand's last K chunk), ``per`` is the typical block's period (at least ``max(mm, la
     + lb)``, ``per`` given here) and every copy pays its latency ``lat`` on MTE2 (``mte2``
@@ -791,7 +792,7 @@ def _pass_start_stalls(
 ) -> Any:
     """The least stall sum, as a function of the L0 class offset, at an operand's pass starts.
 
-    Estimator formulas (simcore/estimator.py ``_core``, block boundaries, no FixPipe): the
+    Estimator formulas (simcore/estimate/estimator.py ``_core``, block boundaries, no FixPipe): the
     compute path ``start - (per - mm) + span + bound_ex + inner + dr_last`` adds ``bound_ex =
     both x max(ex_ab0, ex_c) + only_a x max(ex_a0, ex_c) + only_b x max(ex_b0, ex_c) + rest x
     ex_c`` over the block boundaries (``both = min(pa, pb)``, ``only_a = pa - both``, ...,
@@ -807,8 +808,8 @@ def _pass_start_stalls(
     chain plus this figure plus ``dr_last``.
 
     The pass count (operand A; B alike): ``passes_a`` counts A's group passes, each of ``kc``
-    chunk copies (``loads_a = passes_a x kc``, :func:`simcore.kernel.operand_passes`). With
-    its K chunks streamed (``kc > slots``) every block reloads its group: ``passes_a`` is the
+    chunk copies (``loads_a = passes_a x kc``, :func:`simcore.pipeline.traffic.operand_passes`).
+    With its K chunks streamed (``kc > slots``) every block reloads its group: ``passes_a`` is the
     block count. Otherwise ``kc <= slots`` (the slot count, 1 or 2: depth = step x stepK x db,
     db <= 2), so ``stepKa >= ceil(k_iter / slots)``, a chunk holds ``stepM x stepKa`` blocks
     at most ``chunk`` (the caller's L1 share per slot, and the UB tile through UB), ``stepM <=
@@ -865,7 +866,7 @@ def _pass_start_stalls(
 def _first_copy_latency(c: Costs, is_a: bool) -> float:
     """Cycles one direct chunk copy of an operand takes at least (0 through UB or by column).
 
-    A direct copy is one instruction, latency plus bytes (:meth:`simcore.costs.Costs.
+    A direct copy is one instruction, latency plus bytes (:meth:`simcore.pipeline.costs.Costs.
     gm_to_l1_cycles`); the other paths are left at 0.
     """
     p = c.preset
@@ -884,9 +885,9 @@ def _pass_floor(
     A pass copies every K chunk of every row group of the core's ``rows`` once. Whatever the
     steps (stepM / stepKa for A), the chunks tile ``rows`` x K, so:
 
-    * a reorder (:func:`simcore.vector.nd2nz_reorder_cycles`) of a chunk of ``r`` ND rows of
+    * a reorder (:func:`simcore.ub.vector.nd2nz_reorder_cycles`) of a chunk of ``r`` ND rows of
       ``w`` bytes costs ``ceil(r / 8) x ceil(w / 32)`` repeats of at least the cheapest strided
-      repeat (:func:`simcore.vector.strided_repeat_cycles`), and the sums of ceilings over the
+      repeat (:func:`simcore.ub.vector.strided_repeat_cycles`), and the sums of ceilings over the
       chunks are at least the ceilings of the sums: ``ceil(R / 8) x ceil(W / 32)`` repeats per
       pass, with (R, W) the operand's ND rows and row bytes (K x rows bytes or rows x K bytes
       by its transpose);
@@ -901,7 +902,7 @@ def _pass_floor(
       ``ceil(W / 32)`` DMAs per row group (or K chunk), of which a pass has at least
       ``iters / step`` (``iters`` the blocks along that dimension, see :func:`_copies`); when
       the ND rows are the operand's rows, a row group whose K chunks do not all fit in its
-      slots is swept again by every block of it (:func:`simcore.kernel.operand_passes`).
+      slots is swept again by every block of it (:func:`simcore.pipeline.traffic.operand_passes`).
 
     Returns:
         Per pass: repeat cycles, issues, column DMAs per row group (or K chunk), ``iters``,
@@ -939,8 +940,8 @@ def _first_copy_legs(
 ) -> tuple[Any, Any]:
     """Least average MTE2 leg of an A copy and of a B copy (the start-up of the compute path).
 
-    Estimator formula (simcore/estimator.py ``_core``): ``ga1 = ga / loads_a``, ``ga = loads_a
-    x lat + bytes / min(peak, cap)`` (plus the column path's extra DMA latencies, >= 0): at
+    Estimator formula (simcore/estimate/estimator.py ``_core``): ``ga1 = ga / loads_a``, ``ga =
+    loads_a x lat + bytes / min(peak, cap)`` (plus the column path's extra DMA latencies, >= 0): at
     least the latency plus the bytes of the average copy, and a copy moves ``bytes / loads``
     on average, where the passes move groups of at least the tail block's rows (16-aligned)
     over all of K, each in at most ``k_iter`` chunks. ``cap`` is at least the estimator's
@@ -1003,7 +1004,7 @@ def _copies(terms: tuple[Any, ...], loads: Any, least: Any) -> tuple[Any, Any, A
     most ``share`` blocks of L1 cuts the ``iters`` blocks into at least ``iters / share``
     groups or K chunks. When the ND rows are the operand's rows, a row group of ``step``
     blocks whose ``panel`` K blocks do not all fit in its slots (``share < step x panel``) is
-    streamed and swept again by each of its blocks (:func:`simcore.kernel.operand_passes`:
+    streamed and swept again by each of its blocks (:func:`simcore.pipeline.traffic.operand_passes`:
     ``iters`` sweeps a pass, whatever the step); one that fits has ``step <= share / panel``,
     so a pass has at least ``iters / floor(share / panel)`` sweeps; each sweep of a row group
     moves all its K bytes, ``ceil(W / 32)`` DMAs at least (sum of ceilings >= ceiling of sum):
@@ -1071,7 +1072,7 @@ def _one_slot_chain(
     there, the partner rises, and past the knee both rise). It is non-decreasing in
     ``partner``, so any lower bound of that pipe may be passed.
 
-    Estimator formulas it relies on (simcore/estimator.py ``_core``): ``chain_a`` /
+    Estimator formulas it relies on (simcore/estimate/estimator.py ``_core``): ``chain_a`` /
     ``chain_b`` (a single slot: ``passes x ((kc - 1) x hop_f + hop_l)``, hop = slot-waiting leg
     + the chunk's reads :func:`_restart_reads`, at least ``(r - 2) x mm`` for ``r`` steps, +
     ``stay``, the compute of the other blocks that read the chunk) enter its makespan with

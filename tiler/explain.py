@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
-from simcore.footprints import share_l1_size
-from simcore.hardware import HardwarePreset
-from simcore.problem import Problem
-from simcore.tiling import TCubeTiling
+from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware.presets import HardwarePreset
+from simcore.tiling.footprints import share_l1_size
+from simcore.tiling.problem import Problem
+from simcore.tiling.tcube import TCubeTiling
 
 #: A buffer at least this full counts as full (binding).
 FULL_FRACTION = 0.999

@@ -5,10 +5,10 @@ million per second. Its outer level, the *groups* (core split x base block), has
 entries, and for each group a lower bound on the estimated time of every point in it is cheap:
 
 * ``time >= launch + busiest pipe`` -- the estimator clips every makespan to at least its busiest
-  pipe (simcore.estimator's contract, the same one the simulator's seed 003 bounds give);
+  pipe (simcore.estimate.estimator's contract, the same one the simulator's seed 003 bounds give);
 * the cube (M) and L1->L0 (MTE1) work of a core is fixed by its block and the base block: the
   same MMADs and loads whatever the steps, depths, flags and order (seed 004 / the kernel
-  description in simcore.kernel), so the group's M and MTE1 busy times are exact;
+  description in simcore.pipeline.traffic), so the group's M and MTE1 busy times are exact;
 * FixPipe (or, without FixPipe, L0C->UB and UB->GM) drains every block once at a rate no faster
   than the pipe's own; MTE2 moves each operand's rows of the core at least once, at no more
   than min(peak, the chip's L2 bandwidth shared by the active cores), and the chip's HBM moves
@@ -21,13 +21,13 @@ lowers it, and then with them for the groups it leaves.)
 
 Inside a group that its bound cannot rule out, a second level bounds each *operand option*
 (A: stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the iterateOrder) over every
-partner option and L0 flag, with :func:`simcore.estimator.operand_floor_arrays` on chips
-without a UB path and :func:`simcore.floors.ub_operand_floor_arrays` on UB-path chips (310P,
-910A), one evaluation per option, so #A + #B evaluations rule out #A x #B pairs: only the
+partner option and L0 flag, with :func:`simcore.estimate.estimator.operand_floor_arrays` on chips
+without a UB path and :func:`simcore.estimate.bounds.ub_operand_floor_arrays` on UB-path chips
+(310P, 910A), one evaluation per option, so #A + #B evaluations rule out #A x #B pairs: only the
 pairs of options that both leave below the runner-up are formed at all. A third level bounds
 each remaining *L1 choice* (steps, L1 depths, iterateOrder) over its L0 flags (dbL0A / dbL0B /
-dbL0C) with :func:`simcore.estimator.makespan_floor_arrays`, the estimator's own code in floor
-mode; only the choices whose floor is below the runner-up's time are expanded into points and
+dbL0C) with :func:`simcore.estimate.estimator.makespan_floor_arrays`, the estimator's own code in
+floor mode; only the choices whose floor is below the runner-up's time are expanded into points and
 scored (and each scored point is checked against its choice's floor as well).
 
 Groups are scored in order of their bound; screening stops when the next bound is no better than
@@ -45,10 +45,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from simcore.costs import ceil_div
-from simcore.estimator import estimate_arrays, makespan_floor_arrays, operand_floor_arrays
-from simcore.floors import ub_operand_floor_arrays
-from simcore.problem import Template
+from simcore.estimate.bounds import ub_operand_floor_arrays
+from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays, operand_floor_arrays
+from simcore.pipeline.costs import ceil_div
+from simcore.tiling.problem import Template
 from simcore.version import MODEL_VERSION
 from tiler.bound import cube_lower_bounds, group_lower_bounds, pass_start_stalls_apply
 from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand, operand_fields
@@ -67,8 +67,8 @@ DEFAULT_MAX_POINTS = 1_200_000
 #: Relative tolerance of 'cannot beat': bounds and times agree to rounding (~1e-12), so a group
 #: whose bound is within this of the runner-up can at most tie with it.
 TIE_RTOL = 2e-9
-#: Relative margin of the floors from simcore.estimator (operand and L1-choice floors) against
-#: floating-point rounding: they run the estimator's own formulas, so a floor that equals a
+#: Relative margin of the floors from simcore.estimate.estimator (operand and L1-choice floors)
+#: against floating-point rounding: they run the estimator's own formulas, so a floor that equals a
 #: point's estimate in exact arithmetic can exceed it by an ulp (seen: 2e-16 relative on 310P3
 #: 512x28672x8192 fp16). The tests check the floors with the same tolerance.
 FLOOR_RTOL = 1e-12
@@ -539,8 +539,8 @@ def screen(
         floors_a = floors_b = None
         if use_bound:
             # Second level, per operand: one floor per A option and per B option (and iterate
-            # order) bounds all their pairs (simcore.estimator.operand_floor_arrays, or
-            # simcore.floors.ub_operand_floor_arrays on UB-path chips); only the pairs that
+            # order) bounds all their pairs (simcore.estimate.estimator.operand_floor_arrays, or
+            # simcore.estimate.bounds.ub_operand_floor_arrays on UB-path chips); only the pairs that
             # both leave below the runner-up are formed.
             res_a = _operand_floor_values(
                 space, _operand_rows(space, opts, orders, tables[0], True)
@@ -566,9 +566,9 @@ def screen(
                 break
             sub = {f: v[start : start + CHUNK_POINTS // 8] for f, v in merged.items()}
             part_floors = floors[start : start + CHUNK_POINTS // 8]
-            # Third level: the floor of each L1 choice over its L0 flags (simcore.estimator.
-            # makespan_floor_arrays); only choices whose floor is below the runner-up are
-            # scored.
+            # Third level: the floor of each L1 choice over its L0 flags
+            # (simcore.estimate.estimator. makespan_floor_arrays); only choices whose floor is
+            # below the runner-up are scored.
             part_floors = np.maximum(
                 np.asarray(makespan_floor_arrays(space.problem, space.preset, sub)["time_us"])
                 * (1.0 - FLOOR_RTOL),

@@ -2,7 +2,7 @@
 
 A point of the space is one value of each searchable struct field (:data:`SEARCH_FIELDS`). The
 space is built level by level so that later ranges depend on earlier choices and the rules of
-seed 002 (tables 2 and 3, as :mod:`simcore.legality` implements them) hold by construction:
+seed 002 (tables 2 and 3, as :mod:`simcore.tiling.legality` implements them) hold by construction:
 
 1. **Core split** (``usedCoreNum, singleCoreM, singleCoreN``; K is never split, so
    ``singleCoreK = K``): for every count of row blocks ``mc`` the balanced block
@@ -35,13 +35,13 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from simcore.costs import align_up, ceil_div
-from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
 from simcore.errors import InputError
-from simcore.hardware import HardwarePreset
-from simcore.legality import problem_violations
-from simcore.problem import Format, Problem, Template
-from simcore.tiling import REQUIRED_FIELDS
+from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.costs import align_up, ceil_div
+from simcore.tiling.legality import problem_violations
+from simcore.tiling.problem import Format, Problem, Template
+from simcore.tiling.tcube import REQUIRED_FIELDS
 
 IntArray = npt.NDArray[np.int64]
 

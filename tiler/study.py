@@ -14,7 +14,7 @@ with how far the point is from legal). Legal proposals outside the space (unbala
 are scored as they are.
 
 The objective is the predicted time the answer reports: the discrete-event simulator
-(:func:`simcore.simulator.simulate`) when the kernel is small enough to play
+(:func:`simcore.pipeline.simulator.simulate`) when the kernel is small enough to play
 (``simcore.evaluate.MAX_SIMULATED_INSTRUCTIONS``), the estimator otherwise; results are cached
 by point, so re-proposed points cost nothing.
 
@@ -46,11 +46,11 @@ from typing import Any
 import numpy as np
 
 from simcore.errors import InputError
-from simcore.estimator import estimate_one
+from simcore.estimate.estimator import estimate_one
 from simcore.evaluate import MAX_SIMULATED_INSTRUCTIONS, instruction_count
-from simcore.footprints import complete_tiling
-from simcore.legality import check_tiling
-from simcore.simulator import simulate
+from simcore.pipeline.simulator import simulate
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
 from tiler.space import Space
 
 SAMPLERS: tuple[str, ...] = ("tpe", "cmaes", "random", "gp")

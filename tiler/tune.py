@@ -22,10 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simcore.errors import InputError
 from simcore.evaluate import estimate_dict
-from simcore.footprints import complete_tiling
-from simcore.hardware import HardwarePreset, load_preset
-from simcore.problem import Problem, check_supported, parse_problem
-from simcore.tiling import TCubeTiling, parse_tiling_fields
+from simcore.hardware.presets import HardwarePreset, load_preset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.problem import Problem, check_supported, parse_problem
+from simcore.tiling.tcube import TCubeTiling, parse_tiling_fields
 from tiler.baselines import recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
 from tiler.screen import screen

@@ -16,8 +16,8 @@ from app.api.schemas import (
 from app.problem_json import problem_responses, unknown_soc_problem
 from app.tuning import preset_digest
 from simcore.errors import UnknownSocError
-from simcore.hardware import list_socs, load_preset
-from simcore.vector import analyze, parse_vector_instruction
+from simcore.hardware.presets import list_socs, load_preset
+from simcore.ub.vector import analyze, parse_vector_instruction
 
 router = APIRouter(prefix="/v1", tags=["hardware"])
 

@@ -18,7 +18,7 @@ from app.api.schemas import BUDGET_SCHEMA_MAX, SEED_MAX, Sampler
 from app.jobs.service import JobService, job_summary, prepare_job, result_entry_json
 from app.problem_json import problem_responses
 from app.settings import Settings
-from simcore.problem import Problem
+from simcore.tiling.problem import Problem
 
 router = APIRouter(prefix="/v1", tags=["tuning-jobs"])
 

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.problem_json import ViolationDetail
-from simcore.problem import INT32_MAX, Problem
-from simcore.tiling import INT32_MIN
+from simcore.tiling.problem import INT32_MAX, Problem
+from simcore.tiling.tcube import INT32_MIN
 from tiler.tune import MAX_BUDGET
 
 _REQUIRED = Field(ge=INT32_MIN, le=INT32_MAX, strict=True)
@@ -285,7 +285,7 @@ class UbAnalyzeBody(BaseModel):
     mask: UbNumber | list[UbNumber] | None = None
 
     def to_request(self) -> dict[str, Any]:
-        """The instruction as ``simcore.vector.parse_vector_instruction`` takes it."""
+        """The instruction as ``simcore.ub.vector.parse_vector_instruction`` takes it."""
         return self.model_dump(exclude_none=True)
 
 

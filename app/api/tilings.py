@@ -28,7 +28,7 @@ from app.export import EXTENSIONS, MEDIA_TYPES, ExportFormat, export_tiling, til
 from app.problem_json import ProblemError, problem_responses
 from app.tuning import response_json, timeline_job
 from simcore.evaluate import parse_request, validate
-from simcore.problem import INT32_MAX
+from simcore.tiling.problem import INT32_MAX
 
 router = APIRouter(prefix="/v1", tags=["tilings"])
 
@@ -218,7 +218,7 @@ async def export_tiling_route(
     * `bin`: 50 little-endian int32 values (200 bytes).
 
     Field order: usedCoreNum, M, N, Ka, Kb, singleCoreM, ..., BatchNum, mxTypePara (the full
-    list is in the README and `simcore.tiling.FIELD_ORDER`).
+    list is in the README and `simcore.tiling.tcube.FIELD_ORDER`).
     """
     stored = await _stored(service, id)
     answer = json.loads(stored.answer_json)

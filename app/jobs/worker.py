@@ -59,6 +59,7 @@ from app.tuning import (
     raise_outcome_error,
     tune_job,
 )
+from simcore.alloc import tune_allocator
 from simcore.errors import InputError, UnknownSocError
 from tiler.tune import MAX_BUDGET
 
@@ -389,6 +390,8 @@ def run_one_worker(once: bool, poll_s: float | None, schema_wait_s: float) -> Wo
         poll_s: Idle poll interval (None: ``TILER_JOB_POLL_S``).
         schema_wait_s: How long to wait for the schema to reach the latest migration.
     """
+    # A worker runs searches in this process: keep the estimator's block temporaries mapped.
+    tune_allocator()
     # One search per process: numpy's BLAS threads would only oversubscribe the cores.
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")

@@ -7,10 +7,10 @@ import re
 import struct
 
 from app.export import ExportFormat, export_tiling
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.problem import parse_problem
-from simcore.tiling import FIELD_ORDER, TCubeTiling
+from simcore.hardware.presets import load_preset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.problem import parse_problem
+from simcore.tiling.tcube import FIELD_ORDER, TCubeTiling
 
 PROBLEM = parse_problem({"soc": "Ascend910B2", "m": 4096, "n": 4096, "k": 4096, "dtype": "fp16"})
 TILING = complete_tiling(

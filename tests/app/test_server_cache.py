@@ -18,11 +18,11 @@ import httpx
 import pytest
 
 from app.db import migrate
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.legality import check_tiling
-from simcore.problem import parse_problem
-from simcore.tiling import FIELD_ORDER
+from simcore.hardware.presets import load_preset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import parse_problem
+from simcore.tiling.tcube import FIELD_ORDER
 from tests.app._server import BACKENDS, database_url, running_server
 
 PROBLEM = {"soc": "Ascend910B2", "m": 64, "n": 64, "k": 64, "dtype": "fp16"}

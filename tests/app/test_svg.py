@@ -19,11 +19,11 @@ from app.svg import (
     timeline_svg_for,
 )
 from simcore.evaluate import estimate_dict, evaluate, parse_request
-from simcore.hardware import load_preset
-from simcore.legality import check_tiling
-from simcore.problem import parse_problem
-from simcore.random_tilings import random_tiling
-from simcore.simulator import KINDS, PIPES, SimResult, simulate
+from simcore.hardware.presets import load_preset
+from simcore.pipeline.simulator import KINDS, PIPES, SimResult, simulate
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import parse_problem
+from tests.support.random_tilings import random_tiling
 from tiler.tune import parse_tune_request, tune
 
 NS = "{http://www.w3.org/2000/svg}"

@@ -22,10 +22,10 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from simcore.hardware import load_preset
-from simcore.problem import parse_problem
-from simcore.simulator import simulate
-from simcore.tiling import build_tiling
+from simcore.hardware.presets import load_preset
+from simcore.pipeline.simulator import simulate
+from simcore.tiling.problem import parse_problem
+from simcore.tiling.tcube import build_tiling
 from tests.app._server import REPO, postgres_schema_url, running_server
 from tests.jobs.test_jobs import JOB_ENV, Deployment, _stop
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simcore import alloc, estimator
+from simcore import alloc
 
 _GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 _REPO = Path(__file__).resolve().parents[2]
@@ -42,10 +42,12 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 _ESTIMATOR = """
 import resource
 import numpy as np
-from simcore.estimator import ESTIMATOR_FIELDS, _BLOCK, estimate_arrays
-from simcore.hardware import load_preset
-from simcore.problem import Problem
-from simcore.random_tilings import random_tiling
+from simcore.alloc import tune_allocator
+from simcore.estimate.estimator import ESTIMATOR_FIELDS, _BLOCK, estimate_arrays
+from simcore.hardware.presets import load_preset
+from simcore.tiling.problem import Problem
+from tests.support.random_tilings import random_tiling
+tune_allocator()  # what an entry point (the tiler command, a search worker) does
 preset = load_preset("Ascend910B2")
 problem = Problem(m=4096, n=4096, k=4096)
 rng = np.random.default_rng(0)
@@ -71,7 +73,6 @@ def _faults(script: str, tuning: str) -> int:
 @pytest.mark.skipif(not _GLIBC, reason="mallopt thresholds are glibc's (Linux)")
 def test_glibc_takes_both_thresholds() -> None:
     assert alloc.tune_allocator()
-    assert estimator.ALLOCATOR_TUNED
 
 
 def test_opt_out_leaves_the_allocator_alone(monkeypatch: pytest.MonkeyPatch) -> None:

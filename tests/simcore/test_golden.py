@@ -6,7 +6,7 @@ without FixPipe or on-the-fly ND->NZ. Each pins the kernel time, the bottleneck 
 cycles of every pipe. A model change that moves any of them fails here on purpose: bump
 MODEL_VERSION (simcore/version.py), regenerate with
 
-    uv run python scripts/regen_golden.py
+    uv run python -m scripts.regen_golden
 
 and review the diff of cases.json.
 """
@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from simcore.estimator import PIPE_NAMES, estimate_one
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.legality import check_tiling
-from simcore.problem import parse_problem
-from simcore.simulator import simulate
+from simcore.estimate.estimator import PIPE_NAMES, estimate_one
+from simcore.hardware.presets import load_preset
+from simcore.pipeline.simulator import simulate
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import parse_problem
 from simcore.version import MODEL_VERSION
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "cases.json").read_text())
@@ -35,7 +35,7 @@ REL = 1e-9
 def test_golden_file_matches_the_model_version() -> None:
     assert GOLDEN["model_version"] == MODEL_VERSION, (
         "the golden values were produced by another model version: "
-        "run `uv run python scripts/regen_golden.py` and review the diff"
+        "run `uv run python -m scripts.regen_golden` and review the diff"
     )
 
 

@@ -1,9 +1,9 @@
 """The screening's bounds never exceed the estimator (what makes `exact` true).
 
 Three levels: the group bound (:mod:`tiler.bound`), the floor of each operand's L1 choice
-over every partner choice and L0 flag (:func:`simcore.estimator.operand_floor_arrays`, and
-:func:`simcore.floors.ub_operand_floor_arrays` on UB-path chips), and the floor of each L1
-choice over its L0 flags (:func:`simcore.estimator.makespan_floor_arrays`).
+over every partner choice and L0 flag (:func:`simcore.estimate.estimator.operand_floor_arrays`, and
+:func:`simcore.estimate.bounds.ub_operand_floor_arrays` on UB-path chips), and the floor of each L1
+choice over its L0 flags (:func:`simcore.estimate.estimator.makespan_floor_arrays`).
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from simcore.estimator import (
+from simcore.estimate.estimator import (
     ESTIMATOR_FIELDS,
     estimate_arrays,
     estimate_one,
     makespan_floor_arrays,
     operand_floor_arrays,
 )
-from simcore.hardware import load_preset
-from simcore.problem import Problem
-from simcore.random_tilings import random_tiling
+from simcore.hardware.presets import load_preset
+from simcore.tiling.problem import Problem
+from tests.support.random_tilings import random_tiling
 from tiler.screen import group_lower_bounds
 from tiler.space import GROUP_FIELDS, build_space
 
@@ -50,9 +50,9 @@ def test_group_bound_is_below_every_point_of_the_group(problem: Problem) -> None
 
 def test_bound_holds_on_the_column_dma_path_of_ub_chips() -> None:
     # On 310P a tiling whose reorder halves do not fit in UB takes the column DMA path
-    # (simcore.costs.vector_path_array) with no vector reorder: its V time is below the vector
-    # path's, and the group bound must take the smaller of the two paths.
-    from simcore.costs import vector_path_array
+    # (simcore.pipeline.costs.vector_path_array) with no vector reorder: its V time is below the
+    # vector path's, and the group bound must take the smaller of the two paths.
+    from simcore.pipeline.costs import vector_path_array
 
     problem = Problem(m=1000, n=2000, k=3000, dtype="fp16", soc="Ascend310P3")
     preset = load_preset(problem.soc)
@@ -162,9 +162,9 @@ def test_operand_floor_is_left_to_the_pair_floor_on_ub_chips() -> None:
 def test_group_bound_is_below_sampled_points_of_many_groups(problem: Problem) -> None:
     # The reorder-issue, UB-staging-chain and per-reuse-case HBM terms of the group bound
     # (tiler.bound): sampled points of random groups, on both UB data paths (vector reorder
-    # and column DMA, simcore.costs.vector_path_array) and on 910B, never go below their
+    # and column DMA, simcore.pipeline.costs.vector_path_array) and on 910B, never go below their
     # group's bound; and the bound is close to the best sampled point of some group.
-    from simcore.costs import vector_path_array
+    from simcore.pipeline.costs import vector_path_array
 
     preset = load_preset(problem.soc)
     rng = np.random.default_rng(13)
@@ -202,11 +202,11 @@ def test_group_bound_is_below_sampled_points_of_many_groups(problem: Problem) ->
     ],
 )
 def test_ub_operand_floor_is_below_every_partner_and_flag(problem: Problem) -> None:
-    # simcore.floors: on UB-path chips one floor per A choice must hold for every B choice it
-    # is paired with (whichever data path, vector reorder or column DMA, the pair takes) and
+    # simcore.estimate.bounds: on UB-path chips one floor per A choice must hold for every B choice
+    # it is paired with (whichever data path, vector reorder or column DMA, the pair takes) and
     # every L0 flag set, and conversely for B.
-    from simcore.costs import vector_path_array
-    from simcore.floors import ub_operand_floor_arrays
+    from simcore.estimate.bounds import ub_operand_floor_arrays
+    from simcore.pipeline.costs import vector_path_array
 
     tight, pts = _operand_floor_tightness(problem, ub_operand_floor_arrays, seed=9)
     assert tight > 0.9
@@ -217,8 +217,8 @@ def test_ub_operand_floor_is_below_every_partner_and_flag(problem: Problem) -> N
 def test_ub_operand_floor_covers_both_data_paths() -> None:
     # A shape whose sampled pairs take both UB data paths: the floor of each operand choice
     # that has partners on both paths must be below the cheaper of them.
-    from simcore.costs import vector_path_array
-    from simcore.floors import ub_operand_floor_arrays
+    from simcore.estimate.bounds import ub_operand_floor_arrays
+    from simcore.pipeline.costs import vector_path_array
 
     problem = Problem(m=1000, n=2000, k=3000, dtype="fp16", soc="Ascend310P3")
     preset = load_preset(problem.soc)

@@ -7,18 +7,18 @@ import itertools
 import numpy as np
 import pytest
 
-from simcore.estimator import ESTIMATOR_FIELDS, estimate_arrays
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.legality import check_tiling
-from simcore.problem import Problem
+from simcore.estimate.estimator import ESTIMATOR_FIELDS, estimate_arrays
+from simcore.hardware.presets import load_preset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import Problem
 from tiler.screen import probe_points, screen
 from tiler.space import build_space
 
 
 def brute_force(problem: Problem, soc: str) -> tuple[float, int]:
     """Every tiling of the space's core splits with every base block and every step value
-    (not only the balanced ones), legality by simcore.legality, time by the estimator."""
+    (not only the balanced ones), legality by simcore.tiling.legality, time by the estimator."""
     preset = load_preset(soc)
     cores = preset.cube_core_count
     c0 = 32 // (2 if problem.dtype.value in ("fp16", "bf16") else 1)
@@ -53,7 +53,7 @@ def brute_force(problem: Problem, soc: str) -> tuple[float, int]:
                         })  # fmt: skip
     f = {name: np.array([r[name] for r in rows]) for name in rows[0]}
     # The capacity rules of seed 002 table 2 written out here (independently of tiler.space);
-    # a random sample of accepted and rejected points is checked against simcore.legality.
+    # a random sample of accepted and rejected points is checked against simcore.tiling.legality.
     size = 1 if problem.dtype.value == "int8" else 2
     bias_l1 = f["baseN"] * 4 if (problem.bias and preset.bt_bytes) else 0
     ok = f["baseM"] * f["baseK"] * size * f["dbL0A"] <= preset.l0a_bytes
@@ -89,7 +89,7 @@ def brute_force(problem: Problem, soc: str) -> tuple[float, int]:
         (Problem(m=32, n=40, k=48), "Ascend910B2"),
         (Problem(m=20, n=33, k=96, dtype="int8", soc="Ascend310P3"), "Ascend310P3"),
         (Problem(m=33, n=16, k=64, bias=True, template="mdl"), "Ascend910B2"),
-        # UB-path chips: the per-operand floors of simcore.floors take part there.
+        # UB-path chips: the per-operand floors of simcore.estimate.bounds take part there.
         (Problem(m=20, n=40, k=64, soc="Ascend310P3", trans_b=True, bias=True), "Ascend310P3"),
         (Problem(m=18, n=24, k=48, soc="Ascend910A", trans_a=True), "Ascend910A"),
     ],

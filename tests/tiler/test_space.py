@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from simcore.hardware import load_preset
-from simcore.problem import parse_problem
+from simcore.hardware.presets import load_preset
+from simcore.tiling.problem import parse_problem
 from tiler.space import build_space
 
 

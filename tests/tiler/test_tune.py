@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from simcore.errors import InputError
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.legality import check_tiling
-from simcore.problem import parse_problem
+from simcore.hardware.presets import load_preset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import parse_problem
 from tiler.tune import canonical_request, parse_tune_request, tune
 
 SMALL = {"soc": "Ascend910B2", "m": 256, "n": 384, "k": 512, "dtype": "fp16"}
@@ -236,7 +236,7 @@ def test_screened_list_holds_distinct_kernels_and_keeps_the_pruning() -> None:
     # the copies (the second best point), so keeping one copy does not weaken it.
     import numpy as np
 
-    from simcore.estimator import ESTIMATOR_FIELDS, estimate_arrays
+    from simcore.estimate.estimator import ESTIMATOR_FIELDS, estimate_arrays
     from tiler.screen import screen
     from tiler.space import build_space
 

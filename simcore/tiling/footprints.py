@@ -3,7 +3,7 @@
 The derived struct fields follow the struct's own definitions (seed 002 tables 1 and 2) and the
 way CANN fills them (ascend-notes.md §1.8). Each formula below reproduces every row of
 ``tests/data/reference/cann_default_tilings.csv`` (2,579 rows: 1,722 Ascend910B2, 857
-Ascend310P3); ``tests/simcore/test_footprints.py`` checks that.
+Ascend310P3); ``tests/simcore/tiling/test_footprints.py`` checks that.
 
 * ``shareL1Size`` = depthA1 x baseM x baseK x sizeof(A) + depthB1 x baseN x baseK x sizeof(B),
   plus baseN x sizeof(bias) when the bias is staged in L1 for a BiasTable (910B, 310B).
@@ -18,10 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROW_BYTES, FRACTAL_ROWS, DType, nbytes
-from simcore.hardware import HardwarePreset
-from simcore.problem import INT32_MAX, Format, Problem
-from simcore.tiling import TCubeTiling, build_tiling, parse_tiling_fields
+from simcore.hardware.dtypes import (
+    ACCUMULATOR_BYTES,
+    FRACTAL_ROW_BYTES,
+    FRACTAL_ROWS,
+    DType,
+    nbytes,
+)
+from simcore.hardware.presets import HardwarePreset
+from simcore.tiling.problem import INT32_MAX, Format, Problem
+from simcore.tiling.tcube import TCubeTiling, build_tiling, parse_tiling_fields
 
 #: A UB tile whose rows hold a multiple of this many elements gets one extra 16-element column
 #: per row against bank conflicts (ascend-notes §1.8 "bank-conflict pad"). CANN tests the element
@@ -196,9 +202,9 @@ def complete_tiling(data: Any, problem: Problem, preset: HardwarePreset) -> TCub
     """Validates a JSON tiling and fills every field it leaves out.
 
     Shape fields come from the problem, the rest take the documented defaults of
-    :class:`~simcore.tiling.TCubeTiling`, and the derived sizes are computed (clamped to int32
-    when an absurd tiling's sizes overflow it; :func:`simcore.legality.check_tiling` then reports
-    the overflowing buffer).
+    :class:`~simcore.tiling.tcube.TCubeTiling`, and the derived sizes are computed (clamped to int32
+    when an absurd tiling's sizes overflow it; :func:`simcore.tiling.legality.check_tiling` then
+    reports the overflowing buffer).
 
     Raises:
         InputError: Unknown key, non-integer or out-of-int32 value, or a required field missing.

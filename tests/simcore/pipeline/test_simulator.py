@@ -7,12 +7,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from simcore.footprints import complete_tiling
-from simcore.hardware import custom_preset, load_preset
-from simcore.problem import Problem
-from simcore.random_tilings import random_tiling
-from simcore.roofline import roofline
-from simcore.simulator import simulate
+from simcore.estimate.roofline import roofline
+from simcore.hardware.presets import custom_preset, load_preset
+from simcore.pipeline.simulator import simulate
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.problem import Problem
+from tests.support.random_tilings import random_tiling
 
 SHAPES = [(1, 4096, 4096), (16, 11008, 4096), (128, 4096, 4096), (333, 777, 1999),
           (2048, 2048, 2048), (64, 64, 64), (512, 1024, 3000)]  # fmt: skip
@@ -143,7 +143,7 @@ def test_k_resident_outer_operand_is_loaded_once() -> None:
             "stepKa": 4, "stepKb": 4, "iterateOrder": 0}  # fmt: skip
     sim = simulate(problem, complete_tiling(spec, problem, preset), preset)
     kinds = sim.slowest.kind.tolist()
-    from simcore.simulator import KINDS
+    from simcore.pipeline.simulator import KINDS
 
     assert kinds.count(KINDS.index("load_b")) == 1
     assert kinds.count(KINDS.index("load_a")) == 8
@@ -168,8 +168,8 @@ COLUMN_PATH_SPEC = {
 
 def test_without_room_for_the_reorder_inputs_go_by_column_dma() -> None:
     """2 x transLength above the UB: no vector reorder, one MTE2 DMA per 32 B column, C by rows."""
-    from simcore.simulator import KINDS
-    from simcore.ub_path import ub_plan
+    from simcore.pipeline.simulator import KINDS
+    from simcore.ub.path import ub_plan
 
     preset = load_preset("Ascend310P3")
     problem = Problem(soc="Ascend310P3", m=1024, n=1024, k=1024)

@@ -9,7 +9,7 @@ On Ascend910A, Ascend310P and Ascend310B the Matmul moves data through the Unifi
 
 :func:`ub_plan` lays the buffers of that path out in UB, says how much UB the tiling needs and
 whether it fits, and prices each reorder's repeat with the bank model of seed 000
-(:mod:`simcore.ub_banks`), naming every conflict. :func:`ub_path_arrays` gives the same sizes,
+(:mod:`simcore.ub.banks`), naming every conflict. :func:`ub_path_arrays` gives the same sizes,
 pitches and cycles over numpy arrays of tiling fields, for the estimator and the simulator.
 
 How much UB, and when (``ascend-notes.md`` §1.8 and CANN's Matmul kernel as published in
@@ -18,9 +18,9 @@ asc-devkit, read for its behaviour):
 * The workspace the kernel always needs is ``shareUbSize``: the ND tail-padding buffer plus, on
   chips without FixPipe, the C staging block baseM x baseN x sizeof(C) (once, not x dbL0C: the
   struct's shareUbSize counts it once and reproduces all 857 Ascend310P3 rows of CANN's tilings).
-  :data:`simcore.legality.RULES` ``UB_CAPACITY`` makes a tiling whose shareUbSize exceeds the UB
-  illegal. CANN's fp32 rows with baseM = baseN = 256 fill the 256 KiB UB exactly, so the limit is
-  ``<=``.
+  :data:`simcore.tiling.legality.RULES` ``UB_CAPACITY`` makes a tiling whose shareUbSize exceeds
+  the UB illegal. CANN's fp32 rows with baseM = baseN = 256 fill the 256 KiB UB exactly, so the
+  limit is ``<=``.
 * The vector reorders need a source and a destination half of ``transLength`` each
   (``UB >= max(shareUbSize, 2 x transLength)``, CANN's MatmulGetTmpBufSize). The kernel takes
   that path only when it fits (CANN's docs: enable ``enVecND2NZ`` when the UB exceeds 2 x
@@ -46,12 +46,12 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from simcore import footprints
-from simcore.dtypes import FRACTAL_ROW_BYTES, FRACTAL_ROWS, DType, bits, nbytes
-from simcore.hardware import HardwarePreset
-from simcore.problem import Format, Problem
-from simcore.tiling import TCubeTiling
-from simcore.ub_banks import (
+from simcore.hardware.dtypes import FRACTAL_ROW_BYTES, FRACTAL_ROWS, DType, bits, nbytes
+from simcore.hardware.presets import HardwarePreset
+from simcore.tiling import footprints
+from simcore.tiling.problem import Format, Problem
+from simcore.tiling.tcube import TCubeTiling
+from simcore.ub.banks import (
     BLOCK_BYTES,
     BLOCKS_PER_REPEAT,
     BlockAccess,
@@ -59,7 +59,7 @@ from simcore.ub_banks import (
     analyze_repeat,
     base_repeat_cycles,
 )
-from simcore.vector import (
+from simcore.ub.vector import (
     nd2nz_reorder_cycles,
     nz2nd_reorder_cycles,
     strided_repeat_cycles,
@@ -340,7 +340,7 @@ def ub_plan(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) -> Ub
     The second half starts on a 32 B boundary and is moved by 32 B steps, while the UB has room,
     when that removes a read-write conflict of a reorder repeat (seed 000's pad).
 
-    Each reorder's first repeat is analysed with :func:`simcore.ub_banks.analyze_repeat` on the
+    Each reorder's first repeat is analysed with :func:`simcore.ub.banks.analyze_repeat` on the
     layout's real addresses, so the conflicts name their bank groups. Tail chunks (narrower than
     the first) may have other pitches; :func:`ub_path_arrays` prices any row width.
 
@@ -590,7 +590,7 @@ def _groups_text(groups: list[int]) -> str:
 
 
 def _nbytes(dtype: DType, elements: Any) -> Any:
-    # simcore.dtypes.nbytes over arrays (int4 packs two per byte).
+    # simcore.hardware.dtypes.nbytes over arrays (int4 packs two per byte).
     return (elements * bits(dtype) + 7) // 8
 
 
@@ -607,7 +607,7 @@ def _ub_tile_bytes_array(dtype: DType, rows: Any, cols: Any) -> Any:
 def trans_length_array(
     problem: Problem, fields: Mapping[str, npt.ArrayLike], preset: HardwarePreset
 ) -> npt.NDArray[np.int64]:
-    """:func:`simcore.footprints.trans_length` over arrays of tiling fields.
+    """:func:`simcore.tiling.footprints.trans_length` over arrays of tiling fields.
 
     Args:
         problem: The problem.
@@ -650,7 +650,7 @@ def trans_length_array(
 def share_ub_size_array(
     problem: Problem, fields: Mapping[str, npt.ArrayLike], preset: HardwarePreset
 ) -> npt.NDArray[np.int64]:
-    """:func:`simcore.footprints.share_ub_size` over arrays of tiling fields.
+    """:func:`simcore.tiling.footprints.share_ub_size` over arrays of tiling fields.
 
     Args:
         problem: The problem.
@@ -697,7 +697,7 @@ def ub_path_arrays(
     """Rows, row bytes, pitches and reorder cycles of the UB path, over arrays of tilings.
 
     The first full chunk of each operand (and the full C block) is described; for a narrower tail
-    chunk call :func:`staging_pitch_bytes` and :func:`simcore.vector.nd2nz_reorder_cycles` with
+    chunk call :func:`staging_pitch_bytes` and :func:`simcore.ub.vector.nd2nz_reorder_cycles` with
     its own rows and row bytes.
 
     Args:

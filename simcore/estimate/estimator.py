@@ -1,8 +1,9 @@
 """The fast estimator: the simulator's quantities in closed form, vectorized over tilings.
 
-It prices the same kernel as :mod:`simcore.simulator` with the same cost formulas
-(:mod:`simcore.costs`) and the same chunk reuse (:func:`simcore.kernel.operand_traffic`), but
-instead of playing every instruction it composes per-step and per-block periods:
+It prices the same kernel as :mod:`simcore.pipeline.simulator` with the same cost formulas
+(:mod:`simcore.pipeline.costs`) and the same chunk reuse
+(:func:`simcore.pipeline.traffic.operand_traffic`), but instead of playing every instruction it
+composes per-step and per-block periods:
 
 * K step period on the MTE1 -> M chain, from the L0 double-buffer flags: with both dbL0A and
   dbL0B = 2 the loads of the next step overlap the MMAD, ``max(mmad, l0a + l0b)``; with dbL0A = 1
@@ -191,9 +192,9 @@ instead of playing every instruction it composes per-step and per-block periods:
   tail rows and columns), and the copy legs the group rows averaged over the passes.
 
 On UB-path chips each tiling is priced on the path its UB plan takes
-(:func:`simcore.costs.vector_path_array`): vector reorders through UB, or 32 B column DMA into L1
-and row-by-row output copies when ``2 x transLength`` does not fit. The chip's HBM time is a floor
-on the kernel, as in the simulator.
+(:func:`simcore.pipeline.costs.vector_path_array`): vector reorders through UB, or 32 B column DMA
+into L1 and row-by-row output copies when ``2 x transLength`` does not fit. The chip's HBM time is
+a floor on the kernel, as in the simulator.
 
 Inputs are numpy arrays of struct fields (one entry per candidate); the problem and chip are
 scalars. Long inputs are evaluated in blocks of :data:`_BLOCK` candidates so the intermediate
@@ -206,11 +207,10 @@ from typing import Any
 
 import numpy as np
 
-from simcore.alloc import tune_allocator
-from simcore.costs import Costs, align_up, at_least, at_most, ceil_div, vector_path_array
-from simcore.dtypes import FRACTAL_ROWS, bits, c0_elements
-from simcore.hardware import HardwarePreset
-from simcore.kernel import (
+from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.costs import Costs, align_up, at_least, at_most, ceil_div, vector_path_array
+from simcore.pipeline.traffic import (
     chip_bandwidth_cap,
     hbm_floor_cycles,
     k_chunking,
@@ -221,8 +221,8 @@ from simcore.kernel import (
     slots,
     traffic_coefficients,
 )
-from simcore.problem import Problem
-from simcore.tiling import TCubeTiling
+from simcore.tiling.problem import Problem
+from simcore.tiling.tcube import TCubeTiling
 
 #: The arrays :func:`estimate_arrays` needs, by struct name.
 ESTIMATOR_FIELDS: tuple[str, ...] = (
@@ -231,9 +231,6 @@ ESTIMATOR_FIELDS: tuple[str, ...] = (
 )  # fmt: skip
 
 PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
-#: Whether this process's C allocator keeps the blocks' temporaries mapped (see simcore.alloc:
-#: without it every block can fault its pages in again, up to twice the time of a block).
-ALLOCATOR_TUNED = tune_allocator()
 #: Candidates per pass of :func:`estimate_arrays` (see :func:`_estimate_blocks`).
 _BLOCK = 16384
 #: A path length that never wins a maximum (finite, so that multiplying it by 0 stays 0).
@@ -250,7 +247,7 @@ _REPLAY_SHARE = 0.7
 def _cdiv(a: Any, b: Any) -> Any:
     """Integer ceiling division, kept in float64 on arrays (Python ints stay ints).
 
-    :func:`simcore.costs.ceil_div` without its cast back to int64: the values are the same
+    :func:`simcore.pipeline.costs.ceil_div` without its cast back to int64: the values are the same
     (every operand is an integer below 2**31, exact in float64), the cast is a third of its
     cost, and float operands make the mixed arithmetic after it cheaper.
     """
@@ -3955,8 +3952,8 @@ def _first_last_legs(
 ) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
     """(MTE2, V, MTE3) cycles of one full chunk copy and of the last (K-tail) chunk copy.
 
-    The formulas of the simulator's chunk copies (:mod:`simcore.costs`); V and MTE3 are zero
-    on the direct path. ``rows`` are the chunk's rows as L1 stores them (already aligned: an
+    The formulas of the simulator's chunk copies (:mod:`simcore.pipeline.costs`); V and MTE3 are
+    zero on the direct path. ``rows`` are the chunk's rows as L1 stores them (already aligned: an
     average over groups is not rounded up again). ``reorders`` gives the V legs (full-K and
     K-tail chunk, averaged over the groups' shapes by :func:`_chunk_costs`) instead of pricing
     the reorder at the average rows.
@@ -4172,8 +4169,8 @@ def operand_floor_arrays(
     flags), with two changes that only lower it:
 
     * the bandwidth cap is the largest any tiling of the core split can get, the L2 share with
-      every reload hitting (:func:`simcore.kernel.chip_bandwidth_cap` with hit = 1; the miss
-      slowdown is >= 1); every copy and drain cost is ``bytes / min(peak, cap)``, so
+      every reload hitting (:func:`simcore.pipeline.traffic.chip_bandwidth_cap` with hit = 1; the
+      miss slowdown is >= 1); every copy and drain cost is ``bytes / min(peak, cap)``, so
       non-increasing in the cap, and the makespan terms are sums and maxes of them;
     * of the makespan it keeps A's slot-cycle chain (B's for ``time_b_us``) without the terms
       the other operand adds (all >= 0; see ``own_a`` / ``own_b`` in :func:`_core`), and of
@@ -4344,7 +4341,8 @@ def _estimate_block(
             makespan[idx] = res["makespan"]
             for p in PIPE_NAMES:
                 busy[p][idx] = res["busy"][p]
-    # HBM's time is a chip-wide floor on the kernel (see simcore.kernel.chip_bandwidth_cap).
+    # HBM's time is a chip-wide floor on the kernel (see
+    # simcore.pipeline.traffic.chip_bandwidth_cap).
     floor = hbm_floor_cycles(hbm, preset)
     seq = np.maximum(sum(busy[p] for p in PIPE_NAMES), floor)
     # Pairwise maxima: np.maximum.reduce over a list first stacks the arrays into a new one

@@ -1,10 +1,10 @@
 """Hardware presets: one validated, immutable description of an Ascend SoC per name.
 
-The packaged presets live in ``simcore/data/presets/<SoC>.json``; every field there carries the
-source of its value (the CANN platform ini through ``ascend_soc_params.csv``, a fit to the msKPP
-curves, or a stated assumption). ``scripts/gen_presets.py`` writes them. A custom preset (a user's
-own chip) is a :class:`HardwarePreset` built from a dict, usually a packaged preset with a few
-fields overridden (:func:`custom_preset`).
+The packaged presets live in ``simcore/hardware/data/presets/<SoC>.json``; every field there
+carries the source of its value (the CANN platform ini through ``ascend_soc_params.csv``, a fit to
+the msKPP curves, or a stated assumption). ``scripts/gen_presets.py`` writes them. A custom preset
+(a user's own chip) is a :class:`HardwarePreset` built from a dict, usually a packaged preset with
+a few fields overridden (:func:`custom_preset`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from simcore.dtypes import DType
 from simcore.errors import InputError, UnknownSocError
+from simcore.hardware.dtypes import DType
 
-_PRESET_PACKAGE = "simcore.data.presets"
+_PRESET_PACKAGE = "simcore.hardware.data.presets"
 
 
 class HardwarePreset(BaseModel):
@@ -58,7 +58,8 @@ class HardwarePreset(BaseModel):
     ub_bank_rows: int = Field(ge=1)
     ub_block_bytes: int = Field(ge=1)
     bank_stride_bytes: int = Field(ge=1)
-    # Model constants (per family, fitted or assumed; see simcore/data/model_constants.json).
+    # Model constants (per family, fitted or assumed; see
+    # simcore/hardware/data/model_constants.json).
     gm_to_l1_latency_cycles: float = Field(ge=0)
     gm_to_l1_peak_bytes_per_cycle: float = Field(gt=0)
     nd2nz_latency_cycles: float = Field(ge=0)

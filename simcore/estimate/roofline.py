@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from simcore.dtypes import bits
-from simcore.hardware import HardwarePreset
-from simcore.problem import Problem
+from simcore.hardware.dtypes import bits
+from simcore.hardware.presets import HardwarePreset
+from simcore.tiling.problem import Problem
 
 
 @dataclass(frozen=True)

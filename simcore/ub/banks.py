@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from simcore.errors import InputError
-from simcore.hardware import HardwarePreset
+from simcore.hardware.presets import HardwarePreset
 
 Operand = Literal["dst", "src0", "src1"]
 ConflictKind = Literal["read_write", "write_write", "read_read"]

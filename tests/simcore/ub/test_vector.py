@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from simcore.errors import InputError, UnknownSocError
-from simcore.hardware import HardwarePreset, load_preset
-from simcore.vector import (
+from simcore.hardware.presets import HardwarePreset, load_preset
+from simcore.ub.vector import (
     VectorInstruction,
     analyze,
     instruction_cycles,
@@ -402,7 +402,7 @@ def test_pad_32_bytes(preset: HardwarePreset, overhead: int) -> None:
 
 def test_seed_001_add_examples_are_conflict_free_when_placed() -> None:
     # The int16 and int32 Add examples, {1, 1, 1, 8, 8, 8}, on buffers laid out by place_buffers.
-    from simcore.ub_banks import place_buffers
+    from simcore.ub.banks import place_buffers
 
     src0, src1, dst = place_buffers([256, 256, 256], B2).offsets
     for dtype in ("int16", "int32"):

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simcore.errors import InputError
-from simcore.hardware import HardwarePreset, custom_preset, load_preset
-from simcore.ub_banks import (
+from simcore.hardware.presets import HardwarePreset, custom_preset, load_preset
+from simcore.ub.banks import (
     BlockAccess,
     Conflict,
     analyze_repeat,

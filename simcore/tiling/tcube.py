@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simcore.errors import InputError, input_error_from
-from simcore.problem import INT32_MAX
+from simcore.tiling.problem import INT32_MAX
 
 INT32_MIN = -(2**31)
 
@@ -58,7 +58,7 @@ class TCubeTiling(BaseModel):
     Defaults (used when a JSON tiling leaves a key out): ``M``, ``N``, ``Ka``, ``Kb``,
     ``singleCoreK`` and ``isBias`` come from the problem; ``iterateOrder`` 0; ``dbL0A`` and
     ``dbL0B`` 2; ``dbL0C`` 1; ``transLength``, ``shareL1Size``, ``shareL0CSize`` and
-    ``shareUbSize`` are derived as the struct documents them (see :mod:`simcore.footprints`);
+    ``shareUbSize`` are derived as the struct documents them (see :mod:`simcore.tiling.footprints`);
     every other field 0.
     """
 

@@ -11,28 +11,28 @@ from hypothesis import strategies as st
 
 from simcore.errors import InputError
 from simcore.evaluate import evaluate, parse_request
-from simcore.footprints import complete_tiling
-from simcore.hardware import HardwarePreset, load_preset
-from simcore.legality import check_tiling
-from simcore.problem import Problem
-from simcore.random_tilings import random_tiling
-from simcore.tiling import TCubeTiling
-from simcore.ub_banks import analyze_repeat
-from simcore.ub_path import (
+from simcore.hardware.presets import HardwarePreset, load_preset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import Problem
+from simcore.tiling.tcube import TCubeTiling
+from simcore.ub.banks import analyze_repeat
+from simcore.ub.path import (
     share_ub_size_array,
     staging_pitch_bytes,
     trans_length_array,
     ub_path_arrays,
     ub_plan,
 )
-from simcore.vector import (
+from simcore.ub.vector import (
     analyze,
     nz2nd_reorder_cycles,
     parse_vector_instruction,
     split_instruction,
     strided_repeat_cycles,
 )
-from tests.simcore.test_footprints import cann_rows
+from tests.simcore.tiling.test_footprints import cann_rows
+from tests.support.random_tilings import random_tiling
 
 B2 = load_preset("Ascend910B2")  # 192 KiB UB, FixPipe and on-the-fly ND->NZ, no issue overhead
 P3 = load_preset("Ascend310P3")  # 256 KiB UB, neither, 4 cycles of issue overhead

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from simcore.dtypes import DType
-from simcore.footprints import (
+from simcore.hardware.dtypes import DType
+from simcore.hardware.presets import load_preset
+from simcore.tiling.footprints import (
     complete_tiling,
     nd_tail_pad_bytes,
     share_l0c_size,
@@ -22,11 +23,10 @@ from simcore.footprints import (
     share_ub_size,
     trans_length,
 )
-from simcore.hardware import load_preset
-from simcore.problem import INT32_MAX, Problem, Template
-from simcore.tiling import TCubeTiling
+from simcore.tiling.problem import INT32_MAX, Problem, Template
+from simcore.tiling.tcube import TCubeTiling
 
-CSV_PATH = Path(__file__).resolve().parents[1] / "data" / "reference" / "cann_default_tilings.csv"
+CSV_PATH = Path(__file__).resolve().parents[2] / "data" / "reference" / "cann_default_tilings.csv"
 _META = ("soc", "mode", "dtype", "out_dtype", "M", "N", "K", "trans_a", "trans_b", "bias", "ret")
 
 

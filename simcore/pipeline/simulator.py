@@ -3,7 +3,7 @@
 Each pipe (MTE2, MTE1, M, FIX, and V / MTE3 on chips that stage through UB) is an in-order queue
 (seed 004). Instructions are issued in program order; an instruction starts when its pipe is free
 and every flag it waits on has been set (seed 004's events), and holds its pipe for its cost
-(:mod:`simcore.costs`). The flags are the buffer hand-offs of the Matmul:
+(:mod:`simcore.pipeline.costs`). The flags are the buffer hand-offs of the Matmul:
 
 * an L1 chunk copy waits for its slot: the last MTE1 read of the chunk it replaces (depthA1 /
   depthB1 give one or two slots per operand);
@@ -17,7 +17,7 @@ Because every flag points at an instruction issued earlier, one pass in program 
 exact as-soon-as-possible schedule of the in-order queues. Cores with the same share of C behave
 identically, so each distinct core shape is simulated once; the slowest sets the kernel time,
 which is never below the time HBM needs for the chip's traffic. On UB-path chips the tiling's UB
-plan picks the data path (:func:`simcore.costs.takes_vector_path`).
+plan picks the data path (:func:`simcore.pipeline.costs.takes_vector_path`).
 The bounds of seed 003 come along: the sequential time (sum of all work on a core) and the
 resource bound (its busiest pipe); the makespan lies between them.
 """
@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simcore.costs import Costs, ceil_div, takes_vector_path
-from simcore.hardware import HardwarePreset
-from simcore.kernel import CoreShape, chip_traffic, core_shapes, hbm_floor_cycles, slots
-from simcore.problem import Problem
-from simcore.tiling import TCubeTiling
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.costs import Costs, ceil_div, takes_vector_path
+from simcore.pipeline.traffic import CoreShape, chip_traffic, core_shapes, hbm_floor_cycles, slots
+from simcore.tiling.problem import Problem
+from simcore.tiling.tcube import TCubeTiling
 
 PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 _P = {name: i for i, name in enumerate(PIPES)}
@@ -338,7 +338,7 @@ def simulate_core(
 def simulate(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> SimResult:
     """Simulates the whole kernel: every distinct core shape, the slowest sets the time.
 
-    The tiling must be legal (see :func:`simcore.legality.check_tiling`); an illegal one may
+    The tiling must be legal (see :func:`simcore.tiling.legality.check_tiling`); an illegal one may
     give a meaningless schedule.
     """
     traffic = chip_traffic(problem, t, preset)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore import estimator
-from simcore.estimator import ESTIMATOR_FIELDS, PIPE_NAMES, estimate_arrays, estimate_one
-from simcore.footprints import complete_tiling
-from simcore.hardware import load_preset
-from simcore.kernel import chip_traffic
-from simcore.legality import check_tiling
-from simcore.problem import Problem, parse_problem
-from simcore.random_tilings import random_tiling
-from simcore.simulator import simulate
-from simcore.ub_path import ub_plan
+from simcore.estimate import estimator
+from simcore.estimate.estimator import ESTIMATOR_FIELDS, PIPE_NAMES, estimate_arrays, estimate_one
+from simcore.hardware.presets import load_preset
+from simcore.pipeline.simulator import simulate
+from simcore.pipeline.traffic import chip_traffic
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import check_tiling
+from simcore.tiling.problem import Problem, parse_problem
+from simcore.ub.path import ub_plan
+from tests.support.random_tilings import random_tiling
 
 _SHAPES = ((128, 1024, 1024), (512, 1024, 3000), (333, 777, 1999), (1024, 1024, 1024))
 _SOCS = ("Ascend910B2", "Ascend910B4", "Ascend310P3", "Ascend310B1")
@@ -1285,8 +1285,8 @@ def test_long_inputs_evaluated_in_blocks_match_one_by_one() -> None:
 def test_chip_traffic_equals_the_per_core_sum(problem: Problem) -> None:
     """The estimator's one-pass chip traffic (kernel.operand_chip_traffic) equals the simulator's.
 
-    The simulator sums :func:`simcore.kernel.operand_traffic` over the core shapes; the estimator
-    regroups the same reuse rules in one closed form per operand. Reads, HBM bytes and the
+    The simulator sums :func:`simcore.pipeline.traffic.operand_traffic` over the core shapes; the
+    estimator regroups the same reuse rules in one closed form per operand. Reads, HBM bytes and the
     per-core bandwidth cap must agree for every tiling, or the two copies of the rules drifted.
     """
     preset = load_preset(problem.soc)

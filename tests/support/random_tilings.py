@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.costs import align_up, ceil_div
-from simcore.dtypes import ACCUMULATOR_BYTES, bits, c0_elements
-from simcore.footprints import complete_tiling
-from simcore.hardware import HardwarePreset
-from simcore.problem import Format, Problem, Template
-from simcore.tiling import TCubeTiling
+from simcore.hardware.dtypes import ACCUMULATOR_BYTES, bits, c0_elements
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.costs import align_up, ceil_div
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.problem import Format, Problem, Template
+from simcore.tiling.tcube import TCubeTiling
 
 
 def _pick(rng: np.random.Generator, hi: int, unit: int) -> int:

@@ -2,7 +2,7 @@
 
 Every function takes scalars or numpy arrays (broadcasting), so the pipeline simulator and the
 vectorized estimator price an instruction with the same formula. The constants come from the
-preset (see ``simcore/data/model_constants.json`` for their sources):
+preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
 
 * MTE2 GM->L1: ``latency + bytes / min(peak x stride efficiency, per-core share of L2/HBM)``,
   fitted to msKPP's GM_TO_L1 curve (NZ inputs) or GM_TO_L1_TRANS curve (on-the-fly ND->NZ).
@@ -11,13 +11,13 @@ preset (see ``simcore/data/model_constants.json`` for their sources):
 * FixPipe L0C->GM: ``max(min_cycles, bytes / rate)`` (flat below ~8 KiB in msKPP's curve).
 * Chips without FixPipe / on-the-fly ND->NZ stage through UB: GM->UB (MTE2), a vector reorder (V),
   UB->L1 (MTE3); and L0C->UB (V), UB->GM (MTE3). The reorders cost what the vector model
-  (:mod:`simcore.vector`) says for the UB layout of :mod:`simcore.ub_path`, bank conflicts
+  (:mod:`simcore.ub.vector`) says for the UB layout of :mod:`simcore.ub.path`, bank conflicts
   included: the ND rows land compact in UB, each rounded up to 32 B (a row of exactly 512 B gets
   the kernel's one-block pad, :func:`ub_nd_pitch_bytes`), so a row pitch that is a multiple of
   512 B puts the 8 blocks of a repeat in one bank group (8 cycles per repeat instead of 1, seed
   000 table 4).
 * The kernel takes that vector path only when its two ``transLength`` halves fit in UB
-  (:attr:`simcore.ub_path.UbPlan.vector_path`, ``Costs(..., vector_path=False)`` otherwise). Then
+  (:attr:`simcore.ub.path.UbPlan.vector_path`, ``Costs(..., vector_path=False)`` otherwise). Then
   ND inputs go GM->L1 by MTE2 one 32 B column at a time (one DMA instruction per column, each
   paying the GM->L1 latency: :meth:`Costs.load_instructions`), and the result goes L0C->UB (V, a
   plain move) and UB->GM by MTE3 one ND row at a time (one instruction per row), with no vector
@@ -31,12 +31,19 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from simcore import footprints, vector
-from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROW_BYTES, FRACTAL_ROWS, bits, c0_elements
-from simcore.hardware import HardwarePreset
-from simcore.problem import Format, Problem
-from simcore.tiling import TCubeTiling
-from simcore.ub_path import share_ub_size_array, staging_pitch_bytes, trans_length_array
+from simcore.hardware.dtypes import (
+    ACCUMULATOR_BYTES,
+    FRACTAL_ROW_BYTES,
+    FRACTAL_ROWS,
+    bits,
+    c0_elements,
+)
+from simcore.hardware.presets import HardwarePreset
+from simcore.tiling import footprints
+from simcore.tiling.problem import Format, Problem
+from simcore.tiling.tcube import TCubeTiling
+from simcore.ub import vector
+from simcore.ub.path import share_ub_size_array, staging_pitch_bytes, trans_length_array
 
 Num: TypeAlias = Any  # a float or an ndarray of floats: the formulas broadcast
 
@@ -96,7 +103,7 @@ def align_up(a: Num, b: Num) -> Num:
 
 
 def ub_nd_pitch_bytes(row_bytes: Num) -> Num:
-    """Pitch of ND rows that MTE2 stages in UB (:func:`simcore.ub_path.staging_pitch_bytes`).
+    """Pitch of ND rows that MTE2 stages in UB (:func:`simcore.ub.path.staging_pitch_bytes`).
 
     Rows land compact, each rounded up to one 32 B block, except that the kernel pads a row of
     exactly 512 B by one block; longer multiples of 512 B repeat the bank group every row and the
@@ -340,7 +347,7 @@ class Costs:
 
         The move (with the fp32 -> output conversion) streams the accumulator at the L0C->UB
         rate; the reorder writes ``rows`` ND rows of ``cols`` outputs, compact in UB (rows
-        rounded up to 32 B, no pad: simcore.ub_path lays the C block out that way).
+        rounded up to 32 B, no pad: simcore.ub.path lays the C block out that way).
         """
         p = self.preset
         acc = align_up(rows, FRACTAL_ROWS) * align_up(cols, FRACTAL_ROWS) * ACCUMULATOR_BYTES

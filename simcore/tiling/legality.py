@@ -3,8 +3,8 @@
 Sources: seed 002 (``TCubeTiling结构体``) table 1 (field ranges, ND/NZ shape rules), table 2 (the
 constraints every tiling must meet) and table 3 (the MDL template's extra constraints);
 ascend-notes.md §1.8-1.9; and CANN's own tilings in ``cann_default_tilings.csv``, which every rule
-was checked against (``tests/simcore/test_legality.py``). Where the seed and CANN's rows disagree
-the rule's ``source`` says which one it follows and why.
+was checked against (``tests/simcore/tiling/test_legality.py``). Where the seed and CANN's rows
+disagree the rule's ``source`` says which one it follows and why.
 
 Each rule has a stable id in :data:`RULES`; a :class:`Violation` names the rule, the struct
 fields involved, the actual value and the limit. Rules whose inputs already failed a sanity rule
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
-from simcore import footprints
-from simcore.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, c0_elements, nbytes
-from simcore.hardware import HardwarePreset
-from simcore.problem import ND_MAX_STRIDE_ELEMENTS, Format, Problem, Template
-from simcore.tiling import REQUIRED_FIELDS, TCubeTiling
+from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, c0_elements, nbytes
+from simcore.hardware.presets import HardwarePreset
+from simcore.tiling import footprints
+from simcore.tiling.problem import ND_MAX_STRIDE_ELEMENTS, Format, Problem, Template
+from simcore.tiling.tcube import REQUIRED_FIELDS, TCubeTiling
 
 Severity = Literal["error", "warning"]
 #: A limit is one number, or the set of allowed values (for example ``[1, 2]``).
@@ -319,7 +319,7 @@ _RULE_LIST: tuple[Rule, ...] = (
         "The UB workspace the Matmul always keeps fits the UB: the buffer that pads unaligned ND "
         "rows and, on chips without FixPipe, the C block staged between L0C and GM. The vector "
         "ND->NZ / NZ->ND path needs max(shareUbSize, 2 x transLength) more; the kernel takes it "
-        "only when it fits (simcore.ub_path), so exceeding that is no error.",
+        "only when it fits (simcore.ub.path), so exceeding that is no error.",
         "ascend-notes §1.8 (shareUbSize; MatmulGetTmpBufSize max(shareUbSize, 2 x transLength); "
         "enVecND2NZ only when UB > 2 x transLength); the issue's UB >= max(shareUbSize, "
         "2 x transLength) would reject 783 of CANN's 857 Ascend310P3 rows, whose transLength "
@@ -355,7 +355,7 @@ _RULE_LIST: tuple[Rule, ...] = (
         "DERIVED_SIZE_MISMATCH",
         "warning",
         "transLength, shareL1Size, shareL0CSize, shareUbSize == their derivation "
-        "(simcore.footprints)",
+        "(simcore.tiling.footprints)",
         "A derived size field differs from what the other fields imply; CANN's values are "
         "authoritative for its own rows, so this is a warning.",
         "seed 002 table 1 (transLength); ascend-notes §1.8",
@@ -461,7 +461,7 @@ def problem_violations(problem: Problem, preset: HardwarePreset) -> list[Violati
 
     Returns:
         The violations, empty when the problem itself is fine. Dtype support is a separate check
-        (:func:`simcore.problem.check_supported`).
+        (:func:`simcore.tiling.problem.check_supported`).
     """
     del preset  # Same signature as check_tiling; no problem-level rule is chip-specific yet.
     found = _Findings()
@@ -552,12 +552,13 @@ def check_tiling(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) 
 
     Includes :func:`problem_violations`. The MDL rules (table 3) apply only when
     ``problem.template`` is ``mdl``. Dtype support is not checked here
-    (:func:`simcore.problem.check_supported` does that), so CANN's bf16/fp32 rows for
+    (:func:`simcore.tiling.problem.check_supported` does that), so CANN's bf16/fp32 rows for
     Ascend310P3 can still be validated.
 
     Args:
         problem: The Matmul problem.
-        tiling: The complete tiling (for example from :func:`simcore.footprints.complete_tiling`).
+        tiling: The complete tiling (for example from
+            :func:`simcore.tiling.footprints.complete_tiling`).
         preset: The chip whose buffers and cores bound the tiling.
 
     Returns:

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from simcore.dtypes import BIAS_DTYPES, INPUT_DTYPES, OUTPUT_DTYPES, DType, nbytes
 from simcore.errors import InputError, UnsupportedError, input_error_from
-from simcore.hardware import HardwarePreset
+from simcore.hardware.dtypes import BIAS_DTYPES, INPUT_DTYPES, OUTPUT_DTYPES, DType, nbytes
+from simcore.hardware.presets import HardwarePreset
 
 #: TCubeTiling fields are int32 (matmul_tilingdata.h), so no dimension can exceed this.
 INT32_MAX = 2**31 - 1

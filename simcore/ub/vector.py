@@ -7,7 +7,7 @@ Sources:
     in 32 B blocks; the mask selects lanes in continuous mode (the first ``mask`` elements,
     ``mask`` in [1, 256 / sizeof]) or bit mode (two uint64 words; for 16-bit types neither word is
     constrained but both cannot be 0; for 32-bit types word 1 must be 0 and word 0 non-zero).
-    Seed 000 (bank conflicts and their cost): :mod:`simcore.ub_banks`.
+    Seed 000 (bank conflicts and their cost): :mod:`simcore.ub.banks`.
     The stride ranges follow Ascend C's ``BinaryRepeatParams`` (every stride uint8) and
     ``UnaryRepeatParams`` (block strides uint16, repeat strides uint8).
 
@@ -47,8 +47,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from simcore.errors import InputError, input_error_from
-from simcore.hardware import HardwarePreset, load_preset
-from simcore.ub_banks import (
+from simcore.hardware.presets import HardwarePreset, load_preset
+from simcore.ub.banks import (
     BLOCK_BYTES,
     BLOCKS_PER_REPEAT,
     analyze_repeat,
@@ -592,12 +592,12 @@ def strided_repeat_cycles(
 
     This is the repeat of both layout reorders of the UB path: ND->NZ reads 8 rows of one 32 B
     column (strided read, contiguous write) and NZ->ND writes them back (contiguous read, strided
-    write). The figure comes from :func:`simcore.ub_banks.repeat_cycles` on the blocks of such a
+    write). The figure comes from :func:`simcore.ub.banks.repeat_cycles` on the blocks of such a
     repeat, not from a table of its own: the 8 strided blocks fall in ``groups / gcd(stride,
     groups)`` bank groups, so a pitch that is a multiple of 512 B costs 8 cycles (seed 000
     tables 2 and 4, block stride 16), of 256 B 4 cycles (block stride 8), of 128 B 2, and any
     other multiple of 32 B 1. The contiguous port is taken to sit in another bank, as a layout
-    from :func:`simcore.ub_banks.place_buffers` puts it, so it adds no read-write conflict.
+    from :func:`simcore.ub.banks.place_buffers` puts it, so it adds no read-write conflict.
 
     Args:
         pitch_bytes: Distance between the strided blocks (a multiple of 32 B; scalar or array).
@@ -728,7 +728,7 @@ def nd2nz_reorder_cycles(
     (8 cycles per repeat, table 4), a multiple of 256 B in two (4 cycles), of 128 B in four
     (2 cycles). Padding each row by 32 B (pitch = K * sizeof + 32) spreads them over 8 groups
     (1 cycle). The NZ destination is contiguous (no write conflict) and is assumed to be placed
-    so that no lane reads and writes one bank (:func:`simcore.ub_banks.place_buffers`). Masked
+    so that no lane reads and writes one bank (:func:`simcore.ub.banks.place_buffers`). Masked
     rows of a last partial group still cost a full repeat (the mask does not change the blocks
     addressed).
 

@@ -1,24 +1,24 @@
 """Per-operand lower bounds of the estimator on chips with a UB path (310P, 910A).
 
-:func:`simcore.estimator.operand_floor_arrays` bounds the estimate of every tiling that shares
-one operand's L1 choice on chips without a UB path. On UB-path chips it returns None: there the
-data path of a tiling (vector reorder through UB, or 32 B column DMA into L1 when the two
-``transLength`` halves do not fit in UB, :func:`simcore.costs.vector_path_array`) depends on both
-operands' buffers. :func:`ub_operand_floor_arrays` fills that gap from the busy totals and cost
-formulas of :mod:`simcore.costs` and :mod:`simcore.kernel` (not from the estimator's schedule
-code), taking the smaller of the two paths wherever the partner operand can put the tiling on
-either.
+:func:`simcore.estimate.estimator.operand_floor_arrays` bounds the estimate of every tiling that
+shares one operand's L1 choice on chips without a UB path. On UB-path chips it returns None: there
+the data path of a tiling (vector reorder through UB, or 32 B column DMA into L1 when the two
+``transLength`` halves do not fit in UB, :func:`simcore.pipeline.costs.vector_path_array`) depends
+on both operands' buffers. :func:`ub_operand_floor_arrays` fills that gap from the busy totals and
+cost formulas of :mod:`simcore.pipeline.costs` and :mod:`simcore.pipeline.traffic` (not from the
+estimator's schedule code), taking the smaller of the two paths wherever the partner operand can
+put the tiling on either.
 
 Why it is a bound. The estimator prices a tiling as ``min(max(makespan, busiest pipe), sum of
-busy) + launch`` (its contract, :mod:`simcore.estimator`). For an operand's L1 choice (A: stepM,
-stepKa, depthA1; B: stepN, stepKb, depthB1; with the core split, base block and iterateOrder),
-on a given data path:
+busy) + launch`` (its contract, :mod:`simcore.estimate.estimator`). For an operand's L1 choice (A:
+stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the core split, base block and
+iterateOrder), on a given data path:
 
 * its chunk copies on the largest core (the one the estimator prices) are fixed: the loads and
-  elements of :func:`simcore.kernel.operand_traffic`, each GM->UB (MTE2), vector reorder (V)
-  and UB->L1 (MTE3) leg or direct / column-DMA copy priced with :mod:`simcore.costs`'s formulas
-  at the largest bandwidth share any tiling of the core split can get (every transfer cost is
-  ``bytes / min(peak, cap)``, non-increasing in the cap);
+  elements of :func:`simcore.pipeline.traffic.operand_traffic`, each GM->UB (MTE2), vector reorder
+  (V) and UB->L1 (MTE3) leg or direct / column-DMA copy priced with :mod:`simcore.pipeline.costs`'s
+  formulas at the largest bandwidth share any tiling of the core split can get (every transfer cost
+  is ``bytes / min(peak, cap)``, non-increasing in the cap);
 * the cube (M), L1->L0 (MTE1) and drain (V / MTE3 without FixPipe, FIX with it) work of the
   core is fixed by the base block (the same instructions whatever the steps and flags), and so
   is the bias fetch on MTE2;
@@ -47,11 +47,13 @@ from typing import Any
 
 import numpy as np
 
-from simcore.costs import Costs, ceil_div, vector_path_array
-from simcore.estimator import _chunk_sum  # the same sum as the estimator's V and DMA totals
-from simcore.hardware import HardwarePreset
-from simcore.kernel import operand_traffic, slots
-from simcore.problem import Problem
+from simcore.estimate.estimator import (
+    _chunk_sum,  # the same sum as the estimator's V and DMA totals
+)
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
+from simcore.pipeline.traffic import operand_traffic, slots
+from simcore.tiling.problem import Problem
 
 __all__ = ["ub_operand_floor_arrays"]
 
@@ -77,7 +79,7 @@ def ub_operand_floor_arrays(
 
     Returns:
         ``time_a_us`` and ``time_b_us`` per entry (launch overhead included), or None on chips
-        without a UB path (there :func:`simcore.estimator.operand_floor_arrays` applies).
+        without a UB path (there :func:`simcore.estimate.estimator.operand_floor_arrays` applies).
     """
     f = {name: np.asarray(v, dtype=np.int64) for name, v in fields.items()}
     if vector_path_array(problem, f, preset) is None:
@@ -88,7 +90,7 @@ def ub_operand_floor_arrays(
     m_iter, n_iter, k_iter = ceil_div(sm, bm), ceil_div(sn, bn), ceil_div(k, bk)
     cores = ceil_div(m, sm) * ceil_div(n, sn)
     # The largest share of the chip's bandwidth a core of this split can get (every reload
-    # hitting L2): simcore.kernel.chip_bandwidth_cap with hit = 1.
+    # hitting L2): simcore.pipeline.traffic.chip_bandwidth_cap with hit = 1.
     cap = np.minimum(
         preset.l2_bytes_per_cycle / np.maximum(cores, 1), preset.l2_bytes_per_cycle_per_core
     ).astype(np.float64)

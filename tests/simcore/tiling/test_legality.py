@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.dtypes import DType
 from simcore.errors import UnsupportedError
-from simcore.footprints import complete_tiling
-from simcore.hardware import HardwarePreset, custom_preset, load_preset
-from simcore.legality import RULES, LegalityReport, check_tiling, problem_violations
-from simcore.problem import INT32_MAX, Problem, Template, check_supported
-from simcore.tiling import REQUIRED_FIELDS
-from tests.simcore.test_footprints import CannRow, cann_rows
+from simcore.hardware.dtypes import DType
+from simcore.hardware.presets import HardwarePreset, custom_preset, load_preset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.legality import RULES, LegalityReport, check_tiling, problem_violations
+from simcore.tiling.problem import INT32_MAX, Problem, Template, check_supported
+from simcore.tiling.tcube import REQUIRED_FIELDS
+from tests.simcore.tiling.test_footprints import CannRow, cann_rows
 
 #: CANN's tiling for Ascend910B2 fp16 4096^3 (ascend-notes §1.4): fills L0B, L0C and L1 exactly.
 GOLDEN: dict[str, int] = {
@@ -390,7 +390,7 @@ def test_every_rule_has_a_targeted_test() -> None:
         "NZ_B_SINGLE_CORE_K_ALIGN",
         "IDLE_CORES",
         "DERIVED_SIZE_MISMATCH",
-        "UB_CAPACITY",  # tests/simcore/test_ub_path.py
+        "UB_CAPACITY",  # tests/simcore/ub/test_path.py
     }
     assert covered == set(RULES)
 

@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from simcore.costs import align_up, at_least, at_most, ceil_div
-from simcore.dtypes import FRACTAL_ROWS, bits, c0_elements
-from simcore.hardware import HardwarePreset
-from simcore.problem import Problem
-from simcore.tiling import TCubeTiling
+from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.costs import align_up, at_least, at_most, ceil_div
+from simcore.tiling.problem import Problem
+from simcore.tiling.tcube import TCubeTiling
 
 
 @dataclass(frozen=True)
@@ -238,8 +238,8 @@ def operand_chip_traffic(
     same values as summing :func:`operand_traffic` of each shape. Takes arrays (float64 or
     int64 fields); the shared terms of the two extents and three results are computed once.
     The reuse rules are those of :func:`pass_coefficients` in another grouping:
-    ``test_chip_traffic_equals_the_per_core_sum`` (tests/simcore/test_estimator.py) holds the
-    estimator's chip traffic equal to :func:`chip_traffic`'s per-core sum, bit for bit.
+    ``test_chip_traffic_equals_the_per_core_sum`` (tests/simcore/estimate/test_estimator.py) holds
+    the estimator's chip traffic equal to :func:`chip_traffic`'s per-core sum, bit for bit.
 
     Args:
         extents: (full, tail) rows of this operand per core (singleCoreM and the M tail for A).

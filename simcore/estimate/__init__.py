@@ -1,0 +1,1 @@
+"""The vectorized estimator, its lower bounds for the search, and the roofline."""

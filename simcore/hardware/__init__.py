@@ -1,0 +1,1 @@
+"""The chips: SoC presets (buffer sizes, rates, clocks, each with its source) and data types."""

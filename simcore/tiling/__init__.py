@@ -1,0 +1,1 @@
+"""What is tiled: the Matmul problem, the TCubeTiling struct, its legality and buffer footprints."""

@@ -1,0 +1,54 @@
+"""Array helpers of the estimator's terms: ceiling division, subsets, raising a path on some.
+
+The terms price numpy arrays of candidate tilings; some apply to a subset of the candidates only
+(given as an index array) and raise the makespan there. These helpers keep that bookkeeping in
+one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: A path length that never wins a maximum (finite, so that multiplying it by 0 stays 0).
+NEVER = -1e30
+
+
+def cdiv(a: Any, b: Any) -> Any:
+    """Integer ceiling division, kept in float64 on arrays (Python ints stay ints).
+
+    :func:`simcore.pipeline.costs.ceil_div` without its cast back to int64: the values are the same
+    (every operand is an integer below 2**31, exact in float64), the cast is a third of its
+    cost, and float operands make the mixed arithmetic after it cheaper.
+    """
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.ceil(np.true_divide(a, b))
+    return -(-a // b)
+
+
+def sub(x: Any, idx: np.ndarray) -> Any:
+    """``x`` at the candidates ``idx`` (per-candidate arrays), or ``x`` itself (a scalar)."""
+    if isinstance(x, np.ndarray) and x.ndim:
+        return x[idx]
+    return x
+
+
+def raise_at(x: Any, idx: np.ndarray, value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``x`` as a full array with ``max(x, value)`` at the candidates ``idx``.
+
+    The terms priced on a subset of the candidates raise a path there. ``x`` may be a scalar, a
+    broadcast or an array another name still holds, so the result is always a fresh copy.
+    """
+    out = np.array(np.broadcast_to(x, shape), dtype=np.float64)
+    out[idx] = np.maximum(out[idx], value)
+    return out
+
+
+def divides(a: Any, b: Any) -> Any:
+    """``a % b == 0`` for integer-valued arrays, through a float division.
+
+    Exact for operands below 2**26 (the quotient's fraction is at least 1 / b, far above the
+    rounding of a float64), and several times cheaper than numpy's float or integer modulo.
+    """
+    return np.floor(a / b) * b == a

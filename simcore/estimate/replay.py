@@ -1,0 +1,248 @@
+"""The block replay: a short program-order replay of blocks that all repeat the same copies.
+
+Where both operands are reloaded in every block (or, with FixPipe, an operand staged through UB),
+the closed-form terms price the chains across the queues only piecewise. The replay plays the
+first blocks with the simulator's rules, vectorized over the distinct candidates, and the rest at
+the last played block's period (:func:`block_replay_path`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from simcore.estimate.arrays import sub as _sub
+
+
+def block_replay_path(
+    idx: np.ndarray,
+    chunking: tuple[Any, ...],
+    legs: tuple[tuple[Any, Any, Any], ...],
+    steps: tuple[Any, ...],
+    flags: tuple[Any, Any, Any],
+    n_play: int = 4,
+    fix: bool = False,
+    resident: tuple[Any, Any] = (False, False),
+) -> Any:
+    """The path of a kernel whose blocks all repeat the same copies, from a short replay.
+
+    Without FixPipe, with both operands reloaded in every block, every block issues the same
+    copies (all K chunks of both operands) into the same queues, so the schedule settles into
+    one period per block. Its chains cross the queues in ways the closed-form cycles only
+    price piecewise: a one-slot operand's copy waits for its previous chunk's last read, which
+    waits for the other operand's chunk staged through UB behind that copy on MTE2, and the
+    next block's first reorder queues behind the drain's L0C->UB leg. So the first ``n_play``
+    blocks are played here in program order with the simulator's rules (in-order MTE2, MTE1,
+    M, V and MTE3 queues, FIFO L1 slots, L0A / L0B / L0C buffer flags, the UB staging halves,
+    a bias slice per block), at the core's average block dimensions, and the path is their
+    end plus the remaining blocks at the last played block's period, then the last drain.
+    Distinct candidates are played together, in one loop over the K steps (:func:`_replay_group`).
+
+    Args:
+        idx: The candidates it applies to (the caller selects them).
+        chunking: ``(k_iter, kc_a, kc_b, stepKa, stepKb, slots_a, slots_b, blocks)``.
+        legs: ``(a_full, a_last, b_full, b_last)``: (MTE2, V, MTE3) legs of a full and of the
+            K-tail chunk (V and MTE3 zero for a direct copy).
+        steps: ``(la, lb, mm, la_kt, lb_kt, mm_kt, c_ub, ub_gm, dr_last, bias)``: the L0 loads
+            and MMAD of a full and of the K-tail step, a block's drain legs (L0C->UB, UB->GM),
+            the last block's drain and a bias slice.
+        flags: ``(dbL0A, dbL0B, dbL0C)``.
+        n_play: Blocks played.
+        fix: FixPipe drains C (``steps``' L0C->UB entry is then its cycles, UB->GM zero).
+        resident: Per operand, where it stays in L1 over the blocks (its copies are not
+            played): full-length arrays like the others (``idx`` selects), or False; used with
+            ``fix``.
+
+    Returns:
+        The path's cycles on the candidates ``idx``.
+    """
+    # Candidates with the same replay inputs (the block count and the last drain only enter
+    # the path after it) are played once. Rows are compared as raw bytes (a 1-D sort of
+    # fixed-size byte strings, several times cheaper than numpy's row-wise unique): equal
+    # inputs, so the same values.
+    cols = np.stack(
+        [_sub(x, idx) * np.ones(idx.size) for x in (chunking[0], *chunking[1:7])]
+        + [_sub(x, idx) * np.ones(idx.size) for leg in legs for x in leg]
+        + [_sub(x, idx) * np.ones(idx.size) for x in steps[:8]]
+        + [_sub(x, idx) * np.ones(idx.size) for x in (*steps[9:], *flags, *resident)],
+        axis=1,
+    )
+    rows = np.ascontiguousarray(cols).view(np.dtype((np.void, cols.itemsize * cols.shape[1])))
+    rows = rows.ravel()
+    _, first, inv = np.unique(rows, return_index=True, return_inverse=True)
+    uniq = cols[first]
+    end, period = _replay_group(
+        uniq[:, 0],
+        tuple(uniq[:, 1:7].T),
+        tuple(tuple(uniq[:, 7 + 3 * i : 10 + 3 * i].T) for i in range(4)),
+        tuple(uniq[:, 19:28].T),
+        tuple(uniq[:, 28:31].T),
+        n_play,
+        fix,
+        (uniq[:, 31] > 0.5, uniq[:, 32] > 0.5),
+    )
+    blocks = _sub(chunking[7], idx)
+    out: Any = end[inv] + (blocks - n_play) * period[inv] + _sub(steps[8], idx)
+    return out
+
+
+def _replay_group(
+    k_it: np.ndarray,
+    chunking: tuple[np.ndarray, ...],
+    legs: tuple[tuple[np.ndarray, ...], ...],
+    steps: tuple[np.ndarray, ...],
+    flags: tuple[np.ndarray, ...],
+    n_play: int,
+    fix: bool = False,
+    resident: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_block_replay_path` on distinct candidates (arrays of equal length).
+
+    The loop over the K steps makes numpy calls on a few dozen to a few hundred candidates, so
+    its cost is the number of calls. It is kept lean, with the values of a plain masked replay
+    bit for bit:
+
+    * The candidates are sorted by K steps, longest first, so those still playing a step are a
+      prefix; the steps between two K-step counts (a run) play the same prefix, through views
+      of the state arrays updated in place (the others keep their values).
+    * What depends only on the step is tabulated per run before the blocks are played: the
+      copies issued, the legs of the chunk they load (the K-tail chunk's from its index on),
+      and which candidates play their K-tail step (from ``p1`` on, at the run's last step).
+    * A copy into one of ``slots`` FIFO L1 slots waits for the last read of the chunk ``slots``
+      copies before (zero while a slot is still unused): a short history of chunk last reads,
+      shifted at each copy, instead of slot arrays indexed per candidate.
+    * Every candidate issues its first staged copy at step 0, and until the block's drain only
+      staged copies move V and MTE3, each to the UB halves it frees and fills: so from that
+      copy on the UB halves' ends are V's and MTE3's, and are kept apart only over the drain.
+    * Masked updates go through ``np.putmask`` (cheaper than ``np.where`` on short arrays).
+
+    Returns:
+        The last played block's last MMAD end and its period (from the block before).
+    """
+    # Whether an operand's copies take the UB legs is decided over all the candidates (a direct
+    # copy's V and MTE3 legs are zero, but its end then still queues on them).
+    staged = (bool(np.any(legs[0][1] > 0)), bool(np.any(legs[2][1] > 0)))
+    first_staged = staged.index(True) if any(staged) else -1
+    order = np.argsort(-k_it, kind="stable")
+    k_it = k_it[order]
+    kc_a, kc_b, sk_a, sk_b, sl_a, sl_b = (x[order] for x in chunking)
+    la, lb, mm, la_t, lb_t, mm_t, c_ub, ub_gm, bias = (x[order] for x in steps)
+    # An operand resident in L1 over the blocks (loaded once per pass) issues no copies there.
+    res = [np.zeros(k_it.size, bool)] * 2 if resident is None else [x[order] for x in resident]
+    # The unmasked first staged copy below assumes every candidate issues it.
+    res_any = (bool(np.any(res[0])), bool(np.any(res[1])))
+    legs_o = [[x[order] for x in leg] for leg in legs]
+    one_l0 = np.stack([flags[0][order] == 1, flags[1][order] == 1])  # waits for the last MMAD
+    c1 = flags[2][order] == 1
+    n = k_it.size
+    k_max = int(k_it[0])
+    # Candidates playing step s: the first n_at[s] (n_at[k_max] = 0).
+    n_at = (n - np.cumsum(np.bincount(k_it.astype(np.int64), minlength=k_max + 1))).tolist()
+    # Runs of steps playing the same prefix: from each step where n_at drops to the next.
+    drops = (np.flatnonzero(np.diff(n_at[:-1])) + 1).tolist()
+    # Queue ends: MTE2, MTE1 (also B's last L0B load), A's last L0A load, V, MTE3, the
+    # operands' chunk arrivals, the last two MMADs (the L0 slot hand-offs; M's end).
+    mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm1, mm2 = np.zeros((9, n))
+    # The UB half a GM->UB leg waits for (the last reorder) and the one a reorder waits for (the
+    # last UB->L1 leg), kept over the drain.
+    ub_src, ub_dst = np.zeros(n), np.zeros(n)
+    # Per operand: the candidates with each slot count above one, and hist[j]: the last read
+    # of the chunk j copies before the one read now (j = 0: that chunk's).
+    more = [[sl == j for j in range(2, int(sl.max()) + 1)] for sl in (sl_a, sl_b)]
+    hist = [[read_a] + [np.zeros(n) for _ in more[0]], [mte1] + [np.zeros(n) for _ in more[1]]]
+    runs = []
+    for s0, s1 in zip([0, *drops], [*drops, k_max], strict=True):
+        p, p1 = n_at[s0], n_at[s1]
+        s_blk = np.arange(s0, s1)[:, None]
+        copies: list[list[Any]] = [[] for _ in range(s0, s1)]
+        for o, (sk, kc) in enumerate(((sk_a, kc_a), (sk_b, kc_b))):
+            issued = (s_blk % sk[:p] == 0) & ~res[o][:p]
+            tail = np.floor(s_blk / sk[:p]) >= kc[:p] - 1
+            gvu = [
+                np.where(tail, y[:p], x[:p])
+                for x, y in zip(legs_o[2 * o], legs_o[2 * o + 1], strict=True)
+            ]
+            views = ([m[:p] for m in more[o]], [h[:p] for h in hist[o]], (ready_a, ready_b)[o][:p])
+            for i in np.flatnonzero(issued.any(axis=1)).tolist():
+                copies[i].append((o, issued[i], gvu[0][i], gvu[1][i], gvu[2][i], *views))
+        state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm1, mm2))
+        ls = (la[:p], lb[:p], mm[:p], la_t[p1:p], lb_t[p1:p], mm_t[p1:p])
+        runs.append((s0, s1, p1, state, copies, one_l0[:, :p], ls))
+    maximum, putmask = np.maximum, np.putmask
+    c_ub_free = np.zeros(n)
+    drains: list[np.ndarray] = []  # L0C->UB ends of the blocks played
+    ends = []
+    for _ in range(n_play):
+        mte2 += bias
+        c_wait = None
+        if drains:
+            c_wait = drains[-1] if len(drains) < 2 else np.where(c1, drains[-1], drains[-2])
+        for s0, s1, p1, state, copies, one_l0_p, ls in runs:
+            mte2_p, mte1_p, read_a_p, vec_p, mte3_p, ready_a_p, ready_b_p, mm1_p, mm2_p = state
+            la_p, lb_p, mm_p, la_t_p, lb_t_p, mm_t_p = ls
+            for s, per_op in zip(range(s0, s1), copies, strict=True):
+                for o, new, g, v, u, more_p, hist_p, ready_p in per_op:
+                    free = hist_p[0]
+                    for m, h in zip(more_p, hist_p[1:], strict=True):
+                        free = free.copy()
+                        putmask(free, m, h)
+                    if not staged[o]:
+                        end = maximum(mte2_p, free) + g
+                        putmask(mte2_p, new, end)
+                    elif s or o != first_staged or res_any[o]:
+                        e1 = maximum(mte2_p, vec_p) + g
+                        e2 = maximum(vec_p, maximum(e1, mte3_p)) + v
+                        end = maximum(mte3_p, maximum(e2, free)) + u
+                        putmask(mte2_p, new, e1)
+                        putmask(vec_p, new, e2)
+                        putmask(mte3_p, new, end)
+                    else:  # the block's first staged copy, every candidate's (p = n)
+                        e1 = maximum(mte2, ub_src) + g
+                        e2 = maximum(vec, maximum(e1, ub_dst)) + v
+                        end = maximum(mte3, maximum(e2, free)) + u
+                        mte2[:], vec[:], mte3[:] = e1, e2, end
+                    putmask(ready_p, new, end)
+                    for j in range(len(hist_p) - 1, 0, -1):
+                        putmask(hist_p[j], new, hist_p[j - 1])
+                l0 = np.where(one_l0_p, mm1_p, mm2_p)
+                maximum(mte1_p, maximum(ready_a_p, l0[0]), out=read_a_p)
+                eb_wait = maximum(ready_b_p, l0[1])
+                if s < s1 - 1:
+                    read_a_p += la_p
+                    maximum(read_a_p, eb_wait, out=mte1_p)
+                    mte1_p += lb_p
+                    r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
+                    em = maximum(mm1_p, r) + mm_p
+                else:  # from p1 on, the K-tail step
+                    read_a_p[:p1] += la_p[:p1]
+                    read_a_p[p1:] += la_t_p
+                    maximum(read_a_p, eb_wait, out=mte1_p)
+                    mte1_p[:p1] += lb_p[:p1]
+                    mte1_p[p1:] += lb_t_p
+                    r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
+                    em = maximum(mm1_p, r)
+                    em[:p1] += mm_p[:p1]
+                    em[p1:] += mm_t_p
+                mm2_p[:] = mm1_p
+                mm1_p[:] = em
+        if fix:
+            # FixPipe drains C on its own queue (``c_ub`` is its cycles), after the last MMAD;
+            # V and MTE3 only carry the staged copies (the UB halves' ends are theirs).
+            ub_src[:], ub_dst[:] = vec, mte3
+            c_ub_free = maximum(c_ub_free, mm1) + c_ub
+            drains.append(c_ub_free)
+            ends.append(mm1.copy())
+            continue
+        # The drain: L0C->UB on the vector queue after the previous UB->GM copy, then UB->GM.
+        ub_src[:], ub_dst[:] = vec, mte3
+        drained = maximum(vec, maximum(mm1, c_ub_free)) + c_ub
+        vec[:] = drained
+        c_ub_free = maximum(mte3, drained) + ub_gm
+        mte3[:] = c_ub_free
+        drains.append(drained)
+        ends.append(mm1.copy())
+    end_out, period = np.empty(n), np.empty(n)
+    end_out[order] = ends[-1]
+    period[order] = ends[-1] - ends[-2]
+    return end_out, period

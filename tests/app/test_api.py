@@ -14,8 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.api.schemas import TUNE_EXAMPLES, TuneBody
+from app.api.examples import TUNE_EXAMPLES
 from app.main import create_app
+from app.schemas import TuneBody
 from app.settings import Settings
 from app.tuning import prepare_tune
 from simcore.evaluate import evaluate, parse_request
@@ -282,7 +283,7 @@ def test_openapi_document_has_tags_summaries_examples_and_no_health_routes() -> 
     # Every example is a request the service accepts (parsed as the route parses it).
     for example in TUNE_EXAMPLES.values():
         body = TuneBody.model_validate(example["value"])
-        prepare_tune(body.to_request(None), max_budget=5000)
+        prepare_tune(body.tuner_request(None), body.problem)
 
 
 def test_readme_first_command_starts_the_server_and_names_the_docs() -> None:

@@ -72,6 +72,8 @@ def test_readme_command_1_on_a_fresh_clone_runs_a_job(tmp_path: Path) -> None:
     log = tmp_path / "command-1.log"
     # The user's environment, minus this test run's own virtual environment and settings.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "TILER_"))}
+    venv_bin = str(Path(sys.prefix) / "bin")
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != venv_bin)
     with log.open("wb") as out:
         proc = subprocess.Popen(
             ["bash", "-c", f"{command} --port {port}"],

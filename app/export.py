@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
 
 from simcore.tiling.tcube import FIELD_ORDER, TCubeTiling
 
@@ -106,8 +105,3 @@ def export_tiling(tiling: TCubeTiling, fmt: ExportFormat, comment: str = "") -> 
     if fmt is ExportFormat.CPP:
         return export_cpp(tiling, comment)
     return export_bin(tiling)
-
-
-def tiling_from_answer(answer: Mapping[str, Any]) -> TCubeTiling:
-    """The tuned TCubeTiling of a stored answer (its complete ``tiling`` object)."""
-    return TCubeTiling(**{name: int(answer["tiling"][name]) for name in FIELD_ORDER})

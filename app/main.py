@@ -1,11 +1,13 @@
 """The HTTP service: ``create_app(settings)`` builds the FastAPI app.
 
-Routes: ``/v1`` (tilings, hardware, UB analysis; Swagger UI at ``/docs``, the document at
-``/v1/openapi.json``), ``/healthz``, ``/readyz``, ``/metrics`` and ``/problems/<type>`` outside
-the document, and the explorer page at ``/explore``.
+Routes: ``/v1`` (tilings, hardware, UB analysis, tuning jobs; Swagger UI at ``/docs`` and ReDoc
+at ``/redoc``, both served from the installed ``fastapi-offline`` package, so they work without
+internet access; the document at ``/v1/openapi.json``), ``/healthz``, ``/readyz``, ``/metrics``
+and ``/problems/<type>`` outside the document, and the explorer page at ``/explore``.
 
 At start (the lifespan) the app migrates the database when ``TILER_MIGRATE_ON_START`` is set
-(single-node mode), opens the database, and starts the bounded search pool.
+(single-node mode), opens the database, starts the bounded search pool and the job workers
+(``TILER_JOB_WORKERS``, ``tiler serve --job-workers``).
 """
 
 from __future__ import annotations
@@ -18,20 +20,24 @@ import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
+from fastapi_offline import FastAPIOffline
 
-from app import explore
 from app.api import hardware, jobs, meta, tilings
-from app.api.middleware import BodyLimitMiddleware, TokenMiddleware
+from app.api.middleware import DeclaredLengthMiddleware, TokenMiddleware
 from app.db import migrate
 from app.db.engine import Database
+from app.jobs.embedded import EmbeddedWorkers
+from app.jobs.service import JobService
 from app.metrics import Metrics, MetricsMiddleware
 from app.problem_json import (
+    apply_limits,
     document_bearer_token,
     install_problem_handlers,
     move_error_schemas_to_problem_json,
 )
 from app.settings import Settings, get_settings
 from app.tuning import SearchPool, TuningService
+from app.views import explore
 
 API_VERSION = "1.0.0"
 
@@ -56,6 +62,7 @@ TCubeTiling for Ascend C Matmul kernels, predicted by a calibrated model of the 
   normalized request, the hardware preset's digest and the model version.
 * `POST /v1/tilings:evaluate`, `POST /v1/tilings:validate` - predict or check your own tiling.
 * `GET /v1/tilings/{id}/export?format=json|cpp|bin` - the struct for your kernel.
+* `POST /v1/tuning-jobs` - many problems at once; the server's job workers tune them.
 
 Errors are `application/problem+json` (RFC 9457) with a stable `type` (`/problems/<slug>`).
 When the server sets `TILER_API_TOKEN`, every non-GET request needs
@@ -89,14 +96,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await anyio.to_thread.run_sync(migrate.upgrade, url)
         pool = SearchPool(settings.search_executor, settings.search_workers)
         app.state.service = TuningService(settings, db, pool, metrics)
+        app.state.jobs = JobService(db, settings)
         app.state.head_revision = migrate.head_revision()
+        workers = None
+        if settings.job_workers:
+            workers = EmbeddedWorkers(db, settings, settings.job_workers)
+            workers.start()
         try:
             yield
         finally:
+            if workers is not None:
+                await anyio.to_thread.run_sync(workers.stop)
             await anyio.to_thread.run_sync(pool.shutdown)
             db.dispose()
 
-    app = FastAPI(
+    # Swagger UI and ReDoc from the package's own copies of their scripts, never a CDN: many
+    # Ascend build hosts have no internet access.
+    app = FastAPIOffline(
         title="Ascend Matmul tiling autotuner",
         version=API_VERSION,
         summary="TCubeTiling for Ascend C Matmul kernels, from a calibrated model of the AI Core.",
@@ -104,7 +120,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_tags=TAGS,
         openapi_url="/v1/openapi.json",
         docs_url="/docs",
-        redoc_url=None,
+        redoc_url="/redoc",
+        static_url="/docs/static",
         generate_unique_id_function=_operation_id,
         swagger_ui_parameters={"displayRequestDuration": True, "tryItOutEnabled": True},
         lifespan=lifespan,
@@ -112,11 +129,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.metrics = metrics
     install_problem_handlers(app)
-    app.include_router(tilings.router)
-    app.include_router(hardware.router)
-    app.include_router(jobs.router)
+    # The framework's body limit, per router: it stops a streamed body once it passes the limit
+    # (a declared Content-Length is answered by DeclaredLengthMiddleware below).
+    limit = settings.max_body_bytes
+    for router in (tilings.router, hardware.router, jobs.router, explore.router):
+        app.include_router(router, max_body_size=limit)
     app.include_router(meta.router)
-    app.include_router(explore.router)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -129,6 +147,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 tags=app.openapi_tags,
             )
             schema = move_error_schemas_to_problem_json(schema)
+            schema = apply_limits(
+                schema,
+                {
+                    "TuneBody": {"budget": settings.max_budget},
+                    "JobBody": {
+                        "budget": settings.max_budget,
+                        "problems": settings.job_max_problems,
+                    },
+                },
+            )
             if settings.token is not None:
                 schema = document_bearer_token(schema)
             app.openapi_schema = schema
@@ -140,7 +168,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     token = settings.token
     if token is not None:
         app.add_middleware(TokenMiddleware, token=token, exempt_prefixes=("/explore",))
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(DeclaredLengthMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     return app
 

@@ -23,6 +23,7 @@ type                       status  when
 ``not-found``              404     no such route or resource
 ``method-not-allowed``     405     the route exists with another method
 ``payload-too-large``      413     the body exceeds ``TILER_MAX_BODY_BYTES``
+``unsupported-media-type`` 415     a body without ``Content-Type: application/json``
 ``not-ready``              503     ``/readyz``: database unreachable or schema not at head
 ``internal-error``         500     a bug; the body hides the internals (the log has them)
 =========================  ======  ============================================================
@@ -38,7 +39,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from simcore.errors import InputError, UnknownSocError, UnsupportedError
@@ -85,6 +86,10 @@ PROBLEM_TYPES: Mapping[str, tuple[str, str]] = {
     "not-found": ("Not found", "No such route or resource."),
     "method-not-allowed": ("Method not allowed", "The route exists with another method."),
     "payload-too-large": ("Payload too large", "The request body exceeds the configured limit."),
+    "unsupported-media-type": (
+        "Unsupported media type",
+        "The body must be JSON, sent with `Content-Type: application/json`.",
+    ),
     "not-ready": (
         "Not ready",
         "The database is unreachable or its schema is not at the latest migration "
@@ -99,6 +104,7 @@ _STATUS_SLUGS = {
     404: "not-found",
     405: "method-not-allowed",
     413: "payload-too-large",
+    415: "unsupported-media-type",
     503: "not-ready",
 }
 
@@ -125,29 +131,7 @@ class ViolationDetail(BaseModel):
 
 
 class ProblemDetail(BaseModel):
-    """An RFC 9457 problem document."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "type": "/problems/validation-error",
-                    "title": "Invalid request",
-                    "status": 422,
-                    "detail": "1 invalid field: problem.m",
-                    "errors": [
-                        {
-                            "field": "problem.m",
-                            "rule": "greater_than_equal",
-                            "message": "Input should be greater than or equal to 1",
-                            "value": 0,
-                            "limit": "ge 1",
-                        }
-                    ],
-                }
-            ]
-        }
-    )
+    """An RFC 9457 problem document (each error status's own example: :data:`EXAMPLES`)."""
 
     type: str = Field(description="Stable URI of the problem type (`/problems/<slug>`).")
     title: str
@@ -279,7 +263,10 @@ def _jsonable_error(err: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _limit_of(ctx: Mapping[str, Any]) -> Any:
-    for key in ("ge", "gt", "le", "lt", "max_length", "min_length", "expected", "limit"):
+    if "limit" in ctx:
+        # A validator of this service set the limit itself (e.g. the allowed values, as a list).
+        return ctx["limit"]
+    for key in ("ge", "gt", "le", "lt", "max_length", "min_length", "expected"):
         if key in ctx:
             return f"{key} {ctx[key]}"
     return None
@@ -404,6 +391,10 @@ async def _http_handler(request: Request, exc: Exception) -> JSONResponse:
     if not slug:
         slug = "internal-error" if exc.status_code >= 500 else "validation-error"
     detail = exc.detail if isinstance(exc.detail, str) else PROBLEM_TYPES[slug][1]
+    limit = request.scope.get("starlette.max_body_size")
+    if exc.status_code == 413 and limit is not None:
+        # The framework's own limit, hit while a streamed (chunked) body was read.
+        detail = f"the request body exceeds {limit} bytes (TILER_MAX_BODY_BYTES)"
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
         allowed = _allowed_methods(request)
@@ -434,22 +425,71 @@ _DESCRIPTIONS = {
     401: "API token missing or wrong (`unauthorized`).",
     404: "Not found (`not-found`, `unknown-soc`).",
     413: "Body too large (`payload-too-large`).",
+    415: "The body is not declared as JSON (`unsupported-media-type`).",
     422: "Invalid input (`validation-error`, `unsupported-problem`, `infeasible-problem`, "
     "`illegal-tiling`, `unknown-soc`).",
     503: "Not ready (`not-ready`).",
 }
 
 
+def _example(status: int, slug: str, detail: str, **extensions: Any) -> dict[str, Any]:
+    return problem_body(status, slug, detail, "/v1/tilings:tune", **extensions)
+
+
+def _bad_field(field: str, rule: str, message: str, value: Any, limit: Any) -> dict[str, Any]:
+    return {"field": field, "rule": rule, "message": message, "value": value, "limit": limit}
+
+
+#: One example per error status, as the service answers it.
+EXAMPLES: Mapping[int, dict[str, Any]] = {
+    400: _example(
+        400, "malformed-json", "the request body is not valid JSON",
+        errors=[_bad_field("body", "json_invalid", "body is not valid JSON at character 40: "
+                           "Expecting ',' delimiter", None, None)],
+    ),
+    401: _example(
+        401, "unauthorized",
+        "this request needs 'Authorization: Bearer <token>' (TILER_API_TOKEN)",
+    ),
+    404: {
+        **_example(404, "not-found", "no stored tiling has id '0123456789abcdef01234567'"),
+        "instance": "/v1/tilings/0123456789abcdef01234567",
+    },
+    413: _example(
+        413, "payload-too-large",
+        "the request body exceeds 1048576 bytes (TILER_MAX_BODY_BYTES)",
+    ),
+    415: _example(
+        415, "unsupported-media-type",
+        "the body must be JSON: send 'Content-Type: application/json' (got 'text/plain')",
+        errors=[_bad_field("content-type", "media_type", "content-type: expected "
+                           "application/json", "text/plain", "application/json")],
+    ),
+    422: _example(
+        422, "validation-error", "1 invalid field: problem.dtype",
+        errors=[_bad_field("problem.dtype", "enum", "problem.dtype: Input should be one of "
+                           "fp16, bf16, fp32, hf32, int8, int4 (input dtypes)", "int32",
+                           ["fp16", "bf16", "fp32", "hf32", "int8", "int4"])],
+    ),
+    503: {
+        **_example(503, "not-ready", "schema at revision None, latest is 0002: run "
+                   "`tiler db upgrade`"),
+        "instance": "/readyz",
+    },
+}  # fmt: skip
+
+
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` declaring problem+json bodies for the given statuses.
 
-    FastAPI would document its own 422 shape otherwise; declaring 422 here replaces it.
+    FastAPI would document its own 422 shape otherwise; declaring 422 here replaces it. Each
+    status carries its own example (Swagger UI would otherwise show one example for all).
     """
     return {
         status: {
             "model": ProblemDetail,
             "description": _DESCRIPTIONS.get(status, "Error."),
-            "content": {PROBLEM_MEDIA_TYPE: {}},
+            "content": {PROBLEM_MEDIA_TYPE: {"example": EXAMPLES[status]}},
         }
         for status in statuses
     }
@@ -458,8 +498,9 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 def move_error_schemas_to_problem_json(schema: dict[str, Any]) -> dict[str, Any]:
     """Rewrites an OpenAPI document so error responses are documented as problem+json only.
 
-    FastAPI puts a response ``model`` under ``application/json``; the service answers errors
-    as ``application/problem+json``, which is what clients (and schemathesis) must see.
+    FastAPI puts a response ``model`` under the route's media type (``application/json``, or
+    ``text/event-stream`` on a stream); the service answers errors as
+    ``application/problem+json``, which is what clients (and schemathesis) must see.
     """
     for path_item in schema.get("paths", {}).values():
         for operation in path_item.values():
@@ -469,9 +510,35 @@ def move_error_schemas_to_problem_json(schema: dict[str, Any]) -> dict[str, Any]
                 if str(status)[0] not in "45":
                     continue
                 content = response.get("content", {})
-                json_schema = content.pop("application/json", None)
-                if json_schema is not None:
-                    content[PROBLEM_MEDIA_TYPE] = json_schema
+                for media_type in [m for m in content if m != PROBLEM_MEDIA_TYPE]:
+                    # The schema joins the status's own example (declared under problem+json).
+                    content[PROBLEM_MEDIA_TYPE] = {
+                        **content.pop(media_type),
+                        **content.get(PROBLEM_MEDIA_TYPE, {}),
+                    }
+    return schema
+
+
+def apply_limits(schema: dict[str, Any], limits: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    """Writes the server's limits into the request schemas of an OpenAPI document.
+
+    The request models state what any server accepts; how large a budget or a job this server
+    takes is its settings. The document then says the same number as the 422 above it.
+
+    Args:
+        schema: The OpenAPI document.
+        limits: ``{schema name: {property: limit}}``: an integer property gets ``maximum``, an
+            array property ``maxItems``.
+    """
+    components = schema.get("components", {}).get("schemas", {})
+    for name, properties in limits.items():
+        for prop, limit in properties.items():
+            definition = components[name]["properties"][prop]
+            for branch in definition.get("anyOf", [definition]):
+                if branch.get("type") == "integer":
+                    branch["maximum"] = limit
+                elif branch.get("type") == "array":
+                    branch["maxItems"] = limit
     return schema
 
 

@@ -13,7 +13,8 @@ variable                           meaning
                                    database and run the migration as its own deployment step
 ``TILER_DEFAULT_BUDGET``           trials of a ``tilings:tune`` without ``budget``; unset: the
                                    tuner's default (16 trials, stopped early on large kernels)
-``TILER_MAX_BUDGET``               largest ``budget`` a request may ask for (422 above it)
+``TILER_MAX_BUDGET``               largest ``budget`` a request may ask for (422 above it; the
+                                   OpenAPI document's maximum); at most the tuner's 5000
 ``TILER_SEARCH_WORKERS``           searches (and evaluations) that run at once; further ones wait
 ``TILER_SEARCH_EXECUTOR``          ``process`` (default: searches in worker processes, so they
                                    never hold the server's GIL) or ``thread``
@@ -26,7 +27,11 @@ variable                           meaning
 ``TILER_SQLITE_BUSY_TIMEOUT_MS``   how long an SQLite writer waits for the write lock
 ``TILER_MEMO_ENTRIES``             requests and answers remembered in memory per process (a
                                    repeat then skips parsing and the database read)
-``TILER_JOB_MAX_PROBLEMS``         most shapes one batch job may hold (422 above it)
+``TILER_JOB_WORKERS``              batch-job workers ``tiler serve`` runs (0: separate
+                                   ``tiler worker`` processes do the work); ``--job-workers``
+``TILER_JOB_UNCLAIMED_NOTICE_S``   a queued job no worker has claimed for this long says so
+``TILER_JOB_MAX_PROBLEMS``         most shapes one batch job may hold (422 above it; the
+                                   OpenAPI document's maximum)
 ``TILER_JOB_LEASE_S``              lease of a job shape claimed by a worker; a shape whose worker
                                    stops renewing it (died) is claimed again after this long
 ``TILER_JOB_HEARTBEAT_S``          how often a worker renews its leases (well under the lease)
@@ -41,6 +46,10 @@ variable                           meaning
 ``TILER_JOB_SHARED_WAIT_S``        how long a worker waits for the others' running trials of a
                                    shared study before answering without them
 =================================  ==============================================================
+
+Every limit a request can hit is a setting here, and only here: the service checks it, the OpenAPI
+document states it (:func:`app.problem_json.apply_limits`), and the README's table lists these
+defaults (a test compares them).
 """
 
 from __future__ import annotations
@@ -52,6 +61,8 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tiler.tune import MAX_BUDGET
+
 
 class Settings(BaseSettings):
     """The service's configuration (environment variables ``TILER_<NAME>``)."""
@@ -62,7 +73,7 @@ class Settings(BaseSettings):
     database_url: str | None = None
     migrate_on_start: bool = True
     default_budget: int | None = Field(default=None, ge=0)
-    max_budget: int = Field(default=2000, ge=0)
+    max_budget: int = Field(default=2000, ge=0, le=MAX_BUDGET)
     search_workers: int = Field(default=1, ge=1, le=64)
     search_executor: Literal["process", "thread"] = "process"
     api_token: SecretStr | None = None
@@ -71,6 +82,8 @@ class Settings(BaseSettings):
     claim_poll_s: float = Field(default=0.05, gt=0)
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
     memo_entries: int = Field(default=4096, ge=1)
+    job_workers: int = Field(default=1, ge=0, le=64)
+    job_unclaimed_notice_s: float = Field(default=30.0, gt=0)
     job_max_problems: int = Field(default=10_000, ge=1)
     job_lease_s: float = Field(default=60.0, gt=0)
     job_heartbeat_s: float = Field(default=10.0, gt=0)

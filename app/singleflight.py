@@ -28,8 +28,9 @@ import anyio.to_thread
 
 from app.db import repository as repo
 from app.db.engine import Database
-from app.db.repository import NewResult, StoredResult
+from app.db.repository import NewResult
 from app.metrics import Metrics
+from app.schemas import TilingRecord
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class SearchFlights:
         self.lease_s = lease_s
         self.poll_s = poll_s
         self.owner = process_owner_id()
-        self._inflight: dict[str, asyncio.Task[StoredResult]] = {}
+        self._inflight: dict[str, asyncio.Task[TilingRecord]] = {}
 
     @property
     def inflight(self) -> int:
@@ -64,7 +65,7 @@ class SearchFlights:
 
     async def run(
         self, cache_key: str, compute: Callable[[], Awaitable[NewResult]]
-    ) -> StoredResult:
+    ) -> TilingRecord:
         """Returns the stored answer for a key, computing it at most once.
 
         Args:
@@ -87,7 +88,7 @@ class SearchFlights:
             self.metrics.flight_joins.inc()
         return await asyncio.shield(task)
 
-    def _finished(self, cache_key: str, task: asyncio.Task[StoredResult]) -> None:
+    def _finished(self, cache_key: str, task: asyncio.Task[TilingRecord]) -> None:
         if self._inflight.get(cache_key) is task:
             del self._inflight[cache_key]
         # Mark the exception as retrieved: when every waiter went away nobody else will, and
@@ -97,7 +98,7 @@ class SearchFlights:
 
     async def _lead(
         self, cache_key: str, compute: Callable[[], Awaitable[NewResult]]
-    ) -> StoredResult:
+    ) -> TilingRecord:
         db = self.db
         while True:
             stored = await anyio.to_thread.run_sync(repo.find_by_key, db, cache_key)
@@ -116,7 +117,7 @@ class SearchFlights:
 
     async def _search(
         self, cache_key: str, compute: Callable[[], Awaitable[NewResult]]
-    ) -> StoredResult:
+    ) -> TilingRecord:
         db = self.db
         heartbeat = asyncio.create_task(self._renew(cache_key))
         try:
@@ -152,7 +153,7 @@ class SearchFlights:
                 # same answer; the first one stored wins); it must not fail this search.
                 logger.warning("could not renew the claim of %s", cache_key, exc_info=True)
 
-    async def _wait_for_other(self, cache_key: str) -> StoredResult | None:
+    async def _wait_for_other(self, cache_key: str) -> TilingRecord | None:
         """Polls until another process stores the key's answer (or stops holding the claim)."""
         db = self.db
         while True:

@@ -2,16 +2,18 @@
 
 A ``tilings:tune`` request goes through :meth:`TuningService.tune`:
 
-1. :func:`prepare_tune` parses it with the tuner's own parser and builds the cache key: SHA-256
-   over the canonical request (problem with every default filled in, fixed fields, baseline,
-   budget, sampler, seed), the preset's content digest and :data:`simcore.version.MODEL_VERSION`.
-   A preset or model change therefore never serves a stale answer.
-2. A hit is served from the stored JSON text as is (``cached: true``).
+1. The body (:class:`app.schemas.TuneBody`, simcore's ``Problem`` inside) becomes the tuner's
+   request (:class:`tiler.tune.TuneRequest`) once, and :func:`prepare_tune` builds the cache key:
+   SHA-256 over the canonical request (problem with every default filled in, fixed fields,
+   baseline, budget, sampler, seed), the preset's content digest and
+   :data:`simcore.version.MODEL_VERSION`. A preset or model change never serves a stale answer.
+2. A hit is served from the stored record (``cached: true``).
 3. A miss goes through :class:`app.singleflight.SearchFlights`, which runs the search at most once
    per key (in this process and across processes) on the :class:`SearchPool`: a bounded pool of
    worker processes (or threads), so the event loop never runs a search.
 
-Functions named ``*_job`` run inside the pool. They return plain tuples instead of raising
+Functions named ``*_job`` run inside the pool. They take and return picklable values (the typed
+request, ``Problem`` and ``TCubeTiling`` models) and return plain tuples instead of raising
 simcore errors, because those exceptions take several constructor arguments and do not survive
 pickling back from a worker process.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import json
 import math
 import multiprocessing
@@ -38,15 +41,26 @@ import anyio.to_thread
 
 from app.db import repository as repo
 from app.db.engine import Database
-from app.db.repository import NewResult, StoredResult
+from app.db.repository import NewResult
 from app.metrics import Metrics
 from app.problem_json import input_error_problem, unknown_soc_problem, violations_problem
+from app.schemas import (
+    EvaluateResponse,
+    TilingCheckBody,
+    TilingRecord,
+    TuneBody,
+    TuneResponse,
+    ValidateResponse,
+)
 from app.settings import Settings
 from app.singleflight import SearchFlights
 from simcore.alloc import tune_allocator
 from simcore.errors import InputError, UnknownSocError, UnsupportedError
-from simcore.hardware.presets import load_preset
+from simcore.hardware.presets import HardwarePreset, load_preset
+from simcore.tiling.problem import Problem, check_supported
+from simcore.tiling.tcube import TCubeTiling
 from simcore.version import MODEL_VERSION
+from tiler.tune import TuneRequest
 
 T = TypeVar("T")
 
@@ -69,58 +83,20 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-@dataclass(frozen=True)
-class PreparedTune:
-    """A parsed ``tilings:tune`` request and its cache key.
-
-    Attributes:
-        request: The request as given (with the server's default budget filled in); what the
-            search parses again in its worker.
-        canonical: The canonical request (``tiler.tune.canonical_request``).
-        request_json: ``canonical`` as deterministic JSON text.
-        cache_key: SHA-256 hex of the request, preset digest and model version.
-        preset_digest: Digest of the problem's preset.
-    """
-
-    request: dict[str, Any]
-    canonical: dict[str, Any]
-    request_json: str
-    cache_key: str
-    preset_digest: str
-
-    def new_result(self, answer_json: str, search_s: float) -> NewResult:
-        """The row to store for this request's answer."""
-        problem = self.canonical["problem"]
-        return NewResult(
-            cache_key=self.cache_key,
-            soc=str(problem["soc"]),
-            dtype=str(problem["dtype"]),
-            m=int(problem["m"]),
-            n=int(problem["n"]),
-            k=int(problem["k"]),
-            model_version=MODEL_VERSION,
-            preset_digest=self.preset_digest,
-            request_json=self.request_json,
-            answer_json=answer_json,
-            search_s=search_s,
-        )
+#: The samplers that need the optional ``gp`` dependency group, and what they need from it.
+_GP_MODULES = ("torch", "scipy")
 
 
-def prepare_tune(data: dict[str, Any], max_budget: int) -> PreparedTune:
-    """Parses a tune request (as ``tiler tune --jsonl`` takes it) and builds its cache key.
+def check_search_options(budget: int | None, sampler: str, max_budget: int) -> None:
+    """Refuses a budget above the server's limit, or a sampler this installation cannot run.
 
-    Args:
-        data: The request.
-        max_budget: Largest budget the server accepts.
+    Checked before anything is searched, so the answer comes at once and names the field.
 
     Raises:
-        InputError: A field is invalid (the tuner's parser names it), or the budget is too large.
-        UnknownSocError: The problem names no known SoC.
+        InputError: ``budget`` above ``max_budget`` (TILER_MAX_BUDGET), or ``sampler`` ``gp``
+            without torch and scipy installed.
     """
-    from tiler.tune import canonical_request, parse_tune_request
-
-    budget = data.get("budget")
-    if isinstance(budget, int) and budget > max_budget:
+    if budget is not None and budget > max_budget:
         raise InputError(
             "budget",
             "max_budget",
@@ -129,15 +105,94 @@ def prepare_tune(data: dict[str, Any], max_budget: int) -> PreparedTune:
             budget,
             max_budget,
         )
-    request = parse_tune_request(data)
+    if sampler == "gp":
+        # find_spec, not import: Optuna registers lazy stand-ins for its optional modules.
+        missing = [m for m in _GP_MODULES if importlib.util.find_spec(m) is None]
+        if missing:
+            raise InputError(
+                "sampler",
+                "sampler_unavailable",
+                f"sampler 'gp' needs {' and '.join(missing)}, which this server does not have: "
+                "install the optional gp group (`uv sync --frozen --group gp`), or use tpe, "
+                "cmaes or random",
+                sampler,
+                ["tpe", "cmaes", "random"],
+            )
+
+
+@dataclass(frozen=True)
+class PreparedTune:
+    """A tune request ready to search, and its cache key.
+
+    Attributes:
+        request: The tuner's request (what the search runs).
+        problem: Its problem.
+        canonical: The canonical request (``tiler.tune.canonical_request``).
+        request_json: ``canonical`` as deterministic JSON text (what is stored with the answer).
+        cache_key: SHA-256 hex of the request, preset digest and model version.
+        preset_digest: Digest of the problem's preset.
+    """
+
+    request: TuneRequest
+    problem: Problem
+    canonical: dict[str, Any]
+    request_json: str
+    cache_key: str
+    preset_digest: str
+
+    def new_result(self, answer_json: str, search_s: float) -> NewResult:
+        """The row to store for this request's answer."""
+        problem = self.problem
+        return NewResult(
+            cache_key=self.cache_key,
+            soc=problem.soc,
+            dtype=problem.dtype.value,
+            m=problem.m,
+            n=problem.n,
+            k=problem.k,
+            model_version=MODEL_VERSION,
+            preset_digest=self.preset_digest,
+            request_json=self.request_json,
+            answer_json=answer_json,
+            search_s=search_s,
+        )
+
+
+def prepare_tune(request: TuneRequest, problem: Problem) -> PreparedTune:
+    """Builds the cache key of a tune request.
+
+    Args:
+        request: The request.
+        problem: Its problem (the typed one it was built from).
+
+    Raises:
+        InputError: A pin or the baseline is invalid (the tuner names the field).
+        UnknownSocError: The problem names no known SoC.
+    """
+    from tiler.tune import canonical_request
+
     canonical = canonical_request(request)
-    digest = preset_digest(str(canonical["problem"]["soc"]))
+    digest = preset_digest(problem.soc)
     request_json = canonical_json(canonical)
     keyed = canonical_json(
         {"request": canonical, "preset_digest": digest, "model_version": MODEL_VERSION}
     )
     cache_key = hashlib.sha256(keyed.encode()).hexdigest()
-    return PreparedTune(data, canonical, request_json, cache_key, digest)
+    return PreparedTune(request, problem, canonical, request_json, cache_key, digest)
+
+
+def prepare_item(request_json: str) -> PreparedTune:
+    """A queued job shape's request, parsed once from its row, and its cache key here.
+
+    Raises:
+        InputError: The request does not parse with this process's tuner (named field).
+        UnknownSocError: Its SoC has no preset here.
+    """
+    from simcore.tiling.problem import parse_problem
+    from tiler.tune import parse_tune_request
+
+    request = parse_tune_request(json.loads(request_json))
+    return prepare_tune(request, parse_problem(request.problem))
 
 
 def _error_outcome(exc: Exception) -> JobOutcome:
@@ -162,7 +217,7 @@ def raise_outcome_error(outcome: JobOutcome) -> None:
     )
 
 
-def check_feasible(problem_data: dict[str, Any]) -> None:
+def check_feasible(problem: Problem) -> None:
     """Refuses a problem that breaks a rule of its own (seed 002 table 1): no tiling is legal.
 
     Checked before a search is claimed, so the answer names the rule (for example
@@ -173,9 +228,7 @@ def check_feasible(problem_data: dict[str, Any]) -> None:
         ProblemError: 422 ``infeasible-problem`` listing the violated rules.
     """
     from simcore.tiling.legality import problem_violations
-    from simcore.tiling.problem import check_supported, parse_problem
 
-    problem = parse_problem(problem_data)
     preset = load_preset(problem.soc)
     check_supported(problem, preset)
     violations = [v.to_dict() for v in problem_violations(problem, preset)]
@@ -188,20 +241,19 @@ def check_feasible(problem_data: dict[str, Any]) -> None:
         )
 
 
-def tune_job(data: dict[str, Any], **options: Any) -> JobOutcome:
+def tune_job(request: TuneRequest, **options: Any) -> JobOutcome:
     """Runs one search (in a pool worker) and returns the answer as JSON text.
 
     Args:
-        data: The request (parsed again here: a parsed request does not cross processes).
+        request: The request.
         options: Passed to :func:`tiler.tune.tune` (``storage``, ``shared``).
 
     Returns:
         ("ok", (answer_json, seconds)), or an error outcome (see :func:`raise_outcome_error`).
     """
-    from tiler.tune import parse_tune_request, tune
+    from tiler.tune import tune
 
     try:
-        request = parse_tune_request(data)
         start = time.perf_counter()
         answer = tune(request, **options)
         seconds = time.perf_counter() - start
@@ -221,43 +273,56 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def evaluate_job(request: dict[str, Any], explain: bool) -> JobOutcome:
+def checked_pair(body: TilingCheckBody) -> tuple[Problem, TCubeTiling, HardwarePreset]:
+    """The problem, its complete tiling and its chip, from a validate / evaluate body.
+
+    Raises:
+        UnknownSocError: The problem names no known SoC.
+        InputError: The chip cannot run the problem, or the tiling's fields contradict it.
+    """
+    problem = body.problem
+    preset = load_preset(problem.soc)
+    check_supported(problem, preset)
+    return problem, body.tiling.complete(problem, preset), preset
+
+
+def validate_pair(body: TilingCheckBody) -> ValidateResponse:
+    """The legality report of a tiling, as ``tiler validate`` prints it."""
+    from simcore.evaluate import validate
+
+    return ValidateResponse.model_validate(validate(*checked_pair(body)))
+
+
+def evaluate_job(problem: Problem, tiling: TCubeTiling, explain: bool) -> JobOutcome:
     """Validates and predicts a tiling (in a pool worker), as ``tiler evaluate`` does.
 
     Returns:
-        ("ok", answer), ("illegal", report) for an illegal tiling, or an error outcome.
+        ("ok", answer), or ("illegal", report) for an illegal tiling.
     """
-    from simcore.evaluate import estimate_dict, parse_request, validate
+    from simcore.evaluate import estimate_dict, validate
 
-    try:
-        problem, tiling, preset = parse_request(request)
-        report = validate(problem, tiling, preset)
-        if not report["valid"]:
-            return ("illegal", report)
-        estimate = estimate_dict(problem, tiling, preset)
-    except (InputError, UnknownSocError) as exc:
-        return _error_outcome(exc)
+    preset = load_preset(problem.soc)
+    report = validate(problem, tiling, preset)
+    if not report["valid"]:
+        return ("illegal", report)
+    estimate = estimate_dict(problem, tiling, preset)
     answer = {**report, "estimate": estimate}
     if explain:
         answer["explanation"] = _explanation(problem, tiling, preset, estimate)
     return ("ok", _finite(answer))
 
 
-def timeline_job(request_json: str, answer_json: str) -> JobOutcome:
+def timeline_job(problem: Problem, tiling: TCubeTiling) -> JobOutcome:
     """Simulates a stored tiling (in a pool worker) and draws its pipeline timeline.
 
     Returns:
         ("ok", svg text), or ("too_large", message) when the kernel is too long to draw.
     """
-    from app.export import tiling_from_answer
-    from app.svg import MAX_TIMELINE_INSTRUCTIONS, timeline_svg
+    from app.views.svg import MAX_TIMELINE_INSTRUCTIONS, timeline_svg
     from simcore.evaluate import instruction_count
     from simcore.pipeline.simulator import simulate
-    from simcore.tiling.problem import parse_problem
 
-    problem = parse_problem(json.loads(request_json)["problem"])
     preset = load_preset(problem.soc)
-    tiling = tiling_from_answer(json.loads(answer_json))
     count = instruction_count(problem, tiling)
     if count > MAX_TIMELINE_INSTRUCTIONS:
         return (
@@ -321,24 +386,19 @@ class SearchPool:
             self._executor = self._make()
             return await loop.run_in_executor(self._executor, fn, *args)
 
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Runs ``fn(*args, **kwargs)`` in the pool and waits for it (call from a thread)."""
+        try:
+            return self._executor.submit(fn, *args, **kwargs).result()
+        except BrokenProcessPool:
+            # As in call(): a dead worker process costs one retry on a fresh pool.
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = self._make()
+            return self._executor.submit(fn, *args, **kwargs).result()
+
     def shutdown(self) -> None:
         """Stops the workers (running tasks finish first)."""
         self._executor.shutdown(wait=True, cancel_futures=True)
-
-
-def response_json(stored: StoredResult, cached: bool) -> bytes:
-    """The ``tilings:tune`` response: id, cached and model_version, then the stored answer.
-
-    The answer is the stored JSON text, spliced in without re-encoding, so a repeat is the same
-    bytes as the first answer except for ``cached``.
-    """
-    head = (
-        f'{{"id":{json.dumps(stored.id)},"cached":{"true" if cached else "false"},'
-        f'"model_version":{json.dumps(stored.model_version)}'
-    )
-    body = stored.answer_json.strip()
-    rest = body[1:]  # drop the answer's opening brace
-    return (head + ("," + rest if rest.strip() != "}" else "}")).encode()
 
 
 K = TypeVar("K")
@@ -387,38 +447,50 @@ class TuningService:
         # a request's cache key is a pure function of the request (the preset digest and the
         # model version are fixed for the life of the process), and a stored answer is never
         # rewritten (the first one stored for a key is the answer). They make a repeated
-        # request skip the parsing and the database round trip.
+        # request skip the preparation and the database round trip.
         self._prepared: _Lru[str, PreparedTune] = _Lru(settings.memo_entries)
-        self._stored: _Lru[str, StoredResult] = _Lru(settings.memo_entries)
+        self._stored: _Lru[str, TilingRecord] = _Lru(settings.memo_entries)
 
-    async def tune(self, request: dict[str, Any]) -> tuple[StoredResult, bool]:
-        """Answers a tune request from the cache or by one search.
-
-        Returns:
-            The stored result and whether it was in the cache on arrival.
+    def prepare(self, body: TuneBody) -> PreparedTune:
+        """The tuner's request of a body, with the server's default budget, and its cache key.
 
         Raises:
-            ProblemError: The request is invalid (422 naming the field or rule).
+            ProblemError: 422 naming the field: the budget above the server's limit, a sampler
+                this installation lacks, a pin or a baseline the tuner refuses, an unknown SoC.
         """
-        request_text = canonical_json(request)
-        prepared = self._prepared.get(request_text)
+        budget = self.settings.default_budget if body.budget is None else body.budget
+        memo_key = f"{budget}|{body.model_dump_json()}"
+        prepared = self._prepared.get(memo_key)
         if prepared is None:
             try:
-                prepared = prepare_tune(request, self.settings.max_budget)
+                check_search_options(budget, body.sampler, self.settings.max_budget)
+                prepared = prepare_tune(body.tuner_request(budget), body.problem)
             except InputError as exc:
                 raise input_error_problem(exc) from exc
             except UnknownSocError as exc:
                 raise unknown_soc_problem(exc) from exc
-            self._prepared.put(request_text, prepared)
+            self._prepared.put(memo_key, prepared)
+        return prepared
+
+    async def tune(self, body: TuneBody) -> TuneResponse:
+        """Answers a tune request from the cache or by one search.
+
+        Returns:
+            The answer, ``cached`` true when it was in the cache on arrival.
+
+        Raises:
+            ProblemError: The request is invalid (422 naming the field or rule).
+        """
+        prepared = self.prepare(body)
         stored = self._stored.get(prepared.cache_key)
         if stored is None:
             stored = await anyio.to_thread.run_sync(repo.find_by_key, self.db, prepared.cache_key)
         if stored is not None:
             self._stored.put(prepared.cache_key, stored)
             self.metrics.cache_hits.inc()
-            return stored, True
+            return stored.answer(cached=True)
         self.metrics.cache_misses.inc()
-        check_feasible(prepared.canonical["problem"])
+        check_feasible(prepared.problem)
 
         async def compute() -> NewResult:
             outcome = await self.pool.call(tune_job, prepared.request)
@@ -428,17 +500,16 @@ class TuningService:
 
         stored = await self.flights.run(prepared.cache_key, compute)
         self._stored.put(prepared.cache_key, stored)
-        return stored, False
+        return stored.answer(cached=False)
 
-    async def evaluate(self, request: dict[str, Any], *, explain: bool) -> dict[str, Any]:
+    async def evaluate(self, body: TilingCheckBody, *, explain: bool) -> EvaluateResponse:
         """Validates and predicts a tiling; an illegal tiling is a 422 listing its violations."""
-        outcome = await self.pool.call(evaluate_job, request, explain)
+        problem, tiling, _preset = checked_pair(body)
+        outcome = await self.pool.call(evaluate_job, problem, tiling, explain)
         if outcome[0] == "illegal":
             report = outcome[1]
             ids = ", ".join(v["id"] for v in report["violations"])
             raise violations_problem(
                 "illegal-tiling", f"the tiling breaks {ids}", report["violations"]
             )
-        raise_outcome_error(outcome)
-        result: dict[str, Any] = outcome[1]
-        return result
+        return EvaluateResponse.model_validate(outcome[1])

@@ -139,6 +139,7 @@ def run_job(shapes: list[dict[str, Any]], budget: int, workers: int) -> dict[str
     from app.db.engine import Database
     from app.jobs import store
     from app.jobs.service import JobService, prepare_job
+    from app.schemas import JobBody
     from app.settings import Settings
 
     with tempfile.TemporaryDirectory(prefix="jobs-bench-") as tmp:
@@ -148,13 +149,10 @@ def run_job(shapes: list[dict[str, Any]], budget: int, workers: int) -> dict[str
         db = Database.from_url(url)
         try:
             t0 = time.perf_counter()
-            prepared = prepare_job(
-                [r["problem"] for r in _requests(shapes, budget)],
-                budget=budget,
-                sampler="tpe",
-                seed=0,
-                settings=settings,
+            body = JobBody.model_validate(
+                {"problems": [r["problem"] for r in _requests(shapes, budget)], "budget": budget}
             )
+            prepared = prepare_job(body, settings)
             service = JobService(db, settings)
             job, _ = service.submit(prepared, None)
             submit_s = time.perf_counter() - t0

@@ -180,7 +180,7 @@ def _gp_sampler_class() -> Any:
 
     class _GPSampler(optuna.samplers.GPSampler):
         def _sample_relative_impl(self, *args: Any, **kwargs: Any) -> Any:
-            mode = torch.overrides._get_current_function_mode()  # type: ignore[no-untyped-call]
+            mode = getattr(torch.overrides, "_get_current_function_mode")()  # noqa: B009 (untyped)
             on_cpu = isinstance(mode, DeviceContext) and mode.device == torch.device("cpu")
             hide = torch.overrides._pop_mode_temporarily() if on_cpu else contextlib.nullcontext()
             with hide:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from email.message import Message
 from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.jobs.service import JobService
+from app.problem_json import ProblemError
 from app.settings import Settings
 from app.tuning import TuningService
 
@@ -16,11 +19,65 @@ def get_service(request: Request) -> TuningService:
     return service
 
 
+def get_job_service(request: Request) -> JobService:
+    """The app's job service (built by the lifespan)."""
+    service: JobService = request.app.state.jobs
+    return service
+
+
 def get_settings_dep(request: Request) -> Settings:
     """The app's settings."""
     settings: Settings = request.app.state.settings
     return settings
 
 
+def is_json_media_type(content_type: str | None) -> bool:
+    """True for ``application/json`` and ``application/<anything>+json`` (parameters aside)."""
+    if not content_type:
+        return False
+    message = Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
+def require_json_body(request: Request) -> None:
+    """Refuses a body that is not declared as JSON with 415, before the body is validated.
+
+    Without it the framework leaves such a body unparsed, and the caller gets a 422 saying the
+    body is not "a valid dictionary", quoting the raw bytes. A request without a body is left to
+    validation, which names the missing body.
+
+    Raises:
+        ProblemError: 415 ``unsupported-media-type`` naming the expected type.
+    """
+    headers = request.headers
+    has_body = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
+    content_type = headers.get("content-type")
+    if not has_body or is_json_media_type(content_type):
+        return
+    given = content_type or "no Content-Type"
+    raise ProblemError(
+        415,
+        "unsupported-media-type",
+        f"the body must be JSON: send 'Content-Type: application/json' (got {given!r})",
+        headers={"Accept-Post": "application/json"},
+        errors=[
+            {
+                "field": "content-type",
+                "rule": "media_type",
+                "message": "content-type: expected application/json",
+                "value": content_type,
+                "limit": "application/json",
+            }
+        ],
+    )
+
+
 ServiceDep = Annotated[TuningService, Depends(get_service)]
+JobServiceDep = Annotated[JobService, Depends(get_job_service)]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+#: Route dependency of every operation that takes a JSON body.
+JSON_BODY = [Depends(require_json_body)]

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Path
 
-from app.api.schemas import (
-    UB_EXAMPLES,
-    HardwareDetail,
-    HardwareSummary,
-    UbAnalyzeBody,
-    UbAnalyzeResponse,
-)
+from app.api.deps import JSON_BODY
+from app.api.examples import UB_EXAMPLES
 from app.problem_json import problem_responses, unknown_soc_problem
+from app.schemas import HardwareDetail, HardwareSummary, UbAnalyzeBody, UbAnalyzeResponse
 from app.tuning import preset_digest
 from simcore.errors import UnknownSocError
 from simcore.hardware.presets import list_socs, load_preset
@@ -22,7 +18,7 @@ from simcore.ub.vector import analyze, parse_vector_instruction
 router = APIRouter(prefix="/v1", tags=["hardware"])
 
 
-@router.get("/hardware", summary="List the hardware presets", response_model=list[HardwareSummary])
+@router.get("/hardware", summary="List the hardware presets")
 def list_hardware() -> list[HardwareSummary]:
     """Every packaged SoC preset with its content digest (part of every cache key)."""
     out = []
@@ -43,7 +39,6 @@ def list_hardware() -> list[HardwareSummary]:
 @router.get(
     "/hardware/{soc}",
     summary="One hardware preset with the source of every value",
-    response_model=HardwareDetail,
     responses=problem_responses(404, 422),
 )
 def get_hardware(
@@ -57,7 +52,7 @@ def get_hardware(
     return HardwareDetail(
         soc=soc,
         digest=preset_digest(soc),
-        values=preset.model_dump(mode="json", exclude={"sources"}),
+        values=preset,
         sources=dict(preset.sources),
     )
 
@@ -66,12 +61,12 @@ def get_hardware(
     "/ub:analyze",
     tags=["ub"],
     summary="UB bank conflicts and cycles of a vector instruction",
-    response_model=UbAnalyzeResponse,
-    responses=problem_responses(400, 401, 413, 422),
+    responses=problem_responses(400, 401, 413, 415, 422),
+    dependencies=JSON_BODY,
 )
 def ub_analyze(
     body: Annotated[UbAnalyzeBody, Body(openapi_examples=UB_EXAMPLES)],
-) -> dict[str, Any]:
+) -> UbAnalyzeResponse:
     """Bank conflicts of a vector instruction, as `tiler ub-analyze` reports them.
 
     Which UB banks each block of the first repeat reads or writes, the conflicts between them,
@@ -82,4 +77,4 @@ def ub_analyze(
         result = analyze(instruction)
     except UnknownSocError as exc:
         raise unknown_soc_problem(exc, field="soc") from exc
-    return {"instruction": instruction.canonical(), **result}
+    return UbAnalyzeResponse.model_validate({"instruction": instruction.canonical(), **result})

@@ -1,4 +1,4 @@
-"""ASGI middleware: the request body limit (413) and the API token on non-GET routes (401).
+"""ASGI middleware: a declared body over the limit (413) and the API token on non-GET routes (401).
 
 Both are pure ASGI (no per-request task or body buffering), and both answer problem+json.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import hmac
 import json
 
-from app.metrics import ASGIApp, Message, Receive, Scope, Send
+from app.metrics import ASGIApp, Receive, Scope, Send
 from app.problem_json import PROBLEM_MEDIA_TYPE, problem_body
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -32,12 +32,13 @@ async def _send_problem(
     await send({"type": "http.response.body", "body": body})
 
 
-class BodyLimitMiddleware:
-    """Answers 413 when a request body exceeds ``max_bytes``.
+class DeclaredLengthMiddleware:
+    """Answers 413 (problem+json) when a request declares a body longer than ``max_bytes``.
 
-    A declared ``Content-Length`` is checked before anything is read (the server then never
-    delivers more than it declared). A chunked body has no declared length: it is read up to the
-    limit first and handed to the app only when it fits, so the app never sees a cut-off body.
+    The limit itself is the framework's (``max_body_size`` on the routers), which also stops a
+    streamed (chunked) body once it grows past the limit. For a declared ``Content-Length``
+    the framework answers a plain-text 413 of its own; this answers it first, before anything is
+    read, in the service's error format.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -46,46 +47,15 @@ class BodyLimitMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serves the request, or answers 413."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        chunked = False
-        for name, value in scope["headers"]:
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = 0
-                if declared > self.max_bytes:
-                    await self._too_large(scope, send)
+        if scope["type"] == "http":
+            for name, value in scope["headers"]:
+                if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
+                    detail = (
+                        f"the request body exceeds {self.max_bytes} bytes (TILER_MAX_BODY_BYTES)"
+                    )
+                    await _send_problem(send, 413, "payload-too-large", detail, scope["path"], [])
                     return
-            elif name == b"transfer-encoding" and b"chunked" in value.lower():
-                chunked = True
-        if not chunked:
-            await self.app(scope, receive, send)
-            return
-        buffered: list[Message] = []
-        received = 0
-        while True:
-            message = await receive()
-            buffered.append(message)
-            if message["type"] != "http.request":
-                break
-            received += len(message.get("body", b""))
-            if received > self.max_bytes:
-                await self._too_large(scope, send)
-                return
-            if not message.get("more_body", False):
-                break
-
-        async def replay() -> Message:
-            return buffered.pop(0) if buffered else await receive()
-
-        await self.app(scope, replay, send)
-
-    async def _too_large(self, scope: Scope, send: Send) -> None:
-        detail = f"the request body exceeds {self.max_bytes} bytes"
-        await _send_problem(send, 413, "payload-too-large", detail, scope["path"], [])
+        await self.app(scope, receive, send)
 
 
 class TokenMiddleware:

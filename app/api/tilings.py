@@ -2,32 +2,28 @@
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio.to_thread
 from fastapi import APIRouter, Body, Path, Query, Response
 
-from app.api.deps import ServiceDep
+from app.api.deps import JSON_BODY, ServiceDep
+from app.api.examples import CHECK_EXAMPLES, TUNE_EXAMPLES
 from app.api.pagination import decode_cursor, encode_cursor
-from app.api.schemas import (
-    CHECK_EXAMPLES,
-    TUNE_EXAMPLES,
+from app.db import repository as repo
+from app.db.repository import ResultFilter
+from app.export import EXTENSIONS, MEDIA_TYPES, ExportFormat, export_tiling
+from app.problem_json import ProblemError, problem_responses
+from app.schemas import (
     EvaluateResponse,
     TilingCheckBody,
     TilingPage,
     TilingRecord,
-    TilingSummary,
     TuneBody,
     TuneResponse,
     ValidateResponse,
 )
-from app.db import repository as repo
-from app.db.repository import ResultFilter, StoredResult
-from app.export import EXTENSIONS, MEDIA_TYPES, ExportFormat, export_tiling, tiling_from_answer
-from app.problem_json import ProblemError, problem_responses
-from app.tuning import response_json, timeline_job
-from simcore.evaluate import parse_request, validate
+from app.tuning import TuningService, timeline_job, validate_pair
 from simcore.tiling.problem import INT32_MAX
 
 router = APIRouter(prefix="/v1", tags=["tilings"])
@@ -36,96 +32,84 @@ router = APIRouter(prefix="/v1", tags=["tilings"])
 _ID_PATTERN = r"^[0-9a-f]{24}$"
 IdPath = Annotated[str, Path(description="Id of a stored result.", pattern=_ID_PATTERN)]
 _MAX_PAGE = 200
+#: The errors of an operation with a JSON body.
+_BODY_ERRORS = problem_responses(400, 401, 413, 415, 422)
+# The routes answer stored documents: keys an answer does not have (a 910B estimate's UB
+# section) are left out rather than sent as null (response_model_exclude_unset).
 
 
-def _not_found(result_id: str) -> ProblemError:
-    return ProblemError(404, "not-found", f"no stored tiling has id {result_id!r}")
-
-
-async def _stored(service: Any, result_id: str) -> StoredResult:
+async def _stored(service: TuningService, result_id: str) -> TilingRecord:
     stored = await anyio.to_thread.run_sync(repo.find_by_id, service.db, result_id)
     if stored is None:
-        raise _not_found(result_id)
+        raise ProblemError(404, "not-found", f"no stored tiling has id {result_id!r}")
     return stored
 
 
 @router.post(
     "/tilings:tune",
     summary="Tune a TCubeTiling (cached)",
-    response_model=TuneResponse,
-    responses=problem_responses(400, 401, 413, 422),
+    responses=_BODY_ERRORS,
+    dependencies=JSON_BODY,
+    response_model_exclude_unset=True,
 )
 async def tune_tiling(
     body: Annotated[TuneBody, Body(openapi_examples=TUNE_EXAMPLES)], service: ServiceDep
-) -> Response:
+) -> TuneResponse:
     """Finds the fastest legal TCubeTiling for a Matmul problem under the model.
 
     The body is one line of `tiler tune --jsonl`. A repeat of the same normalized request (same
     problem after defaults, pins, baseline, budget, sampler and seed, on the same preset and model
-    version) is answered from the cache with `cached: true` and otherwise the same bytes. Many
+    version) is answered from the cache with `cached: true` and otherwise the same answer. Many
     identical requests at once run one search.
     """
-    stored, cached = await service.tune(body.to_request(service.settings.default_budget))
-    return Response(response_json(stored, cached), media_type="application/json")
+    return await service.tune(body)
 
 
 @router.post(
     "/tilings:evaluate",
     summary="Predict a tiling's time (legality first)",
-    response_model=EvaluateResponse,
-    responses=problem_responses(400, 401, 413, 422),
+    responses=_BODY_ERRORS,
+    dependencies=JSON_BODY,
+    response_model_exclude_unset=True,
 )
 async def evaluate_tiling(
     body: Annotated[TilingCheckBody, Body(openapi_examples=CHECK_EXAMPLES)], service: ServiceDep
-) -> dict[str, Any]:
+) -> EvaluateResponse:
     """Checks a tiling and predicts its time with the simulator, as `tiler evaluate` does.
 
     An illegal tiling is a 422 `illegal-tiling` problem listing each violated rule's id, value
     and limit. A legal one gets the estimate and its explanation.
     """
-    return await service.evaluate(body.to_request(), explain=True)
+    return await service.evaluate(body, explain=True)
 
 
 @router.post(
     "/tilings:validate",
     summary="Check a tiling's legality",
-    response_model=ValidateResponse,
-    responses=problem_responses(400, 401, 413, 422),
+    responses=_BODY_ERRORS,
+    dependencies=JSON_BODY,
+    response_model_exclude_unset=True,
 )
 def validate_tiling(
     body: Annotated[TilingCheckBody, Body(openapi_examples=CHECK_EXAMPLES)],
-) -> dict[str, Any]:
+) -> ValidateResponse:
     """Checks a tiling against every rule of seed 002, as `tiler validate` does.
 
     The answer lists every violation (rule id, message, value, limit, fields) and warning;
     `valid` is false when any rule is broken.
     """
-    problem, tiling, preset = parse_request(body.to_request())
-    return validate(problem, tiling, preset)
-
-
-def _record(stored: StoredResult) -> dict[str, Any]:
-    answer = json.loads(stored.answer_json)
-    return {
-        "id": stored.id,
-        "cached": True,
-        "model_version": stored.model_version,
-        **answer,
-        "request": json.loads(stored.request_json),
-        "preset_digest": stored.preset_digest,
-        "created_at": stored.created_at,
-    }
+    return validate_pair(body)
 
 
 @router.get(
     "/tilings/{id}",
     summary="A stored tuning result",
-    response_model=TilingRecord,
     responses=problem_responses(404, 422),
+    response_model_exclude_unset=True,
 )
-async def get_tiling(id: IdPath, service: ServiceDep) -> dict[str, Any]:
+async def get_tiling(id: IdPath, service: ServiceDep) -> TilingRecord:
     """The stored answer of a `tilings:tune` request, with the request that produced it."""
-    return _record(await _stored(service, id))
+    return await _stored(service, id)
 
 
 _Dim = Query(ge=1, le=INT32_MAX)
@@ -134,7 +118,6 @@ _Dim = Query(ge=1, le=INT32_MAX)
 @router.get(
     "/tilings",
     summary="List stored tuning results",
-    response_model=TilingPage,
     responses=problem_responses(422),
 )
 async def list_tilings(
@@ -160,29 +143,10 @@ async def list_tilings(
     """
     where = ResultFilter(soc, dtype, model_version, m_min, m_max, n_min, n_max, k_min, k_max)
     before = None if cursor is None else decode_cursor(cursor)
-    rows = await anyio.to_thread.run_sync(
-        lambda: repo.list_results(service.db, where, before_seq=before, limit=limit + 1)
+    items, next_seq = await anyio.to_thread.run_sync(
+        lambda: repo.list_results(service.db, where, before_seq=before, limit=limit)
     )
-    items = []
-    for row in rows[:limit]:
-        answer = json.loads(row.answer_json)
-        time_us = (answer.get("estimate") or {}).get("time_us")
-        items.append(
-            TilingSummary(
-                id=row.id,
-                soc=row.soc,
-                dtype=row.dtype,
-                m=row.m,
-                n=row.n,
-                k=row.k,
-                model_version=row.model_version,
-                created_at=row.created_at,
-                time_us=time_us,
-                tiling=answer.get("tiling") or {},
-            )
-        )
-    more = len(rows) > limit
-    next_cursor = encode_cursor(rows[limit - 1].seq) if more else None
+    next_cursor = None if next_seq is None else encode_cursor(next_seq)
     return TilingPage(items=items, next_cursor=next_cursor)
 
 
@@ -221,15 +185,12 @@ async def export_tiling_route(
     list is in the README and `simcore.tiling.tcube.FIELD_ORDER`).
     """
     stored = await _stored(service, id)
-    answer = json.loads(stored.answer_json)
-    request = json.loads(stored.request_json)
-    problem = request.get("problem", {})
+    problem = stored.request.problem
     comment = (
-        f"id {stored.id}; {problem.get('soc')} {problem.get('dtype')} "
-        f"M={problem.get('m')} N={problem.get('n')} K={problem.get('k')}; "
-        f"model {stored.model_version}"
+        f"id {stored.id}; {problem.soc} {problem.dtype.value} "
+        f"M={problem.m} N={problem.n} K={problem.k}; model {stored.model_version}"
     )
-    content = export_tiling(tiling_from_answer(answer), format, comment)
+    content = export_tiling(stored.tiling, format, comment)
     headers = {}
     if format is not ExportFormat.JSON:
         filename = f"tcubetiling-{stored.id}.{EXTENSIONS[format]}"
@@ -249,11 +210,11 @@ async def export_tiling_route(
 async def timeline(id: IdPath, service: ServiceDep) -> Response:
     """A Gantt chart of the slowest core's pipes (MTE2, MTE1, M, FIX, ...) for the tuned tiling.
 
-    Kernels of more than `app.svg.MAX_TIMELINE_INSTRUCTIONS` instructions per core are refused
+    Kernels of more than `app.views.svg.MAX_TIMELINE_INSTRUCTIONS` instructions per core are refused
     (422): simulating them takes seconds and the picture would be mostly omission.
     """
     stored = await _stored(service, id)
-    outcome = await service.pool.call(timeline_job, stored.request_json, stored.answer_json)
+    outcome = await service.pool.call(timeline_job, stored.request.problem, stored.tiling)
     if outcome[0] == "too_large":
         raise ProblemError(422, "timeline-too-large", outcome[1])
     return Response(outcome[1], media_type="image/svg+xml")

@@ -2,7 +2,8 @@
 
 Every function takes a :class:`~app.db.engine.Database` and runs one short transaction, so no
 transaction is ever held open across a search. Writes use :meth:`Database.write` (BEGIN
-IMMEDIATE on SQLite).
+IMMEDIATE on SQLite). A row read is mapped once, into the record the routes answer with
+(:class:`app.schemas.TilingRecord`, :class:`app.schemas.TilingSummary`).
 """
 
 from __future__ import annotations
@@ -18,60 +19,20 @@ from sqlalchemy.exc import IntegrityError
 from app.db.base import utc_now
 from app.db.engine import Database
 from app.db.models import SearchClaim, TuningResult
+from app.schemas import TilingRecord, TilingSummary
 
 _RESULTS = cast(Table, TuningResult.__table__)
 _CLAIMS = cast(Table, SearchClaim.__table__)
 
 #: Columns read for an answer (the JSON documents and what the response adds to them).
 _ANSWER_COLUMNS = (
-    _RESULTS.c.seq,
     _RESULTS.c.id,
-    _RESULTS.c.cache_key,
     _RESULTS.c.model_version,
     _RESULTS.c.preset_digest,
     _RESULTS.c.request_json,
     _RESULTS.c.answer_json,
     _RESULTS.c.created_at,
 )
-
-
-@dataclass(frozen=True)
-class StoredResult:
-    """A cached tuning answer as stored.
-
-    Attributes:
-        seq: Insertion order (the list cursor).
-        id: Public id.
-        cache_key: The cache key.
-        model_version: The model that produced the answer.
-        preset_digest: Digest of the hardware preset used.
-        request_json: The canonical request, JSON text.
-        answer_json: The answer, JSON text (served as is).
-        created_at: When it was stored.
-    """
-
-    seq: int
-    id: str
-    cache_key: str
-    model_version: str
-    preset_digest: str
-    request_json: str
-    answer_json: str
-    created_at: dt.datetime
-
-    @classmethod
-    def from_row(cls, row: Any) -> StoredResult:
-        """Builds the record from a row of :data:`_ANSWER_COLUMNS`."""
-        return cls(
-            seq=row.seq,
-            id=row.id,
-            cache_key=row.cache_key,
-            model_version=row.model_version,
-            preset_digest=row.preset_digest,
-            request_json=row.request_json,
-            answer_json=row.answer_json,
-            created_at=row.created_at,
-        )
 
 
 @dataclass(frozen=True)
@@ -110,23 +71,32 @@ class NewResult:
         return self.cache_key[:24]
 
 
-def find_by_key(db: Database, cache_key: str) -> StoredResult | None:
+def find_by_key(db: Database, cache_key: str) -> TilingRecord | None:
     """Returns the cached answer of a key, or None."""
     with db.read() as conn:
         row = conn.execute(
             select(*_ANSWER_COLUMNS).where(_RESULTS.c.cache_key == cache_key)
         ).first()
-    return None if row is None else StoredResult.from_row(row)
+    return None if row is None else TilingRecord.from_row(row)
 
 
-def find_by_id(db: Database, result_id: str) -> StoredResult | None:
+def result_id(db: Database, cache_key: str) -> str | None:
+    """The public id of a key's cached answer, or None (a lookup that reads no document)."""
+    with db.read() as conn:
+        found = conn.execute(
+            select(_RESULTS.c.id).where(_RESULTS.c.cache_key == cache_key)
+        ).scalar_one_or_none()
+    return None if found is None else str(found)
+
+
+def find_by_id(db: Database, result_id: str) -> TilingRecord | None:
     """Returns the cached answer with a public id, or None."""
     with db.read() as conn:
         row = conn.execute(select(*_ANSWER_COLUMNS).where(_RESULTS.c.id == result_id)).first()
-    return None if row is None else StoredResult.from_row(row)
+    return None if row is None else TilingRecord.from_row(row)
 
 
-def store_result(db: Database, new: NewResult) -> StoredResult:
+def store_result(db: Database, new: NewResult) -> TilingRecord:
     """Stores an answer unless its key is already stored, and returns the stored record.
 
     When another process stored the same key first, its record wins (both computed the same
@@ -156,7 +126,7 @@ def store_result(db: Database, new: NewResult) -> StoredResult:
         row = conn.execute(
             select(*_ANSWER_COLUMNS).where(_RESULTS.c.cache_key == new.cache_key)
         ).one()
-    return StoredResult.from_row(row)
+    return TilingRecord.from_row(row)
 
 
 @dataclass(frozen=True)
@@ -186,38 +156,9 @@ class ResultFilter:
     k_max: int | None = None
 
 
-@dataclass(frozen=True)
-class ResultSummary:
-    """One row of the listing.
-
-    Attributes:
-        seq: Insertion order.
-        id: Public id.
-        soc: SoC.
-        dtype: Input dtype.
-        m: M.
-        n: N.
-        k: K.
-        model_version: Model version.
-        answer_json: The answer (the listing shows its tiling and time).
-        created_at: When it was stored.
-    """
-
-    seq: int
-    id: str
-    soc: str
-    dtype: str
-    m: int
-    n: int
-    k: int
-    model_version: str
-    answer_json: str
-    created_at: dt.datetime
-
-
 def list_results(
     db: Database, where: ResultFilter, *, before_seq: int | None, limit: int
-) -> list[ResultSummary]:
+) -> tuple[list[TilingSummary], int | None]:
     """Returns up to ``limit`` results matching ``where``, newest first, older than a cursor.
 
     Args:
@@ -225,6 +166,10 @@ def list_results(
         where: The filters.
         before_seq: Only rows inserted before this one (the cursor of the previous page).
         limit: Page size.
+
+    Returns:
+        The page, and the cursor of the next one (the last row's insertion order; None when
+        nothing follows).
     """
     r = _RESULTS.c
     query = select(
@@ -245,24 +190,11 @@ def list_results(
     for value, condition in conditions:
         if value is not None:
             query = query.where(condition(value))
-    query = query.order_by(r.seq.desc()).limit(limit)
+    query = query.order_by(r.seq.desc()).limit(limit + 1)
     with db.read() as conn:
         rows = conn.execute(query).all()
-    return [
-        ResultSummary(
-            seq=row.seq,
-            id=row.id,
-            soc=row.soc,
-            dtype=row.dtype,
-            m=row.m,
-            n=row.n,
-            k=row.k,
-            model_version=row.model_version,
-            answer_json=row.answer_json,
-            created_at=row.created_at,
-        )
-        for row in rows
-    ]
+    next_seq = int(rows[limit - 1].seq) if len(rows) > limit else None
+    return [TilingSummary.from_row(row) for row in rows[:limit]], next_seq
 
 
 def try_claim(db: Database, cache_key: str, owner: str, lease_s: float) -> bool:

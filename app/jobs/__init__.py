@@ -5,7 +5,8 @@
   (``FOR UPDATE SKIP LOCKED``);
 * :mod:`app.jobs.service` - what the routes call: validation, idempotency, the job resource
   and its Server-Sent Events;
-* :mod:`app.jobs.worker` - ``tiler worker``: claim, tune through the shared cache, record.
+* :mod:`app.jobs.worker` - ``tiler worker``: claim, tune through the shared cache, record;
+* :mod:`app.jobs.embedded` - the same workers inside ``tiler serve`` (``--job-workers N``).
 """
 
 from app.jobs.service import JobService, prepare_job

@@ -27,7 +27,6 @@ URL must also differ from ``TILER_DATABASE_URL``: Optuna creates generic tables 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -38,10 +37,10 @@ from app.db import repository as repo
 from app.db.engine import Database
 from app.jobs import store
 from app.settings import Settings
-from app.tuning import prepare_tune
+from app.tuning import prepare_item
 from simcore.errors import InputError, UnknownSocError
 from tiler.study import SharedStudy, waiting_trials
-from tiler.tune import MAX_BUDGET, contribute, parse_tune_request
+from tiler.tune import TuneRequest, contribute
 
 logger = logging.getLogger(__name__)
 
@@ -101,10 +100,10 @@ class SharedStudies:
         self.settings = settings
         self.owner = owner
 
-    def applies(self, request: dict[str, Any]) -> bool:
-        """True when a shape's request asks for a budget large enough to share."""
-        budget = request.get("budget")
-        return isinstance(budget, int) and budget >= self.settings.job_shared_min_budget
+    def applies(self, request: TuneRequest) -> bool:
+        """True when a shape's request asks for an explicit budget large enough to share."""
+        explicit = "budget" in request.model_fields_set
+        return explicit and request.budget >= self.settings.job_shared_min_budget
 
     def _is_alive(self, worker: str) -> bool:
         return store.owner_is_live(self.db, worker)
@@ -131,11 +130,14 @@ class SharedStudies:
             How many trials ran here (0: nothing to help with).
         """
         for item in store.running_items(self.db, HELP_CANDIDATES):
-            request: dict[str, Any] = json.loads(item.request_json)
-            if not self.applies(request):
+            try:
+                prepared = prepare_item(item.request_json)
+            except (InputError, UnknownSocError):
+                continue  # the lead reports the shape's error
+            if not self.applies(prepared.request):
                 continue
             try:
-                key = prepare_tune(request, MAX_BUDGET).cache_key
+                key = prepared.cache_key
                 name = study_name(key)
                 if waiting_trials(self.url, name) == 0:
                     continue
@@ -149,7 +151,7 @@ class SharedStudies:
                 shared = SharedStudy(
                     name, worker=self.owner, wait_s=self.settings.job_shared_wait_s
                 )
-                ran = contribute(parse_tune_request(request), storage=self.url, shared=shared)
+                ran = contribute(prepared.request, storage=self.url, shared=shared)
             finally:
                 hold(None)
                 repo.release_claim(self.db, claim, self.owner)

@@ -25,6 +25,7 @@ from app.db.engine import Database
 from app.db.job_models import IdempotencyKey, Job, JobEvent, JobItem
 from app.db.models import SearchClaim, TuningResult
 from app.problem_json import problem_body
+from app.schemas import FINAL_JOB_STATUSES, JobResult, JobSummary
 
 _JOBS = cast(Table, Job.__table__)
 _ITEMS = cast(Table, JobItem.__table__)
@@ -33,8 +34,6 @@ _KEYS = cast(Table, IdempotencyKey.__table__)
 _RESULTS = cast(Table, TuningResult.__table__)
 _CLAIMS = cast(Table, SearchClaim.__table__)
 
-#: Final job statuses.
-FINAL_JOB_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
 #: Item statuses that still need (or are getting) work.
 OPEN_ITEM_STATUSES = ("queued", "running")
 
@@ -43,52 +42,14 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=False)
 
 
-@dataclass(frozen=True)
-class JobRow:
-    """A job as stored (see :class:`app.db.job_models.Job`)."""
-
-    seq: int
-    id: str
-    status: str
-    total: int
-    done: int
-    failed: int
-    cancelled: int
-    event_count: int
-    budget: int | None
-    sampler: str
-    seed: int
-    created_at: dt.datetime
-    started_at: dt.datetime | None
-    finished_at: dt.datetime | None
-
-    @classmethod
-    def from_row(cls, row: Any) -> JobRow:
-        """Builds the record from a row of the ``jobs`` table."""
-        return cls(
-            seq=row.seq,
-            id=row.id,
-            status=row.status,
-            total=row.total,
-            done=row.done,
-            failed=row.failed,
-            cancelled=row.cancelled,
-            event_count=row.event_count,
-            budget=row.budget,
-            sampler=row.sampler,
-            seed=row.seed,
-            created_at=row.created_at,
-            started_at=row.started_at,
-            finished_at=row.finished_at,
-        )
-
-    @property
-    def is_final(self) -> bool:
-        """True when the job will not change any more."""
-        return self.status in FINAL_JOB_STATUSES
-
-
-_JOB_COLUMNS = tuple(_JOBS.c[name] for name in JobRow.__dataclass_fields__)
+#: The columns a job record is built from (:meth:`app.schemas.JobSummary.from_row`).
+_JOB_COLUMNS = tuple(
+    _JOBS.c[name]
+    for name in (
+        "seq", "id", "status", "total", "done", "failed", "cancelled", "event_count", "budget",
+        "sampler", "seed", "created_at", "started_at", "finished_at",
+    )
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -218,16 +179,16 @@ def create_job(
     return job_id, True
 
 
-def find_job(db: Database, job_id: str) -> JobRow | None:
+def find_job(db: Database, job_id: str) -> JobSummary | None:
     """Returns a job, or None."""
     with db.read() as conn:
         row = conn.execute(select(*_JOB_COLUMNS).where(_JOBS.c.id == job_id)).first()
-    return None if row is None else JobRow.from_row(row)
+    return None if row is None else JobSummary.from_row(row)
 
 
 def list_jobs(
     db: Database, *, statuses: Sequence[str], before_seq: int | None, limit: int
-) -> list[JobRow]:
+) -> list[JobSummary]:
     """Returns up to ``limit`` jobs, newest first, older than a cursor, of the given statuses.
 
     Args:
@@ -243,39 +204,12 @@ def list_jobs(
         query = query.where(_JOBS.c.seq < before_seq)
     query = query.order_by(_JOBS.c.seq.desc()).limit(limit)
     with db.read() as conn:
-        return [JobRow.from_row(row) for row in conn.execute(query)]
-
-
-@dataclass(frozen=True)
-class FinishedItem:
-    """A finished shape with its answer (from the cache) or its error.
-
-    Attributes:
-        position: Index in the submitted list.
-        status: ``done`` or ``failed``.
-        request_json: The canonical tune request.
-        result_id: Public id of the cached answer (done).
-        cached: Whether the answer was in the cache when a worker reached the shape.
-        model_version: Model version of the answer (done).
-        answer_json: The answer as stored in the cache (done).
-        error_json: The error document (failed).
-        attempts: How many times a worker claimed the shape.
-    """
-
-    position: int
-    status: str
-    request_json: str
-    result_id: str | None
-    cached: bool | None
-    model_version: str | None
-    answer_json: str | None
-    error_json: str | None
-    attempts: int
+        return [JobSummary.from_row(row) for row in conn.execute(query)]
 
 
 def finished_items(
     db: Database, job_id: str, *, after_position: int, limit: int | None
-) -> list[FinishedItem]:
+) -> list[JobResult]:
     """Returns a job's finished shapes (done or failed) by position, after a position.
 
     Args:
@@ -293,7 +227,6 @@ def finished_items(
             i.result_id,
             i.cached,
             i.error_json,
-            i.attempts,
             r.model_version,
             r.answer_json,
         )
@@ -308,21 +241,7 @@ def finished_items(
     if limit is not None:
         query = query.limit(limit)
     with db.read() as conn:
-        rows = conn.execute(query).all()
-    return [
-        FinishedItem(
-            position=row.position,
-            status=row.status,
-            request_json=row.request_json,
-            result_id=row.result_id,
-            cached=row.cached,
-            model_version=row.model_version,
-            answer_json=row.answer_json,
-            error_json=row.error_json,
-            attempts=row.attempts,
-        )
-        for row in rows
-    ]
+        return [JobResult.from_row(row) for row in conn.execute(query)]
 
 
 @dataclass(frozen=True)
@@ -350,7 +269,7 @@ def _counts(job: Any) -> dict[str, int]:
     return {"total": job.total, "done": job.done, "failed": job.failed, "cancelled": job.cancelled}
 
 
-def cancel_job(db: Database, job_id: str) -> JobRow | None:
+def cancel_job(db: Database, job_id: str) -> JobSummary | None:
     """Cancels a job: its queued and running shapes become ``cancelled``, and nothing more runs.
 
     A shape a worker is running when the job is cancelled finishes in that worker and its answer
@@ -385,7 +304,7 @@ def cancel_job(db: Database, job_id: str) -> JobRow | None:
             job = conn.execute(select(*_JOB_COLUMNS).where(_JOBS.c.id == job_id)).one()
             _add_event(conn, job_id, "cancelled", {"status": "cancelled", **_counts(job)})
             job = conn.execute(select(*_JOB_COLUMNS).where(_JOBS.c.id == job_id)).one()
-    return JobRow.from_row(job)
+    return JobSummary.from_row(job)
 
 
 # --- the workers' side ------------------------------------------------------------------------

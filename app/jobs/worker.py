@@ -28,13 +28,13 @@ shared with idle workers, which run slices of it (:mod:`app.jobs.shared`).
 
 from __future__ import annotations
 
-import json
 import logging
 import multiprocessing
 import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -53,15 +53,16 @@ from app.problem_json import (
 from app.settings import Settings, get_settings
 from app.singleflight import process_owner_id
 from app.tuning import (
+    JobOutcome,
     PreparedTune,
     check_feasible,
-    prepare_tune,
+    prepare_item,
     raise_outcome_error,
     tune_job,
 )
 from simcore.alloc import tune_allocator
 from simcore.errors import InputError, UnknownSocError
-from tiler.tune import MAX_BUDGET
+from tiler.tune import TuneRequest
 
 logger = logging.getLogger(__name__)
 
@@ -119,9 +120,19 @@ class Worker:
         db: The database (jobs and the tuning cache).
         settings: Lease, heartbeat, attempts, poll intervals.
         owner: Lease owner id; by default ``host:pid:random``.
+        search: Runs one search (:func:`app.tuning.tune_job`'s contract). None runs it in this
+            thread; the server's own workers pass a process pool's, so that a search never holds
+            the server's GIL. A worker with its own ``search`` takes no part in shared studies:
+            their options (callbacks on this process's database) do not cross processes.
     """
 
-    def __init__(self, db: Database, settings: Settings, owner: str | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        owner: str | None = None,
+        search: Callable[[TuneRequest], JobOutcome] | None = None,
+    ) -> None:
         if settings.job_heartbeat_s >= settings.job_lease_s:
             msg = (
                 f"TILER_JOB_HEARTBEAT_S ({settings.job_heartbeat_s}) must be shorter than "
@@ -134,9 +145,10 @@ class Worker:
         self.stats = WorkerStats()
         self.stop = threading.Event()
         self._held = _Held()
+        self.search = search
         self.shared = (
             SharedStudies(db, settings, self.owner)
-            if settings.job_shared_study_url is not None
+            if settings.job_shared_study_url is not None and search is None
             else None
         )
 
@@ -283,20 +295,19 @@ class Worker:
 
     def _answer(self, item: ClaimedItem) -> _Outcome:
         db = self.db
-        request: dict[str, Any] = json.loads(item.request_json)
         try:
-            # Parsed again here: the cache key is this worker's (its model version and presets).
-            prepared = prepare_tune(request, MAX_BUDGET)
+            # Prepared here: the cache key is this worker's (its model version and presets).
+            prepared = prepare_item(item.request_json)
         except InputError as exc:
             return _Outcome(error=_problem_document(input_error_problem(exc)))
         except UnknownSocError as exc:
             return _Outcome(error=_problem_document(unknown_soc_problem(exc)))
         key = prepared.cache_key
-        stored = repo.find_by_key(db, key)
-        if stored is not None:
-            return _Outcome(result_id=stored.id, cached=True)
+        found = repo.result_id(db, key)
+        if found is not None:
+            return _Outcome(result_id=found, cached=True)
         try:
-            check_feasible(prepared.canonical["problem"])
+            check_feasible(prepared.problem)
         except ProblemError as exc:
             return _Outcome(error=_problem_document(exc))
         except InputError as exc:
@@ -307,7 +318,7 @@ class Worker:
                 with self._held.lock:
                     self._held.search_key = key
                 try:
-                    return self._search(request, prepared)
+                    return self._search(prepared)
                 finally:
                     with self._held.lock:
                         self._held.search_key = None
@@ -316,19 +327,22 @@ class Worker:
             while repo.claim_is_live(db, key):
                 if self.stop.wait(self.settings.claim_poll_s):
                     break
-            stored = repo.find_by_key(db, key)
-            if stored is not None:
-                return _Outcome(result_id=stored.id, cached=True)
+            found = repo.result_id(db, key)
+            if found is not None:
+                return _Outcome(result_id=found, cached=True)
             if self.stop.is_set():
                 raise InterruptedError("stopping while waiting for another search")
 
-    def _search(self, request: dict[str, Any], prepared: PreparedTune) -> _Outcome:
+    def _search(self, prepared: PreparedTune) -> _Outcome:
         # The key may have been stored between our lookup and our claim.
-        stored = repo.find_by_key(self.db, prepared.cache_key)
-        if stored is not None:
-            return _Outcome(result_id=stored.id, cached=True)
+        found = repo.result_id(self.db, prepared.cache_key)
+        if found is not None:
+            return _Outcome(result_id=found, cached=True)
+        request = prepared.request
         if self.shared is not None and self.shared.applies(request):
             outcome = tune_job(request, **self.shared.lead_options(prepared.cache_key))
+        elif self.search is not None:
+            outcome = self.search(request)
         else:
             outcome = tune_job(request)
         try:

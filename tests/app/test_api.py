@@ -14,8 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.api.schemas import TUNE_EXAMPLES, TuneBody
+from app.api.examples import TUNE_EXAMPLES
 from app.main import create_app
+from app.schemas import TuneBody
 from app.settings import Settings
 from app.tuning import prepare_tune
 from simcore.evaluate import evaluate, parse_request
@@ -57,6 +58,8 @@ class Case:
     type: str
     names: tuple[str, ...]  # strings the problem must contain (field, rule or violation id)
     raw: bytes | None = None
+    content_type: str = "application/json"  # of a raw body ("": none)
+    absent: tuple[str, ...] = ()  # strings the problem must not contain
 
 
 def tune(problem: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -104,6 +107,27 @@ CASES = [
     Case("malformed_json", "/v1/tilings:tune", None, 400, "malformed-json", ("body",),
          raw=b'{"problem": {"m": 1,'),
     Case("body_not_an_object", "/v1/tilings:tune", [1, 2, 3], 422, "validation-error", ()),
+    Case("json_sent_as_text_plain", "/v1/tilings:tune", None, 415, "unsupported-media-type",
+         ("content-type", "application/json", "text/plain"),
+         raw=json.dumps(tune(GEMM)).encode(), content_type="text/plain",
+         absent=("valid dictionary",)),
+    Case("json_without_content_type", "/v1/tilings:validate", None, 415,
+         "unsupported-media-type", ("application/json", "no Content-Type"),
+         raw=json.dumps({"problem": BIG, "tiling": GOOD_TILING}).encode(), content_type=""),
+    Case("job_sent_as_form", "/v1/tuning-jobs", None, 415, "unsupported-media-type",
+         ("application/json", "application/x-www-form-urlencoded"),
+         raw=b"problems=1", content_type="application/x-www-form-urlencoded"),
+    Case("dtype_int32_is_no_input_dtype", "/v1/tilings:tune", tune({**GEMM, "dtype": "int32"}),
+         422, "validation-error",
+         ('"field": "problem.dtype"', "fp16, bf16, fp32, hf32, int8, int4"),
+         absent=("<DType", '"field": "problem",')),
+    Case("out_dtype_not_from_dtype", "/v1/tilings:tune",
+         tune({**GEMM, "out_dtype": "int8"}), 422, "validation-error",
+         ('"field": "problem.out_dtype"', '"limit": ["fp16", "bf16", "fp32"]'),
+         absent=("<DType",)),
+    Case("bias_dtype_not_with_dtype", "/v1/tilings:tune",
+         tune({**GEMM, "bias": True, "bias_dtype": "int32"}), 422, "validation-error",
+         ('"field": "problem.bias_dtype"',), absent=("<DType",)),
     Case("illegal_tiling_to_evaluate", "/v1/tilings:evaluate",
          {"problem": BIG, "tiling": {**GOOD_TILING, "baseM": 512}}, 422, "illegal-tiling",
          ("L0A_CAPACITY", "L0C_CAPACITY")),
@@ -130,9 +154,8 @@ CASES = [
 def _send(server: Server, case: Case) -> httpx.Response:
     with server.client() as client:
         if case.raw is not None:
-            return client.post(
-                case.path, content=case.raw, headers={"content-type": "application/json"}
-            )
+            headers = {"content-type": case.content_type} if case.content_type else {}
+            return client.post(case.path, content=case.raw, headers=headers)
         return client.post(case.path, json=case.body)
 
 
@@ -149,6 +172,8 @@ def test_bad_input_is_a_problem_naming_the_cause(server: Server, case: Case) -> 
     text = json.dumps(problem)
     for name in case.names:
         assert name in text, f"{name!r} not named in {text}"
+    for name in case.absent:
+        assert name not in text, f"{name!r} in {text}"
 
 
 def test_validation_lists_every_bad_field_with_value_and_limit(server: Server) -> None:
@@ -282,7 +307,34 @@ def test_openapi_document_has_tags_summaries_examples_and_no_health_routes() -> 
     # Every example is a request the service accepts (parsed as the route parses it).
     for example in TUNE_EXAMPLES.values():
         body = TuneBody.model_validate(example["value"])
-        prepare_tune(body.to_request(None), max_budget=5000)
+        prepare_tune(body.tuner_request(None), body.problem)
+
+
+def test_each_error_status_has_its_own_example_and_the_limits_are_the_servers(
+    server: Server,
+) -> None:
+    with server.client() as client:
+        schema = client.get("/v1/openapi.json").json()
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            for status, response in operation["responses"].items():
+                if status.startswith("4"):
+                    example = response["content"]["application/problem+json"]["example"]
+                    assert example["status"] == int(status), f"{method} {path} {status}"
+    tune_op = schema["paths"]["/v1/tilings:tune"]["post"]
+    for example in tune_op["requestBody"]["content"]["application/json"]["examples"].values():
+        assert "budget" not in example["value"]
+    # This server's limits (TILER_MAX_BUDGET=50, the default TILER_JOB_MAX_PROBLEMS), as its
+    # 422s say them.
+    components = schema["components"]["schemas"]
+
+    def maximum(name: str, prop: str, key: str) -> int:
+        branches = components[name]["properties"][prop].get("anyOf")
+        return next(b[key] for b in branches or [components[name]["properties"][prop]] if key in b)
+
+    assert maximum("TuneBody", "budget", "maximum") == 50
+    assert maximum("JobBody", "budget", "maximum") == 50
+    assert maximum("JobBody", "problems", "maxItems") == Settings().job_max_problems
 
 
 def test_readme_first_command_starts_the_server_and_names_the_docs() -> None:

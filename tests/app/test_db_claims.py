@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +14,8 @@ from app.db import migrate
 from app.db import repository as repo
 from app.db.engine import Database
 from app.db.repository import NewResult
+from app.schemas import TuneBody
+from app.tuning import prepare_tune, tune_job
 from tests.app._server import BACKENDS, database_url
 
 KEY = "c" * 64
@@ -60,11 +63,28 @@ def test_of_many_threads_claiming_at_once_exactly_one_wins(db: Database) -> None
     assert len(wins) == 1
 
 
-def test_the_first_stored_answer_wins(db: Database) -> None:
-    first = NewResult(KEY, "Ascend910B2", "fp16", 64, 64, 64, "v1", "d", "{}", '{"a":1}', 0.1)
-    second = NewResult(KEY, "Ascend910B2", "fp16", 64, 64, 64, "v1", "d", "{}", '{"a":2}', 0.1)
+@pytest.fixture(scope="module")
+def answer() -> tuple[str, str]:
+    """A real tuner answer of a small problem and its canonical request, as JSON text."""
+    body = TuneBody.model_validate({"problem": {"m": 64, "n": 64, "k": 64}, "budget": 0})
+    prepared = prepare_tune(body.tuner_request(0), body.problem)
+    outcome = tune_job(prepared.request)
+    assert outcome[0] == "ok"
+    return prepared.request_json, outcome[1][0]
+
+
+def test_the_first_stored_answer_wins(db: Database, answer: tuple[str, str]) -> None:
+    request_json, answer_json = answer
+    # Two processes that searched the same key store answers that differ (here: the time the
+    # search took); the first one stored is what every later request is served.
+    slower = json.loads(answer_json)
+    slower["search"]["seconds"] += 1.0
+    first = NewResult(KEY, "Ascend910B2", "fp16", 64, 64, 64, "v1", "d", request_json,
+                      answer_json, 0.1)  # fmt: skip
+    second = NewResult(KEY, "Ascend910B2", "fp16", 64, 64, 64, "v1", "d", request_json,
+                       json.dumps(slower), 0.1)  # fmt: skip
     stored = repo.store_result(db, first)
     again = repo.store_result(db, second)
     assert again == stored
-    assert again.answer_json == '{"a":1}'
+    assert again.search.seconds == json.loads(answer_json)["search"]["seconds"]
     assert repo.find_by_id(db, KEY[:24]) == stored

@@ -1,39 +1,17 @@
 """The explorer in a real browser: headless Debian Chromium against a real `tiler serve`.
 
-Skipped when /usr/bin/chromium is missing, except under CI (the ``CI`` environment variable),
-where ``.ci/run`` installs it and a missing browser is a failure. Screenshots go to
-``test-artifacts/`` at the repository root (ignored by git).
+Skipped when /usr/bin/chromium is missing, except under CI (see ``tests/app/_browser.py``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from simcore.evaluate import evaluate, parse_request
-
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
-
-if not CHROMIUM.exists():
-    if os.environ.get("CI"):
-        pytest.fail(
-            f"{CHROMIUM} is missing: CI must install Debian's chromium (see .ci/run)",
-            pytrace=False,
-        )
-    pytest.skip(
-        f"{CHROMIUM} is missing; install it with "
-        "`apt-get install -y --no-install-recommends chromium` to run the browser test",
-        allow_module_level=True,
-    )
-
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
-
-from tests.app._server import running_server  # noqa: E402
+from tests.app._browser import Page, browser_page, screenshot
+from tests.app._server import running_server
 
 
 @pytest.fixture(scope="module")
@@ -45,18 +23,8 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[Page]:
-    with sync_playwright() as pw:
-        # Root in CI containers: Chromium's sandbox needs user namespaces it may not get.
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        context = browser.new_context(viewport={"width": 1200, "height": 900})
-        yield context.new_page()
-        context.close()
-        browser.close()
-
-
-def _screenshot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+    with browser_page() as page:
+        yield page
 
 
 def test_tune_a_problem_then_tweak_a_field(base_url: str, page: Page) -> None:
@@ -80,7 +48,7 @@ def test_tune_a_problem_then_tweak_a_field(base_url: str, page: Page) -> None:
     assert page.locator("#roofline-section svg.roofline g.point[data-role=tuned]").count() == 1
     # The form remembers the problem.
     assert page.input_value("#f-m") == "1024"
-    _screenshot(page, "explore-tuned.png")
+    screenshot(page, "explore-tuned.png")
 
     # The time shown is the model's own prediction of the tiling shown.
     tiling = {
@@ -109,7 +77,7 @@ def test_tune_a_problem_then_tweak_a_field(base_url: str, page: Page) -> None:
     assert page.locator("#timeline-section rect.bar").count() > 0
     assert page.locator("#roofline-section g.point[data-role=tiling]").count() == 1
     assert page.locator("#roofline-section g.point[data-role=tuned]").count() == 1
-    _screenshot(page, "explore-tweaked.png")
+    screenshot(page, "explore-tweaked.png")
 
     # An illegal tweak is explained on the page (and answered 422), not a traceback.
     page.fill("#t-baseM", "4096")
@@ -119,7 +87,7 @@ def test_tune_a_problem_then_tweak_a_field(base_url: str, page: Page) -> None:
     page.wait_for_selector("#violations")
     assert "L0A_CAPACITY" in page.inner_text("#violations")
     assert "Traceback" not in page.content()
-    _screenshot(page, "explore-illegal.png")
+    screenshot(page, "explore-illegal.png")
 
 
 def test_bad_problem_input_is_a_clear_message(base_url: str, page: Page) -> None:

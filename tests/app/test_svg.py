@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.svg import (
+from app.views.svg import (
     answer_svg,
     pipes_svg,
     roofline_points,

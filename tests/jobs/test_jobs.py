@@ -29,6 +29,8 @@ from tests.app._server import BACKENDS, REPO, Server, database_url, running_serv
 
 LEASE_S = 2.0
 JOB_ENV = {
+    # The server runs no job worker of its own: these tests count what `tiler worker`s do.
+    "TILER_JOB_WORKERS": "0",
     "TILER_SEARCH_EXECUTOR": "thread",
     "TILER_DEFAULT_BUDGET": "0",
     "TILER_JOB_LEASE_S": str(LEASE_S),

@@ -15,6 +15,7 @@ from app.db import migrate
 from app.db.engine import Database
 from app.jobs import store
 from app.jobs.service import JobService, prepare_job
+from app.schemas import JobBody
 from app.settings import Settings
 from tests.app._server import BACKENDS, database_url
 
@@ -32,13 +33,10 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
 
 def _submit(db: Database, count: int) -> str:
     settings = Settings(database_url="sqlite://")
-    prepared = prepare_job(
-        [{"m": i + 1, "n": 16, "k": 16} for i in range(count)],
-        budget=0,
-        sampler="tpe",
-        seed=0,
-        settings=settings,
+    body = JobBody.model_validate(
+        {"problems": [{"m": i + 1, "n": 16, "k": 16} for i in range(count)], "budget": 0}
     )
+    prepared = prepare_job(body, settings)
     job, created = JobService(db, settings).submit(prepared, None)
     assert created
     return job.id
@@ -62,9 +60,9 @@ def test_expired_lease_is_claimed_again_and_the_old_owner_cannot_record(db: Data
 
     job = store.find_job(db, job_id)
     assert job is not None
-    assert (job.status, job.done, job.failed) == ("succeeded", 2, 0)
+    assert (job.status, job.progress.done, job.progress.failed) == ("succeeded", 2, 0)
     results = store.finished_items(db, job_id, after_position=-1, limit=None)
-    assert [(r.position, r.result_id) for r in results] == [(0, "y" * 24), (1, "z" * 24)]
+    assert [(r.position, r.id) for r in results] == [(0, "y" * 24), (1, "z" * 24)]
 
 
 def test_heartbeat_keeps_a_lease(db: Database) -> None:
@@ -86,9 +84,9 @@ def test_a_shape_that_keeps_losing_its_worker_fails_and_the_job_ends(db: Databas
     assert store.claim_items(db, "w3", lease_s=30, limit=1, max_attempts=2) == []
     job = store.find_job(db, job_id)
     assert job is not None
-    assert (job.status, job.done, job.failed) == ("failed", 0, 1)
+    assert (job.status, job.progress.done, job.progress.failed) == ("failed", 0, 1)
     (result,) = store.finished_items(db, job_id, after_position=-1, limit=None)
-    assert result.error_json is not None
-    assert "worker lost" in result.error_json
+    assert result.error is not None
+    assert "worker lost" in result.error.detail
     events = store.events_after(db, job_id, 0)
     assert [e.type for e in events] == ["queued", "started", "progress", "finished"]

@@ -12,7 +12,9 @@ for build systems::
 from __future__ import annotations
 
 import json
+import queue
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -171,7 +173,10 @@ def submit_cmd(
 
 
 def _events(client: httpx.Client, job_id: str, after: int) -> Iterator[tuple[int, str, Any]]:
-    """Yields (id, event, data) of a job's SSE stream from ``after`` until it ends."""
+    """Yields (id, event, data) of a job's SSE stream from ``after`` until it ends.
+
+    Comment lines (the server's keep-alive pings) are skipped.
+    """
     headers = {"Last-Event-ID": str(after)} if after else {}
     with client.stream(
         "GET", f"/v1/tuning-jobs/{job_id}/events", headers=headers, timeout=None
@@ -193,41 +198,79 @@ def _events(client: httpx.Client, job_id: str, after: int) -> Iterator[tuple[int
                 data += line[5:].strip()
 
 
+#: What the stream reader hands the waiting command: an event, a stream end, or a failure.
+_Message = tuple[str, Any]
+
+
+def _follow(client: httpx.Client, job_id: str, inbox: queue.Queue[_Message]) -> None:
+    """Reads a job's events into ``inbox`` until the job ends, resuming a dropped stream.
+
+    Runs on its own thread, so that the command's deadline never waits on the network.
+    """
+    after = 0
+    while True:
+        try:
+            for number, event, data in _events(client, job_id, after):
+                after = number
+                inbox.put(("event", (event, data)))
+                if event in ("finished", "cancelled"):
+                    return
+            # The stream ended without a final event (the server stopped): resume.
+        except httpx.TransportError as exc:
+            inbox.put(("interrupted", str(exc)))
+        except typer.Exit as exc:
+            inbox.put(("failed", exc))
+            return
+        except Exception as exc:  # a reader that dies must not leave the command waiting
+            inbox.put(("failed", exc))
+            return
+        time.sleep(1.0)
+
+
 @jobs_app.command("wait")
 def wait_cmd(
     job_id: Annotated[str, typer.Argument(help="The job id.")],
     server: ServerOption = _DEFAULT_SERVER,
     token: TokenOption = None,
     timeout_s: Annotated[
-        float | None, typer.Option("--timeout-s", help="Give up after this long (exit 2).")
+        float | None,
+        typer.Option("--timeout-s", min=0, help="Give up after this long (exit 2)."),
     ] = None,
 ) -> None:
     """Follow a job's events until it ends; exit 0 if it succeeded, 1 otherwise.
 
-    Progress goes to stderr; the final job summary is printed as JSON on stdout.
+    Progress goes to stderr; the final job summary is printed as JSON on stdout. With
+    --timeout-s the command returns at that deadline (exit 2), whatever the stream does.
     """
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    after = 0
     final: str | None = None
+    inbox: queue.Queue[_Message] = queue.Queue()
     with _client(server, token) as client:
+        reader = threading.Thread(
+            target=_follow, args=(client, job_id, inbox), name="tiler-jobs-wait", daemon=True
+        )
+        reader.start()
         while final is None:
-            if deadline is not None and time.monotonic() > deadline:
-                typer.echo(f"job {job_id}: still not finished after {timeout_s} s", err=True)
-                raise typer.Exit(2)
+            remaining = None if deadline is None else deadline - time.monotonic()
             try:
-                for number, event, data in _events(client, job_id, after):
-                    after = number
-                    if event == "progress":
-                        done = data["done"] + data["failed"] + data["cancelled"]
-                        typer.echo(f"{done}/{data['total']} ({data['failed']} failed)", err=True)
-                    elif event in ("finished", "cancelled"):
-                        final = data["status"]
-                    if deadline is not None and time.monotonic() > deadline:
-                        break
-            except httpx.TransportError as exc:
-                # The server restarted or the connection dropped: resume where it stopped.
-                typer.echo(f"event stream interrupted ({exc}); resuming", err=True)
-                time.sleep(1.0)
+                if remaining is not None and remaining <= 0:
+                    raise queue.Empty
+                kind, value = inbox.get(timeout=remaining)
+            except queue.Empty:
+                typer.echo(f"job {job_id}: still not finished after {timeout_s} s", err=True)
+                raise typer.Exit(2) from None
+            if kind == "failed":
+                raise value
+            if kind == "interrupted":
+                # The server restarted or the connection dropped: the reader resumes.
+                typer.echo(f"event stream interrupted ({value}); resuming", err=True)
+                continue
+            event, data = value
+            if event == "progress":
+                done = data["done"] + data["failed"] + data["cancelled"]
+                typer.echo(f"{done}/{data['total']} ({data['failed']} failed)", err=True)
+            elif event in ("finished", "cancelled"):
+                final = data["status"]
         response = client.get(f"/v1/tuning-jobs/{job_id}", params={"results": "false"})
     if response.status_code != 200:
         raise _fail(response)

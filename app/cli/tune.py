@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from app.jsonl import error_object, process_lines
+from app.cli.jsonl import error_object, run_jsonl
 from simcore.errors import SimcoreError
 from simcore.hardware.presets import load_preset
 from simcore.tiling.problem import parse_problem
@@ -28,24 +28,6 @@ def _parse_pins(pins: list[str]) -> dict[str, int]:
             raise typer.BadParameter(f"{pin!r}: {value!r} is not an integer",
                                      param_hint="--fixed") from exc  # fmt: skip
     return out
-
-
-def _run_lines(path: Path, handle: Any) -> None:
-    """Processes a JSONL file line by line as ``tiler evaluate`` does (exit 1 if a line failed)."""
-    if str(path) == "-":
-        lines = sys.stdin.read().splitlines()
-    else:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise typer.BadParameter(f"cannot read {path}: {exc.strerror}",
-                                     param_hint="--jsonl") from exc  # fmt: skip
-    failed = False
-    for obj, ok in process_lines(lines, handle):
-        failed |= not ok
-        sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
-    raise typer.Exit(1 if failed else 0)
 
 
 def tune_cmd(
@@ -93,7 +75,7 @@ def tune_cmd(
             raise typer.BadParameter(
                 "--svg needs a single problem, not --jsonl", param_hint="--svg"
             )
-        _run_lines(jsonl, handle)
+        run_jsonl(jsonl, handle)
         return
     if m is None or n is None or k is None:
         raise typer.BadParameter("give --m, --n and --k (or --jsonl FILE)", param_hint="--m")
@@ -125,7 +107,7 @@ def tune_cmd(
         raise typer.Exit(1) from exc
     sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
     if svg is not None:
-        from app.svg import answer_svg
+        from app.views.svg import answer_svg
 
         parsed = parse_problem(problem)
         svg.write_text(answer_svg(answer, parsed, load_preset(parsed.soc)), encoding="utf-8")

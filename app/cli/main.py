@@ -1,24 +1,21 @@
 """The ``tiler`` command line: the same core as the HTTP service, for build systems and people.
 
-Commands that take ``--jsonl FILE`` (``-`` for standard input) read one JSON request per line and
-print one JSON object per line, in order. A line that cannot be processed prints an ``error``
-object (field, rule, message) and the rest go on; the exit status is 1 when any line failed.
+``--jsonl`` commands read one JSON request per line and print one JSON object per line
+(:mod:`app.cli.jsonl`); ``serve`` runs the HTTP service with its job workers.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from app.cli_db import db_app
-from app.cli_jobs import jobs_app, worker_cmd
-from app.cli_tune import tune_cmd
-from app.cli_ub import ub_analyze_cmd
-from app.jsonl import process_lines
+from app.cli.db import db_app
+from app.cli.jobs import jobs_app, worker_cmd
+from app.cli.jsonl import JsonlOption, run_jsonl
+from app.cli.tune import tune_cmd
+from app.cli.ub import ub_analyze_cmd
 from simcore.alloc import tune_allocator
 from simcore.evaluate import evaluate, parse_request, validate
 from simcore.hardware.presets import list_socs, load_preset
@@ -31,29 +28,6 @@ cli = typer.Typer(
     add_completion=False,
 )
 
-JsonlOption = Annotated[
-    Path,
-    typer.Option("--jsonl", help="File with one JSON request per line ('-' for stdin)."),
-]
-
-
-def _lines(path: Path) -> list[str]:
-    if str(path) == "-":
-        return sys.stdin.read().splitlines()
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        msg = f"cannot read {path}: {exc.strerror}"
-        raise typer.BadParameter(msg, param_hint="--jsonl") from exc
-
-
-def _run(path: Path, handle: Any) -> None:
-    failed = False
-    for obj, ok in process_lines(_lines(path), handle):
-        failed |= not ok
-        sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
-    raise typer.Exit(1 if failed else 0)
-
 
 @cli.command("validate")
 def validate_cmd(jsonl: JsonlOption) -> None:
@@ -63,7 +37,7 @@ def validate_cmd(jsonl: JsonlOption) -> None:
         problem, tiling, preset = parse_request(data)
         return validate(problem, tiling, preset)
 
-    _run(jsonl, handle)
+    run_jsonl(jsonl, handle)
 
 
 @cli.command("evaluate")
@@ -74,7 +48,7 @@ def evaluate_cmd(jsonl: JsonlOption) -> None:
         problem, tiling, preset = parse_request(data)
         return evaluate(problem, tiling, preset)
 
-    _run(jsonl, handle)
+    run_jsonl(jsonl, handle)
 
 
 cli.command("ub-analyze")(ub_analyze_cmd)
@@ -110,22 +84,40 @@ def version_cmd() -> None:
 def serve_cmd(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    job_workers: Annotated[
+        int | None,
+        typer.Option(
+            "--job-workers",
+            min=0,
+            max=64,
+            help="Batch-job workers run by this server (TILER_JOB_WORKERS, default 1); 0 when "
+            "separate `tiler worker` processes do the work.",
+        ),
+    ] = None,
 ) -> None:
-    """Run the HTTP service (SQLite in the data directory unless TILER_DATABASE_URL is set)."""
+    """Run the HTTP service and its job workers (SQLite in ./data unless TILER_DATABASE_URL)."""
     import uvicorn
     from sqlalchemy.engine import make_url
 
+    from app.main import create_app
     from app.settings import get_settings
 
     settings = get_settings()
+    if job_workers is not None:
+        settings = settings.model_copy(update={"job_workers": job_workers})
     shown = "localhost" if host in ("0.0.0.0", "::") else host
     base = f"http://{shown}:{port}"
     database = make_url(settings.effective_database_url).render_as_string(hide_password=True)
     typer.echo(f"tiler service: Swagger UI at {base}/docs, API at {base}/v1, health {base}/healthz")
     typer.echo(f"database: {database} (migrate on start: {settings.migrate_on_start})")
+    workers = settings.job_workers
+    typer.echo(
+        f"job workers: {workers} in this server"
+        if workers
+        else "job workers: none in this server (--job-workers 0): run `tiler worker` for jobs"
+    )
     uvicorn.run(
-        "app.main:create_app",
-        factory=True,
+        create_app(settings),
         host=host,
         port=port,
         log_level="info",
@@ -139,7 +131,3 @@ def main() -> None:
     # Searches and evaluations run the estimator's block temporaries in this process.
     tune_allocator()
     cli()
-
-
-if __name__ == "__main__":
-    main()

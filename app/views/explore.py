@@ -25,7 +25,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from app import svg
+from app.views import svg
 from simcore.errors import InputError, UnknownSocError
 from simcore.evaluate import evaluate, parse_request
 from simcore.hardware.dtypes import INPUT_DTYPES, DType

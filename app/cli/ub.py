@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
+from app.cli.jsonl import run_jsonl
 from simcore.errors import InputError, UnknownSocError
 from simcore.hardware.presets import load_preset
 from simcore.ub.vector import analyze, parse_vector_instruction
@@ -56,7 +57,4 @@ def ub_analyze_cmd(
     ],
 ) -> None:
     """Vector instructions per line -> UB banks, bank conflicts and cycles (seeds 000 and 001)."""
-    # Imported here: app.cli registers this command, so a module-level import would be circular.
-    from app.cli import _run
-
-    _run(jsonl, analyze_line)
+    run_jsonl(jsonl, analyze_line)

@@ -1,0 +1,787 @@
+"""The service's typed models: what a request says, and what the service stores and answers.
+
+**Requests.** The Matmul problem is simcore's own :class:`simcore.tiling.problem.Problem`, through
+:class:`ProblemIn`, which only narrows what a request may say (input dtypes only) and names the
+field of every dtype error. A tiling comes as :class:`TilingIn` (the struct's field names; the
+twelve the search chooses are required, the rest may be left out) and becomes simcore's complete
+:class:`simcore.tiling.tcube.TCubeTiling` once, at the boundary (:meth:`TilingIn.complete`). Request
+models forbid unknown keys, so a misspelt field is a 422 naming it, never ignored. The server's
+limits (budget, problems per job) are its settings, checked by the service and written into the
+OpenAPI document (:func:`app.problem_json.apply_limits`), so that one number is said everywhere.
+
+**Records.** A stored tuning answer (:class:`TilingRecord`, :class:`TilingSummary`), a job
+(:class:`JobSummary`) and a finished shape (:class:`JobResult`) are built once from a database
+row (their ``from_row``) and returned by the routes as they are. Answer sections keep keys a newer
+tuner may add (``extra="allow"``); their schemas say nothing about such keys, which JSON Schema
+allows by default, so that Swagger UI shows the documented keys only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from app.problem_json import ProblemDetail, ViolationDetail
+from simcore.hardware.dtypes import BIAS_DTYPES, INPUT_DTYPES, OUTPUT_DTYPES, DType
+from simcore.hardware.presets import HardwarePreset
+from simcore.tiling.footprints import complete_tiling
+from simcore.tiling.problem import Problem
+from simcore.tiling.tcube import INT32_MIN, TCubeTiling
+from tiler.tune import DEFAULT_BUDGET, TuneRequest
+
+INT32_MAX = 2**31 - 1
+_REQUIRED = Field(ge=INT32_MIN, le=INT32_MAX, strict=True)
+_OPTIONAL = Field(default=None, ge=INT32_MIN, le=INT32_MAX, strict=True)
+
+#: Optuna seeds are numpy ``RandomState`` seeds: unsigned 32-bit.
+SEED_MAX = 2**32 - 1
+
+Sampler = Literal["tpe", "cmaes", "random", "gp"]
+
+
+def _open_schema(schema: dict[str, Any]) -> None:
+    # ``additionalProperties: true`` is JSON Schema's default; said explicitly, it makes Swagger
+    # UI invent ``additionalProp1`` keys in every example.
+    schema.pop("additionalProperties", None)
+
+
+class _Open(BaseModel):
+    """An answer section: its documented keys, and any key a newer tuner adds, kept as is."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra=_open_schema)
+
+
+# --- requests ----------------------------------------------------------------------------------
+
+_INPUT_VALUES = [d.value for d in INPUT_DTYPES]
+
+
+def _input_dtype(value: Any) -> Any:
+    """Refuses a dtype that is not an input dtype (``int32`` is an output and bias type only)."""
+    if value not in _INPUT_VALUES:
+        raise PydanticCustomError(
+            "enum",
+            "Input should be one of {expected} (input dtypes)",
+            {"expected": ", ".join(_INPUT_VALUES), "limit": _INPUT_VALUES},
+        )
+    return value
+
+
+#: An input dtype: simcore's :class:`DType`, of the values a Matmul input can have.
+InputDType = Annotated[
+    DType,
+    BeforeValidator(_input_dtype),
+    WithJsonSchema({"type": "string", "enum": _INPUT_VALUES}),
+]
+
+
+def _allowed_with(
+    value: DType | None, info: ValidationInfo, allowed: dict[DType, tuple[DType, ...]], what: str
+) -> DType | None:
+    dtype = info.data.get("dtype")
+    if value is None or dtype is None or value in allowed[dtype]:
+        return value
+    plain = [d.value for d in allowed[dtype]]
+    raise PydanticCustomError(
+        "dtype_combination",
+        "{value} is not {what} with dtype {dtype}; use one of {expected}",
+        {
+            "value": value.value,
+            "what": what,
+            "dtype": dtype.value,
+            "expected": ", ".join(plain),
+            "limit": plain,
+        },
+    )
+
+
+class ProblemIn(Problem):
+    """A Matmul problem (simcore's :class:`~simcore.tiling.problem.Problem`) as a request gives it.
+
+    Defaults: ``soc`` Ascend910B2, ``dtype`` fp16, ``out_dtype`` the input dtype (fp32 for
+    hf32, fp16 for int8/int4), ``format_a``/``format_b``/``format_c`` ND, no transposes, no
+    bias, ``bias_dtype`` fp32 (int32 for integer inputs), ``template`` norm,
+    ``intrinsics_check`` false (ND rows longer than 65535 elements are then illegal).
+    """
+
+    model_config = ConfigDict(title="Problem")
+
+    dtype: InputDType = DType.FP16
+
+    @field_validator("out_dtype")
+    @classmethod
+    def _out_dtype_from_dtype(cls, value: DType | None, info: ValidationInfo) -> DType | None:
+        return _allowed_with(value, info, OUTPUT_DTYPES, "an output dtype")
+
+    @field_validator("bias_dtype")
+    @classmethod
+    def _bias_dtype_with_dtype(cls, value: DType | None, info: ValidationInfo) -> DType | None:
+        return _allowed_with(value, info, BIAS_DTYPES, "a bias dtype")
+
+
+class TilingIn(BaseModel):
+    """A TCubeTiling by struct field names, as a request gives it.
+
+    The twelve fields the search chooses are required. The others may be left out (or null):
+    ``M, N, Ka, Kb, singleCoreK, isBias`` then come from the problem, ``iterateOrder`` is 0,
+    ``dbL0A``/``dbL0B`` 2, ``dbL0C`` 1, ``transLength``, ``shareL1Size``, ``shareL0CSize`` and
+    ``shareUbSize`` are derived as the struct documents them, and every other field is 0.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    usedCoreNum: int = _REQUIRED
+    M: int | None = _OPTIONAL
+    N: int | None = _OPTIONAL
+    Ka: int | None = _OPTIONAL
+    Kb: int | None = _OPTIONAL
+    singleCoreM: int = _REQUIRED
+    singleCoreN: int = _REQUIRED
+    singleCoreK: int | None = _OPTIONAL
+    baseM: int = _REQUIRED
+    baseN: int = _REQUIRED
+    baseK: int = _REQUIRED
+    depthA1: int = _REQUIRED
+    depthB1: int = _REQUIRED
+    stepM: int = _REQUIRED
+    stepN: int = _REQUIRED
+    isBias: int | None = _OPTIONAL
+    transLength: int | None = _OPTIONAL
+    iterateOrder: int | None = _OPTIONAL
+    shareMode: int | None = _OPTIONAL
+    shareL1Size: int | None = _OPTIONAL
+    shareL0CSize: int | None = _OPTIONAL
+    shareUbSize: int | None = _OPTIONAL
+    batchM: int | None = _OPTIONAL
+    batchN: int | None = _OPTIONAL
+    singleBatchM: int | None = _OPTIONAL
+    singleBatchN: int | None = _OPTIONAL
+    stepKa: int = _REQUIRED
+    stepKb: int = _REQUIRED
+    depthAL1CacheUB: int | None = _OPTIONAL
+    depthBL1CacheUB: int | None = _OPTIONAL
+    dbL0A: int | None = _OPTIONAL
+    dbL0B: int | None = _OPTIONAL
+    dbL0C: int | None = _OPTIONAL
+    ALayoutInfoB: int | None = _OPTIONAL
+    ALayoutInfoS: int | None = _OPTIONAL
+    ALayoutInfoN: int | None = _OPTIONAL
+    ALayoutInfoG: int | None = _OPTIONAL
+    ALayoutInfoD: int | None = _OPTIONAL
+    BLayoutInfoB: int | None = _OPTIONAL
+    BLayoutInfoS: int | None = _OPTIONAL
+    BLayoutInfoN: int | None = _OPTIONAL
+    BLayoutInfoG: int | None = _OPTIONAL
+    BLayoutInfoD: int | None = _OPTIONAL
+    CLayoutInfoB: int | None = _OPTIONAL
+    CLayoutInfoS1: int | None = _OPTIONAL
+    CLayoutInfoN: int | None = _OPTIONAL
+    CLayoutInfoG: int | None = _OPTIONAL
+    CLayoutInfoS2: int | None = _OPTIONAL
+    BatchNum: int | None = _OPTIONAL
+    mxTypePara: int | None = _OPTIONAL
+
+    def fields(self) -> dict[str, int]:
+        """The fields that were given (None means left out)."""
+        return self.model_dump(exclude_none=True)
+
+    def complete(self, problem: Problem, preset: HardwarePreset) -> TCubeTiling:
+        """The complete struct: every left-out field filled from the problem or derived.
+
+        Raises:
+            simcore.errors.InputError: The fields contradict each other (named).
+        """
+        return complete_tiling(self.fields(), problem, preset)
+
+
+_BUDGET_DESCRIPTION = (
+    "Simulator trials after screening (0: screening and baselines only). Left out: the "
+    f"server's TILER_DEFAULT_BUDGET, else the tuner's default ({DEFAULT_BUDGET} trials, stopped "
+    "early on large kernels). At most the server's TILER_MAX_BUDGET (the schema's maximum)."
+)
+
+
+class TuneBody(BaseModel):
+    """A ``tilings:tune`` request: the same object as one line of ``tiler tune --jsonl``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    problem: ProblemIn = Field(description="The Matmul problem.")
+    fixed: dict[str, int] = Field(
+        default_factory=dict,
+        description='TCubeTiling fields to pin, by struct name (e.g. `{"baseK": 64}`).',
+        examples=[{"baseK": 64}],
+    )
+    baseline: TilingIn | None = Field(
+        default=None,
+        description="A tiling to compare with (e.g. the one CANN produced); an illegal one is "
+        "reported with its violations.",
+    )
+    budget: int | None = Field(default=None, ge=0, strict=True, description=_BUDGET_DESCRIPTION)
+    sampler: Sampler = Field(
+        default="tpe",
+        description="Optuna sampler of the trials (`gp` needs the optional gp group).",
+    )
+    seed: int = Field(default=0, ge=0, le=SEED_MAX, strict=True, description="Search seed.")
+
+    def tuner_request(self, budget: int | None) -> TuneRequest:
+        """The request as the search takes it (:class:`tiler.tune.TuneRequest`).
+
+        Args:
+            budget: The budget to search with; None leaves it out, so the tuner's own default
+                applies (it stops early on large kernels, which an explicit budget does not).
+        """
+        values: dict[str, Any] = {
+            "problem": self.problem.canonical(),
+            "fixed": dict(self.fixed),
+            "sampler": self.sampler,
+            "seed": self.seed,
+        }
+        if budget is not None:
+            values["budget"] = budget
+        if self.baseline is not None:
+            values["baseline"] = self.baseline.fields()
+        return TuneRequest(**values)
+
+
+class TilingCheckBody(BaseModel):
+    """A ``tilings:validate`` / ``tilings:evaluate`` request: a problem and a TCubeTiling."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    problem: ProblemIn
+    tiling: TilingIn
+
+
+class JobBody(BaseModel):
+    """A batch of problems to tune with one search setting."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    problems: list[ProblemIn] = Field(
+        min_length=1,
+        description="The Matmul problems (each as in `tilings:tune`). At most the server's "
+        "TILER_JOB_MAX_PROBLEMS (the schema's maximum).",
+    )
+    budget: int | None = Field(default=None, ge=0, strict=True, description=_BUDGET_DESCRIPTION)
+    sampler: Sampler = Field(default="tpe", description="Optuna sampler of the trials.")
+    seed: int = Field(default=0, ge=0, le=SEED_MAX, strict=True, description="Search seed.")
+
+
+# --- the tuner's answer ------------------------------------------------------------------------
+
+
+class PipeFigures(BaseModel):
+    """One figure per pipe; null for a pipe the kernel does not use on this chip."""
+
+    MTE2: float | None = None
+    MTE1: float | None = None
+    M: float | None = None
+    FIX: float | None = None
+    V: float | None = None
+    MTE3: float | None = None
+
+
+class Roofline(_Open):
+    """The roofline of the problem on the chip."""
+
+    compute_bound_us: float
+    memory_bound_us: float
+    bound_us: float
+    limited_by: str = Field(description="`compute` or `memory`.")
+    peak_tflops: float
+    hbm_gbps: float
+    arithmetic_intensity_flops_per_byte: float
+
+
+class Estimate(_Open):
+    """A tiling's predicted time (the simulator's, or the estimator's on long kernels)."""
+
+    time_us: float
+    tflops: float
+    bottleneck: str = Field(description="The busiest pipe.")
+    sequential_bound_us: float
+    resource_bound_us: float
+    simulated: bool = Field(description="True when the discrete-event simulator produced it.")
+    estimator_time_us: float
+    launch_overhead_us: float
+    pipe_busy_us: PipeFigures
+    pipe_utilization: PipeFigures
+    gm_read_bytes: float
+    hbm_bytes: float
+    roofline: Roofline
+    model_version: str
+    preset_digest: str
+    ub: dict[str, Any] | None = Field(
+        default=None,
+        description="Chips that stage through UB: its buffers, bank conflicts and cycles.",
+        examples=[{"fits": True, "vector_path": True, "ub_bytes": 262144, "conflicts": []}],
+    )
+    explanation: list[str] | None = Field(
+        default=None, description="Chips that stage through UB: one sentence per conflict."
+    )
+
+
+class Baseline(_Open):
+    """A tiling the answer is compared with: seed 002's recommendation, or the caller's."""
+
+    name: str = Field(description="`seed002` or `user`.")
+    tiling: TCubeTiling
+    valid: bool
+    estimate: Estimate | None
+    speedup: float | None = Field(description="Baseline time / tuned time.")
+    violations: list[ViolationDetail] | None = None
+
+
+class Pruning(_Open):
+    """What the screening ruled out, by reason."""
+
+    capacity: int = 0
+    oversized_base: int = 0
+    cube_bound_groups: int = 0
+    l1_floor_points: int = 0
+    l1_choices_bounded: int = 0
+    lower_bound_groups: int = 0
+
+
+class Certificate(_Open):
+    """Whether the legal space was scored exhaustively (or the proven gap when not)."""
+
+    exact: bool
+    legal_points: int
+    groups: int
+    groups_scored: int
+    pruned: Pruning
+    bound_violations: int
+    gap_bound: float | None = Field(description="Proven gap to the optimum (0 when exact).")
+    model_version: str
+    optimum_estimator_us: float | None = None
+
+
+class RunnerUp(_Open):
+    """The best screened point slower than the answer."""
+
+    source: str
+    ties_with_optimum: int
+    time_us: float
+    margin: float | None
+    differs_in: dict[str, dict[str, int]] = Field(
+        description="Field -> its value in the answer and in the runner-up.",
+        examples=[{"baseK": {"best": 64, "runner_up": 32}}],
+    )
+
+
+class ExplainedRoofline(_Open):
+    """How far the answer is from the roofline."""
+
+    bound_us: float | None
+    limited_by: str | None
+    time_over_bound: float | None
+    gap_us: float | None
+
+
+class Explanation(_Open):
+    """Why the tiling wins: the bottleneck, the full buffers, the limits on growing it."""
+
+    bottleneck: str | None
+    pipe_utilization: PipeFigures
+    buffers: dict[str, dict[str, Any]] = Field(
+        description="Each on-chip buffer's use.",
+        examples=[{"L0A": {"used_bytes": 32768, "capacity_bytes": 65536, "full": False}}],
+    )
+    binding: list[str] = Field(description="The buffers that are full.")
+    growth_limits: dict[str, str] = Field(
+        description="Field -> what stops it from growing.",
+        examples=[{"baseM": "L0A: 2 x baseM x baseK x 2 B would exceed 64 KiB"}],
+    )
+    roofline: ExplainedRoofline
+    runner_up: RunnerUp | None = None
+    answer_source: str | None = None
+
+
+class Search(_Open):
+    """How the answer was searched."""
+
+    strategy: str
+    trials: int
+    seconds: float
+    screen_seconds: float
+    study_seconds: float
+    simulated_points: int
+
+
+class TuneResponse(BaseModel):
+    """A tuned tiling: the keys ``tiler tune`` prints plus ``id``, ``cached``, ``model_version``."""
+
+    id: str = Field(description="Id of the stored result (`GET /v1/tilings/{id}`).")
+    cached: bool = Field(description="True when the answer was in the cache on arrival.")
+    model_version: str = Field(description="Version of the performance model.")
+    tiling: TCubeTiling = Field(description="Every TCubeTiling field, in struct order.")
+    estimate: Estimate
+    baselines: list[Baseline] = Field(
+        description="Seed 002's recommended tiling and the caller's baseline, with speedups."
+    )
+    certificate: Certificate
+    explanation: Explanation
+    search: Search
+
+
+class StoredRequest(BaseModel):
+    """The normalized request a stored answer was searched for (its cache key's content)."""
+
+    problem: Problem
+    fixed: dict[str, int] = Field(examples=[{}])
+    baseline: TCubeTiling | None
+    budget: int
+    study_instruction_cap: int | None = Field(
+        description="Simulated instructions after which the default budget stops (null: the "
+        "budget was explicit and runs in full)."
+    )
+    sampler: str
+    seed: int
+
+
+class TilingRecord(TuneResponse):
+    """A stored tuning result (``cached`` is true here)."""
+
+    request: StoredRequest = Field(description="The normalized request that produced it.")
+    preset_digest: str = Field(description="SHA-256 of the hardware preset used.")
+    created_at: dt.datetime
+
+    @classmethod
+    def from_row(cls, row: Any) -> TilingRecord:
+        """The record of a ``tuning_results`` row (its JSON documents parsed once)."""
+        return cls.model_validate(
+            {
+                "id": row.id,
+                "cached": True,
+                "model_version": row.model_version,
+                **json.loads(row.answer_json),
+                "request": json.loads(row.request_json),
+                "preset_digest": row.preset_digest,
+                "created_at": row.created_at,
+            }
+        )
+
+    def answer(self, cached: bool) -> TuneResponse:
+        """The ``tilings:tune`` answer: this record, with ``cached`` as it was on arrival."""
+        return self.model_copy(update={"cached": cached})
+
+
+class TilingSummary(BaseModel):
+    """One stored result in a listing."""
+
+    id: str
+    soc: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    model_version: str
+    created_at: dt.datetime
+    time_us: float | None = Field(description="Predicted kernel time of the tuned tiling.")
+    tiling: TCubeTiling
+
+    @classmethod
+    def from_row(cls, row: Any) -> TilingSummary:
+        """The listing entry of a ``tuning_results`` row."""
+        answer = json.loads(row.answer_json)
+        return cls(
+            id=row.id,
+            soc=row.soc,
+            dtype=row.dtype,
+            m=row.m,
+            n=row.n,
+            k=row.k,
+            model_version=row.model_version,
+            created_at=row.created_at,
+            time_us=(answer.get("estimate") or {}).get("time_us"),
+            tiling=answer["tiling"],
+        )
+
+
+class TilingPage(BaseModel):
+    """A page of stored results, newest first."""
+
+    items: list[TilingSummary]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` to get the next page; null on the last page."
+    )
+
+
+class ValidateResponse(BaseModel):
+    """Legality of a tiling: every violated rule and every warning."""
+
+    valid: bool
+    violations: list[ViolationDetail]
+    warnings: list[ViolationDetail]
+
+
+class EvaluateResponse(ValidateResponse):
+    """A legal tiling's prediction and its explanation."""
+
+    estimate: Estimate
+    explanation: Explanation | None = None
+
+
+# --- hardware and UB ---------------------------------------------------------------------------
+
+
+class HardwareSummary(BaseModel):
+    """A hardware preset in the listing."""
+
+    soc: str
+    digest: str = Field(description="SHA-256 of the preset's values (part of the cache key).")
+    cube_core_count: int
+    clock_mhz: float
+    dtypes: list[str]
+
+
+class HardwareDetail(BaseModel):
+    """A hardware preset with the source of every value."""
+
+    soc: str
+    digest: str
+    values: HardwarePreset
+    sources: dict[str, str] = Field(
+        description="Field -> where its value comes from.",
+        examples=[{"l1_bytes": "ascend_soc_params.csv (Ascend910B2)"}],
+    )
+
+
+#: A UB address, stride, repeat or mask word: a non-negative integer or its text (``"0x1FE00"``).
+UbNumber = (
+    Annotated[int, Field(ge=0, strict=True)]
+    | Annotated[
+        str, Field(pattern=r"^\s*(0[xX][0-9a-fA-F]+|[0-9]+)\s*$", max_length=24, strict=True)
+    ]
+)
+
+
+class UbAnalyzeBody(BaseModel):
+    """A vector instruction on UB operands (the keys of ``tiler ub-analyze``).
+
+    Addresses are UB byte offsets (integers or hex strings such as ``"0x1FE00"``), strides are in
+    32 B blocks, ``mask`` is a lane count (continuous mode) or two 64-bit words (bit mode).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    soc: str = Field(default="Ascend910B2", min_length=1, max_length=64)
+    op: str = Field(min_length=1, max_length=32, description="Vector op, e.g. `add`, `exp`.")
+    dtype: str = Field(default="fp16", min_length=1, max_length=16)
+    dst: UbNumber
+    src0: UbNumber
+    src1: UbNumber | None = None
+    repeat: UbNumber = 1
+    dst_blk_stride: UbNumber = 1
+    src0_blk_stride: UbNumber = 1
+    src1_blk_stride: UbNumber = 1
+    dst_rep_stride: UbNumber = 8
+    src0_rep_stride: UbNumber = 8
+    src1_rep_stride: UbNumber = 8
+    mask: UbNumber | list[UbNumber] | None = None
+
+    def to_request(self) -> dict[str, Any]:
+        """The instruction as ``simcore.ub.vector.parse_vector_instruction`` takes it."""
+        return self.model_dump(exclude_none=True)
+
+
+class UbInstruction(_Open):
+    """A vector instruction with every default filled in."""
+
+    soc: str
+    op: str
+    dtype: str
+    dst: int
+    src0: int
+    src1: int | None = None
+    repeat: int
+    mask: int | list[int]
+
+
+class UbBlock(_Open):
+    """A 32 B block an operand touches in the first repeat, and its UB bank."""
+
+    operand: str
+    index: int
+    addr: int
+    bank: int
+    bank_group: int
+
+
+class UbBlockRef(_Open):
+    """A block of an operand, by its index in the first repeat."""
+
+    operand: str
+    index: int
+
+
+class UbConflict(_Open):
+    """Two accesses in one bank group at once."""
+
+    kind: str = Field(description="`read_write`, `write_write` or `read_read`.")
+    operands: list[str]
+    blocks: list[UbBlockRef]
+
+
+class UbAnalyzeResponse(BaseModel):
+    """Blocks, bank conflicts and cycles of a vector instruction."""
+
+    instruction: UbInstruction
+    blocks: list[UbBlock]
+    conflicts: list[UbConflict]
+    cycles_per_repeat: float
+    cycles: float
+
+
+# --- jobs --------------------------------------------------------------------------------------
+
+JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+
+#: Final job statuses.
+FINAL_JOB_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
+
+
+class JobProgress(BaseModel):
+    """Counts of a job's shapes."""
+
+    total: int
+    done: int = Field(description="Shapes answered (from the cache or by a search).")
+    failed: int = Field(description="Shapes finished with an error.")
+    cancelled: int = Field(description="Shapes not run because the job was cancelled.")
+    remaining: int = Field(description="Shapes queued or running.")
+
+
+class JobSummary(BaseModel):
+    """A tuning job without its results (a row of ``jobs``)."""
+
+    id: str
+    status: JobStatus = Field(
+        description="`queued`, `running`, `succeeded` (every shape answered), `failed` (every "
+        "shape finished, at least one with an error) or `cancelled`."
+    )
+    progress: JobProgress
+    budget: int | None = Field(description="Trials per shape; null: the tuner's default.")
+    sampler: str
+    seed: int
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    notice: str | None = Field(
+        default=None,
+        description="Why the job is not moving, when it is not: e.g. no worker has claimed any "
+        "of its shapes for TILER_JOB_UNCLAIMED_NOTICE_S.",
+    )
+    seq: int = Field(exclude=True)
+    event_count: int = Field(exclude=True)
+
+    @classmethod
+    def from_row(cls, row: Any) -> JobSummary:
+        """The job of a ``jobs`` row."""
+        return cls(
+            id=row.id,
+            status=row.status,
+            progress=JobProgress(
+                total=row.total,
+                done=row.done,
+                failed=row.failed,
+                cancelled=row.cancelled,
+                remaining=row.total - row.done - row.failed - row.cancelled,
+            ),
+            budget=row.budget,
+            sampler=row.sampler,
+            seed=row.seed,
+            created_at=row.created_at,
+            started_at=row.started_at,
+            finished_at=row.finished_at,
+            seq=row.seq,
+            event_count=row.event_count,
+        )
+
+    @property
+    def is_final(self) -> bool:
+        """True when the job will not change any more."""
+        return self.status in FINAL_JOB_STATUSES
+
+
+class JobResult(BaseModel):
+    """One finished shape: the tuned result (as `tilings:tune` answers it), or an error."""
+
+    position: int = Field(description="Index of the shape in the submitted `problems`.")
+    problem: Problem = Field(description="The problem with every default filled in.")
+    status: Literal["done", "failed"]
+    id: str | None = Field(default=None, description="Id of the result (`/v1/tilings/{id}`).")
+    cached: bool | None = Field(
+        default=None, description="True when the answer was in the cache (it cost nothing)."
+    )
+    model_version: str | None = None
+    tiling: TCubeTiling | None = None
+    estimate: Estimate | None = None
+    baselines: list[Baseline] | None = None
+    certificate: Certificate | None = None
+    explanation: Explanation | None = None
+    search: Search | None = None
+    error: ProblemDetail | None = Field(
+        default=None, description="A problem document (type, title, detail, ...) when failed."
+    )
+
+    @classmethod
+    def from_row(cls, row: Any) -> JobResult:
+        """The entry of a finished ``job_items`` row joined with its ``tuning_results`` row."""
+        values: dict[str, Any] = {
+            "position": row.position,
+            "problem": json.loads(row.request_json)["problem"],
+            "status": row.status,
+        }
+        if row.status == "done":
+            values.update(id=row.result_id, cached=bool(row.cached))
+        if row.status == "done" and row.answer_json is not None:
+            values.update(json.loads(row.answer_json), model_version=row.model_version)
+        else:
+            values["error"] = (
+                json.loads(row.error_json)
+                if row.error_json
+                else {"type": "/problems/internal-error", "title": "Internal error",
+                      "status": 500, "detail": "no answer stored"}
+            )  # fmt: skip
+        return cls.model_validate(values)
+
+
+class JobResource(JobSummary):
+    """A tuning job with the shapes finished so far, by position."""
+
+    results: list[JobResult] | None = Field(
+        default=None, description="Finished shapes by position (left out with results=false)."
+    )
+
+
+class JobPage(BaseModel):
+    """A page of tuning jobs, newest first."""
+
+    items: list[JobSummary]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` to get the next page; null on the last page."
+    )
+
+
+class JobResultsPage(BaseModel):
+    """A page of a job's finished shapes, by position."""
+
+    items: list[JobResult]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` to get the next page; null when no more shapes have "
+        "finished yet."
+    )

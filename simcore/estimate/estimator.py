@@ -212,6 +212,7 @@ from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
 from simcore.estimate.arrays import sub as _sub
+from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.replay import block_replay_path as _block_replay_path
 from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
@@ -762,18 +763,19 @@ def _core(
             )  # fmt: skip
             c1_path[i_c] = _sub(start_0, i_c) + chain_c1
             stall_c1 = stall_blk
-            drain_path = _raise_at(drain_path, i_c, c1_path[i_c], c1_path.shape)
     if floor:
         # The compute path is not monotone in the L0 flags (its start-up share shrinks as the
         # period grows): left out of the floor (the group bound prices it per L0 class).
-        makespan = np.maximum(copy_path, drain_path)
+        mk = Makespan(copy_path, "copy", track=False)
     else:
-        makespan = np.maximum(np.maximum(compute_path, copy_path), drain_path)
-    if _TRACE is not None:
-        _TRACE.update(compute=compute_path, copy=copy_path, drain=drain_path)
+        mk = Makespan(compute_path, "compute")
+        mk.raise_all(copy_path, "copy")
+    mk.raise_all(drain_path, "drain")
+    if not fix and not floor and idx_c1.size:
+        mk.raise_at(idx_c1, c1_path[idx_c1], "c1_drain_chain")
     if not fix or via_a or via_b:
-        makespan = np.maximum(makespan, ga1 + vec + (m3c if not fix else ua1 + la + lb + mm))
-        makespan = np.maximum(makespan, ga1 + va1 + mte3)
+        mk.raise_all(ga1 + vec + (m3c if not fix else ua1 + la + lb + mm), "vector_queue")
+        mk.raise_all(ga1 + va1 + mte3, "mte3_queue")
     if via_a or via_b:
         # The UB staging buffers chain the copies of both operands: a GM->UB copy waits for the
         # previous reorder, a reorder for the previous UB->L1 copy.
@@ -783,8 +785,8 @@ def _core(
         after = la + lb + mm + dr_last
         last_u = np.where(via_b, ub1, ua1) if (via_a and via_b) else (ub1 if via_b else ua1)
         first_g = ga1 if via_a else gb1
-        makespan = np.maximum(makespan, g_ub + v_ub + last_u + after)
-        makespan = np.maximum(makespan, first_g + v_ub + u_ub + after)
+        mk.raise_all(g_ub + v_ub + last_u + after, "ub_staging_mte2")
+        mk.raise_all(first_g + v_ub + u_ub + after, "ub_staging_vector")
 
     # --- slot cycles ------------------------------------------------------------------------------
     # A copy waits for the last read of the chunk `slots` copies back, so the copies of one
@@ -940,7 +942,7 @@ def _core(
                 # (The links inside a block, for the per-block cycles below.)
                 inner_links = (idx, links_blk - wrap)
         first = a_full[0] if via_a else b_full[0]
-        makespan = np.maximum(makespan, first + va + vb + pairs + la + lb + mm + dr_last)
+        mk.raise_all(first + va + vb + pairs + la + lb + mm + dr_last, "ub_staging_links")
     if via_a != via_b:
         # One operand through UB, the other direct: MTE2 runs every copy in program order, and
         # a GM->UB copy right after another one (no direct copy or bias slice between) also
@@ -972,7 +974,7 @@ def _core(
             if problem.bias
             else 0.0
         )
-        makespan = np.maximum(makespan, path_link)
+        mk.raise_all(path_link, "mte2_linked_pairs")
         if not floor:
             # The linked pairs priced by the reorder they wait for: the pair after a pass's
             # last chunk waits for the short K-tail reorder, the others for a full one (the
@@ -1004,7 +1006,7 @@ def _core(
                     path_link + linked * (np.maximum(full_u[1] - v_u1, 0.0) + v_u1 - v_link)
                     + passes_u * excess
                 )  # fmt: skip
-            idx = np.flatnonzero((kc_u >= 2) & (upper > makespan))
+            idx = np.flatnonzero((kc_u >= 2) & (upper > mk.value))
             if idx.size:
                 passes_u = _sub(passes_u, idx)
                 s_u, s_d, k_s = _sub(step_u, idx), _sub(step_d, idx), _sub(k_iter, idx)
@@ -1050,9 +1052,7 @@ def _core(
                     )
                     links = np.where(alone & (s_d >= s_u), passes_u * per_pass, links)
                 base_u = _sub(mte2 + v_u1 + u_u1 + after, idx) + links
-                makespan = _raise_at(
-                    makespan, idx, base_u + n_tail * _sub(excess, idx), blocks.shape
-                )
+                mk.raise_at(idx, base_u + n_tail * _sub(excess, idx), "mte2_linked_by_place")
         if not floor:
             # Both in chunks of the same steps and reloaded together (the same passes):
             # between two GM->UB copies MTE2 runs one direct copy (A first at a step), and
@@ -1082,7 +1082,7 @@ def _core(
                 )
             same = (step_d == step_u) & (passes_d > passes_u - 0.5) & has_b
             path_gap = mte2 + passes_u * gaps + u_l[1] + u_l[2] + after
-            makespan = np.maximum(makespan, same * path_gap)
+            mk.raise_all(same * path_gap, "mte2_direct_between_staged")
         if not floor and via_b:
             # A direct and reloaded every block, B staged and reloaded per pass of several
             # blocks: at a B pass's first block the reads after its step-0 A read wait for B's
@@ -1106,8 +1106,9 @@ def _core(
             )
             ok = (t_st <= k_iter) & (passes_a > blocks - 0.5) & (passes_b < blocks) & has_b
             # (The last copy is an A copy: its steps and the drain follow, no B staging.)
-            makespan = np.maximum(
-                makespan, mte2 + tail_plain + ok * passes_b * np.maximum(idle, 0.0)
+            mk.raise_all(
+                mte2 + tail_plain + ok * passes_b * np.maximum(idle, 0.0),
+                "mte2_idle_behind_staged_pass",
             )
 
     # A: hops of its full chunks and of its last (K-tail) chunk.
@@ -1772,7 +1773,10 @@ def _core(
     pass_b_cyc = passes_b * per_pass_b
     # (Without a bias slice bias_cyc is the scalar 0.0, and x + 0.0 is x.)
     chain_b = (pass_b_cyc + bias_cyc if problem.bias else pass_b_cyc) + a_first0
-    makespan = np.maximum(makespan, np.maximum(chain_a, chain_b) + mm + dr_last)
+    mk.raise_all(
+        np.maximum(chain_a, chain_b) + mm + dr_last,
+        mk.pick(chain_b > chain_a, "slot_chain_b", "slot_chain_a"),
+    )
     if _TRACE is not None:
         _TRACE.update(chain_a=chain_a + mm + dr_last, chain_b=chain_b + mm + dr_last)
     if not fix and not floor and not (via_a or via_b):
@@ -1790,9 +1794,7 @@ def _core(
             a_0 = _sub(np.where(kc_a > 1, a_full[0], a_last[0]), idx)
             ahead = np.maximum(_sub(step_kb - step_ka, idx), 0.0) * _sub(per, idx)
             extra_b = (_sub(passes_a, idx) - 1) * np.maximum(a_0 - ahead, 0.0)
-            makespan = _raise_at(
-                makespan, idx, _sub(chain_b + mm + dr_last, idx) + extra_b, blocks.shape
-            )
+            mk.raise_at(idx, _sub(chain_b + mm + dr_last, idx) + extra_b, "b_chain_at_a_pass_start")
     if not fix and not floor and blk_types:
         # An outer operand that stays for a whole line of blocks (one pass per line) holds its
         # slots over the line's blocks: the stay above averages their drains over all lines,
@@ -1849,7 +1851,7 @@ def _core(
                 # line's first block's own: not counted twice.)
                 0.0 if is_a else o_on * _sub(lead, idx) * (not (via_a or via_b)),
             )  # fmt: skip
-            makespan = _raise_at(makespan, idx, path + _sub(mm + dr_last, idx), blocks.shape)
+            mk.raise_at(idx, path + _sub(mm + dr_last, idx), "line_stay")
     if not fix and not floor and blk_types:
         # The slot chains end at the last block's last MMAD, its drain after it. Without
         # FixPipe the drain of the block before (its long UB->GM copy on MTE3) can still be
@@ -1873,7 +1875,7 @@ def _core(
             & (
                 np.maximum(chain_a, chain_b) + mm + drain_prev_cyc - corner[0] - bias_cyc
                 + corner[1] + corner[2]
-                > makespan
+                > mk.value
             )
         )  # fmt: skip
         if idx.size:
@@ -1886,7 +1888,7 @@ def _core(
                 (passes_a > blocks - 0.5, passes_b > blocks - 0.5),
                 np.maximum(chain_a, chain_b) + mm, corner, drain_prev_cyc, bias_cyc,
             )  # fmt: skip
-            makespan = _raise_at(makespan, idx, corner_path, blocks.shape)
+            mk.raise_at(idx, corner_path, "corner_drain")
     if not floor:
         # Phases: a B reloaded in every block runs its slot chain once per block, and the blocks
         # of the tail row take a shorter step chain, so those may be bound by B's copies while
@@ -1910,7 +1912,7 @@ def _core(
         x = (blocks - n_iter) * c_blk - w_tail * (span - span_tail)
         y = n_iter * c_blk - w_tail * span_tail
         gain = pb_every * flip_gain(x, y)
-        makespan = np.maximum(makespan, np.maximum(compute_path, chain_b + mm + dr_last) + gain)
+        mk.raise_all(np.maximum(compute_path, chain_b + mm + dr_last) + gain, "phase_b_every_block")
         if not fix:
             # Without FixPipe the drains chain through the one C staging buffer (V then MTE3),
             # and their cost follows the block's rows and columns: a line of blocks (column
@@ -1957,9 +1959,7 @@ def _core(
                     o0, (_sub(m_iter, idx), _sub(n_iter, idx)), stalls / bn_s, c_in, w_in,
                     _sub(copy_blk, idx),
                 )  # fmt: skip
-                makespan = _raise_at(
-                    makespan, idx, _sub(start - (per - mm), idx) + lines, blocks.shape
-                )
+                mk.raise_at(idx, _sub(start - (per - mm), idx) + lines, "line_phase")
         # Likewise MTE2 with one operand reloaded in every block (A, or B): its copies are the
         # same in the blocks of the full and the tail column (row), whose step chains differ,
         # so the tail blocks may be bound by MTE2 and the others by the compute.
@@ -1991,7 +1991,7 @@ def _core(
                 (kc_a, kc_b), blocks_n,
             )  # fmt: skip
         cc_path = np.maximum(compute_path, copy_path)
-        makespan = np.maximum(makespan, cc_path + gain)
+        mk.raise_all(cc_path + gain, "phase_copies")
         if n_both and few:
             idx = np.flatnonzero(both_tail)
             gain = _both_reloaded_phase_gain(
@@ -2003,14 +2003,14 @@ def _core(
                 _sub(bound_ex + inner, idx), (_sub(kc_a, idx), _sub(kc_b, idx)),
                 _sub(blocks_n, idx),
             )  # fmt: skip
-            makespan = _raise_at(makespan, idx, _sub(cc_path, idx) + gain, blocks.shape)
-    makespan = np.maximum(
-        makespan,
+            mk.raise_at(idx, _sub(cc_path, idx) + gain, "phase_copies")
+    mk.raise_all(
         _mte2_gap_path(
             copy_path, via_a, via_b, a_first0, a_full, a_last, b_full, b_last,
             (kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b),
             (reads_af, rb_kb, rab_ka, None if via_b else ra(step_kb) + lb),
         ),
+        "mte2_gap",
     )  # fmt: skip
     if not floor and not via_a and not via_b:
         # One B slot behind A chunks that start inside B's first chunk (priced on the
@@ -2026,7 +2026,7 @@ def _core(
             )
             co_s = np.minimum(_sub(passes_a, idx), _sub(passes_b, idx))
             path_s = _sub(copy_path, idx) + co_s * idle_b
-            makespan = _raise_at(makespan, idx, path_s, blocks.shape)
+            mk.raise_at(idx, path_s, "b_slot_gap_behind_a")
     if not fix and (via_a or via_b):
         # Without FixPipe the drain's L0C->UB leg and the reorders share the vector queue: an
         # operand staged through UB and reloaded in every block puts a cycle through each block
@@ -2179,7 +2179,7 @@ def _core(
                     np.maximum(m2_blk + ga / np.maximum(passes_a, 1) - cyc_ref, 0.0)
                 )
             v_cycle = v_cycle + (n_blk >= 1.0) * np.maximum(other, 0.0)
-        makespan = np.maximum(makespan, v_cycle)
+        mk.raise_all(v_cycle, "staged_block_cycle")
         if not floor:
             # The same cycle through the first chunk: the whole MMAD chain of the block
             # follows its first UB->L1 leg. (Priced on the candidates where it applies only.)
@@ -2192,7 +2192,7 @@ def _core(
                      (la, lb + mm - per)),
                     c.c_ub_to_gm_cycles(rm_t, cn_t, cap),
                 )  # fmt: skip
-                makespan = _raise_at(makespan, idx, path, blocks.shape)
+                mk.raise_at(idx, path, "staged_first_chunk")
     if not floor and not via_a and via_b:
         # A direct and B staged, both reloaded in every block, A streamed through its S slots:
         # the next block's first A copy waits for A's read of chunk kc_a - S (its last step
@@ -2204,7 +2204,7 @@ def _core(
         # (Priced on the candidates where it applies and where it may exceed the path so far:
         # per block at most A's copies, B's GM->UB, reorder and one UB->L1 leg, and the reads
         # of a B chunk's steps and one more.)
-        idx = np.flatnonzero(gb + vb + blocks * (ga1 + ub1 + (step_kb + 1) * per) > makespan)
+        idx = np.flatnonzero(gb + vb + blocks * (ga1 + ub1 + (step_kb + 1) * per) > mk.value)
         if idx.size:
             bl = _sub(blocks, idx)
             idx = idx[
@@ -2220,7 +2220,7 @@ def _core(
                 (a_full, a_last, b_full, b_last),
                 (rab, la, la_kt, per, mm, dr_last, bias_cyc),
             )
-            makespan = _raise_at(makespan, idx, path, blocks.shape)
+            mk.raise_at(idx, path, "staged_b_block_cycle")
     if not floor and via_a and not via_b:
         # A staged and B direct, both reloaded in every block, B streamed through its S slots:
         # B's last copy of a block waits for B's read of chunk kc_b - 1 - S, A's GM->UB copies
@@ -2230,7 +2230,7 @@ def _core(
         # block: -21.9 %.) (Priced on the candidates where it applies and may exceed the path
         # so far: per block at most B's copies, A's GM->UB legs and reorders, one UB->L1 leg
         # and the reads of an A chunk's steps and one more.)
-        idx = np.flatnonzero(ga + va + gb + blocks * (ua1 + (step_ka + 1) * per) > makespan)
+        idx = np.flatnonzero(ga + va + gb + blocks * (ua1 + (step_ka + 1) * per) > mk.value)
         if idx.size:
             bl = _sub(blocks, idx)
             idx = idx[
@@ -2246,7 +2246,7 @@ def _core(
                 (a_full, a_last, b_full, b_last),
                 (ra, lb, per, mm, dr_last),
             )
-            makespan = _raise_at(makespan, idx, path, blocks.shape)
+            mk.raise_at(idx, path, "staged_a_block_cycle")
     if not floor and via_a and not via_b:
         # One B slot and B reloaded in every block: B's copies chain through its reads
         # (chain_b). At the block that starts an A pass, B's first chunk's last read waits for
@@ -2269,7 +2269,7 @@ def _core(
         )
         a_in = np.maximum(a_stage - np.where(kc_b > 1, b_full[0], b_last[0]), 0.0)
         a_ok = single_b & (passes_b >= blocks) & (passes_a < blocks) & has_b
-        makespan = np.maximum(makespan, a_ok * (chain_b + passes_a * a_in + mm + dr_last))
+        mk.raise_all(a_ok * (chain_b + passes_a * a_in + mm + dr_last), "b_chain_behind_a_staging")
     for via, one, chunking, legs, reads in (
         (via_a, single_a, (kc_a, passes_a), (a_full, a_last), (reads_af, reads_al, stay_a)),
         (via_b, single_b, (kc_b, passes_b), (b_full, b_last), (rb_kb, reads_bl, stay_b)),
@@ -2289,7 +2289,7 @@ def _core(
                 tuple(_sub(x, idx) for x in reads),
             )
             tail = _sub(bias_cyc, idx) + _sub(mm, idx) + _sub(dr_last, idx)
-            makespan = _raise_at(makespan, idx, path + tail, blocks.shape)
+            mk.raise_at(idx, path + tail, "staged_one_slot_chain")
     if not floor and fix and via_a and via_b:
         # Both staged with FixPipe (no drain in the vector queue), A in one slot and two
         # chunks per block, both reloaded every block (priced on those candidates).
@@ -2303,7 +2303,7 @@ def _core(
                 tuple(tuple(_sub(x, idx) for x in leg) for leg in (a_full, a_last, b_full, b_last)),
                 (ra.sub(idx), rab.sub(idx), _sub(per, idx), _sub(mm, idx), _sub(dr_last, idx)),
             )
-            makespan = _raise_at(makespan, idx, path, blocks.shape)
+            mk.raise_at(idx, path, "staged_one_a_slot_cycle")
     if not floor and not via_b:
         # A chunks longer than B's slots hold: B streams its chunks through its slots, so the
         # B copy issued at the A chunk's last step waits for the B read slots_b chunks back, a
@@ -2333,8 +2333,7 @@ def _core(
                 + _sub(mm, idx)
                 + _sub(dr_last, idx)
             )
-            makespan = np.array(makespan, dtype=np.float64)
-            makespan[idx] = np.maximum(makespan[idx], q_path)
+            mk.raise_at(idx, q_path, "mte2_behind_slot_waiting_b")
     if not fix and (via_a or via_b) and not floor:
         # Passes of several blocks, for an operand staged through UB: the drain of the block
         # before a pass precedes the pass's reorders in the vector queue (and its UB->GM copy
@@ -2351,7 +2350,7 @@ def _core(
             ),
         )  # fmt: skip
         tail_path = (k_iter - 1) * per + mm + dr_last
-        makespan = np.maximum(makespan, start + staged + tail_path)
+        mk.raise_all(start + staged + tail_path, "staged_pass")
     if not fix and not floor:
         # One L0C buffer without FixPipe: a one-slot outer operand holding its whole K in one
         # chunk is copied again at each of its pass starts (a new column of blocks with
@@ -2403,7 +2402,7 @@ def _core(
                 copies + reads - _sub(mm_kt, idx) - after_read,
                 np.where(ob, _sub(m_iter, idx), _sub(n_iter, idx)) == 1,
             )
-            makespan = _raise_at(makespan, idx, _sub(c1_path, idx) + extra_c1, blocks.shape)
+            mk.raise_at(idx, _sub(c1_path, idx) + extra_c1, "c1_pass_start")
     if via_a and via_b and problem.bias and not floor:
         # Both staged, with a bias slice per block on MTE2 besides the GM->UB legs: MTE2 runs
         # all of them, and between two GM->UB legs it idles for the reorder the second waits
@@ -2412,8 +2411,9 @@ def _core(
         # (Seen: 910A fp16 1024^3, B staged in three chunks per block, a 192-cycle bias slice
         # each: -4.9 %.)
         v_end = np.where(b_last_start >= a_last_start, b_last[1], a_last[1])
-        makespan = np.maximum(
-            makespan, mte2 + va + vb - blocks * np.minimum(bias_cyc, v_end) + last_u + after
+        mk.raise_all(
+            mte2 + va + vb - blocks * np.minimum(bias_cyc, v_end) + last_u + after,
+            "mte2_bias_between_staged",
         )
     # The first block cannot end before MTE2 has brought in every chunk it reads (the first
     # pass of both operands, in order) and the steps after the last of them have run; the
@@ -2433,7 +2433,7 @@ def _core(
         first_end = first_end + ub_tail
     first_end = first_end + (k_iter - last_copy_step - 1) * per + la + lb + mm
     first_all = first_end + drain_total if fix else first_end + drain_total + m3_out
-    makespan = np.maximum(makespan, first_all)
+    mk.raise_all(first_all, "first_block")
     if not fix and not floor:
         # Likewise the last block of the first line (column with iterateOrder 0, row with 1)
         # when the inner operand is loaded once: MTE2 has brought its whole panel (every
@@ -2445,7 +2445,7 @@ def _core(
         # (Priced on the candidates where it applies and the drains take at least half the
         # path so far.)
         outer_b = order == 0
-        idx = np.flatnonzero(drain_total + m3_out > 0.5 * makespan)
+        idx = np.flatnonzero(drain_total + m3_out > 0.5 * mk.value)
         if idx.size:
             ob, m_s, n_s = _sub(outer_b, idx), _sub(m_iter, idx), _sub(n_iter, idx)
             i_s = np.where(ob, m_s, n_s)
@@ -2491,7 +2491,7 @@ def _core(
             if np.any(c1_s):
                 after_c1 = _c1_chain_after_first_line(bt, m_s, n_s, ob, _sub(normal, idx))
                 drains_after = np.where(c1_s, np.maximum(drains_after, after_c1), drains_after)
-            makespan = _raise_at(makespan, idx, line_end + drains_after, blocks.shape)
+            mk.raise_at(idx, line_end + drains_after, "first_line")
     replay: np.ndarray | None = None
     resident: tuple[Any, Any] = (False, False)
     if not fix and not floor:
@@ -2504,7 +2504,7 @@ def _core(
             & (blocks >= 4)
             & has_b
             & (k_iter <= _REPLAY_MAX_STEPS)
-            & (ga + va + ua + gb + vb + ub > _REPLAY_SHARE * makespan)
+            & (ga + va + ua + gb + vb + ub > _REPLAY_SHARE * mk.value)
         )
     elif fix and (via_a or via_b) and not floor:
         # With FixPipe (310B1), an operand staged through UB and each operand either reloaded
@@ -2530,9 +2530,9 @@ def _core(
             fix=fix,
             resident=resident,
         )  # fmt: skip
-        makespan = _raise_at(makespan, replay, path, blocks.shape)
+        mk.raise_at(replay, path, "block_replay")
     if _TRACE is not None:
-        _TRACE.update(first=first_all, mk=makespan)
+        _TRACE.update(first=first_all, mk=mk.value)
     busy = {
         "MTE2": mte2,
         "MTE1": mte1,
@@ -2541,7 +2541,9 @@ def _core(
         "V": vec,
         "MTE3": mte3,
     }
-    out: dict[str, Any] = {"makespan": makespan, "busy": busy}
+    out: dict[str, Any] = {"makespan": mk.value, "busy": busy}
+    if mk.track:
+        out["binding"] = mk.code
     if floor:
         # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
         # pipes that does not depend on the other operand (its copies are >= 0).
@@ -4056,10 +4058,12 @@ def _estimate_block(
         res = _core(c, problem, f, sm, sn, cap, first_traffic, floor)
         busy = {p: np.broadcast_to(res["busy"][p], sm.shape) for p in PIPE_NAMES}
         makespan = res["makespan"]
+        code = res.get("binding")
     else:
         # Tilings whose reorder halves do not fit in UB take the column-DMA path: price the two
         # groups with their own costs and put the results back in place.
         makespan = np.empty(sm.shape)
+        code = None if floor else np.empty(sm.shape, dtype=np.int8)
         busy = {p: np.empty(sm.shape) for p in PIPE_NAMES}
         for on in (True, False):
             idx = np.flatnonzero(vp == on)
@@ -4071,20 +4075,26 @@ def _estimate_block(
                 floor,
             )  # fmt: skip
             makespan[idx] = res["makespan"]
+            if code is not None:
+                code[idx] = res["binding"]
             for p in PIPE_NAMES:
                 busy[p][idx] = res["busy"][p]
     # HBM's time is a chip-wide floor on the kernel (see
     # simcore.pipeline.traffic.chip_bandwidth_cap).
-    floor = hbm_floor_cycles(hbm, preset)
-    seq = np.maximum(sum(busy[p] for p in PIPE_NAMES), floor)
+    hbm_floor = hbm_floor_cycles(hbm, preset)
+    seq = np.maximum(sum(busy[p] for p in PIPE_NAMES), hbm_floor)
     # Pairwise maxima: np.maximum.reduce over a list first stacks the arrays into a new one
     # (~4x the instructions).
     rb = busy[PIPE_NAMES[0]]
     for p in PIPE_NAMES[1:]:
         rb = np.maximum(rb, busy[p])
-    rb = np.maximum(rb, floor)
+    rb = np.maximum(rb, hbm_floor)
     # The simulated makespan always lies between the busiest pipe and the sum of all work.
     span = np.minimum(np.maximum(makespan, rb), seq)
+    binding = None
+    if code is not None:
+        busy_list = [busy[p] for p in PIPE_NAMES]
+        binding = clip_binding(code, makespan, busy_list, hbm_floor, rb, seq)
     worst = {"span": span, "seq": seq, "res": rb, "busy": busy}
     launch = preset.launch_overhead_us * preset.clock_mhz
     cycles = worst["span"] + launch
@@ -4104,14 +4114,25 @@ def _estimate_block(
     }
     for p in PIPE_NAMES:
         out[f"busy_{p}"] = worst["busy"][p]
+    if binding is not None:
+        out["binding_term"] = binding
     return out
 
 
-def estimate_one(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> dict[str, float]:
-    """Estimates a single tiling; returns the same keys as :func:`estimate_arrays` as floats."""
+def estimate_one(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> dict[str, Any]:
+    """Estimates a single tiling.
+
+    Returns:
+        The keys of :func:`estimate_arrays` as floats, and ``binding_term`` as its name
+        (:data:`simcore.estimate.binding.BINDING_NAMES`).
+    """
     fields = {name: np.asarray([getattr(t, name)]) for name in ESTIMATOR_FIELDS}
     res = estimate_arrays(problem, preset, fields)
-    return {key: float(np.asarray(v).reshape(-1)[0]) for key, v in res.items()}
+    out: dict[str, Any] = {
+        key: float(np.asarray(v).reshape(-1)[0]) for key, v in res.items() if key != "binding_term"
+    }
+    out["binding_term"] = BINDING_NAMES[int(res["binding_term"][0])]
+    return out
 
 
 del c0_elements  # imported for symmetry with kernel; C0 comes from Costs

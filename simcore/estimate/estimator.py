@@ -216,17 +216,27 @@ from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.replay import block_replay_path as _block_replay_path
 from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.costs import Costs, align_up, at_least, at_most, ceil_div, vector_path_array
+from simcore.pipeline.costs import Costs, at_least, ceil_div, vector_path_array
+from simcore.pipeline.mmad import mmad_cycles, mmad_k_cycles
 from simcore.pipeline.traffic import (
     chip_bandwidth_cap,
     hbm_floor_cycles,
     k_chunking,
     operand_chip_traffic,
-    operand_passes,
     operand_traffic,
     reuse_working_set,
     slots,
     traffic_coefficients,
+)
+from simcore.pipeline.transfer import (
+    chunk_cost_sum,
+    chunk_costs,
+    chunk_legs,
+    column_latency_cycles,
+    copy_totals,
+    first_last_legs,
+    l1_to_l0_cycles,
+    with_bias_slices,
 )
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
@@ -399,11 +409,16 @@ def _core(
     fk_f, fk_t = _cdiv(bk, c.c0), _cdiv(k_t, c.c0)
     ka_f = (fk_f * c.c0) * c.in_bytes
     ka_t = (fk_t * c.c0) * c.in_bytes
-    rate_a, rate_b = p.l1_to_l0a_bytes_per_cycle, p.l1_to_l0b_bytes_per_cycle
-    lat1, ovh, frc = p.mte1_latency_cycles, p.mmad_overhead_cycles, c.fractal_cycles
+    ovh, frc = p.mmad_overhead_cycles, c.fractal_cycles
 
     def mmad(fr: Any, fc: Any, fk: Any) -> Any:
-        return ovh + fr * fc * fk * frc
+        return mmad_cycles(ovh, frc, fr, fc, fk)
+
+    def l0a(rows: Any, k_bytes: Any) -> Any:
+        return l1_to_l0_cycles(p, True, rows, k_bytes)
+
+    def l0b(rows: Any, k_bytes: Any) -> Any:
+        return l1_to_l0_cycles(p, False, rows, k_bytes)
 
     def times(n: Any, x: Any) -> Any:
         # ``n * x``; the tail row / column type's count is the int 1: no pass for it.
@@ -420,13 +435,13 @@ def _core(
     col_types = ((bn, fc_f, n_f), (cn_t, fc_t, 1))
     loads_r = []
     for _, fr, _ in row_types:
-        la_f = lat1 + (fr * FRACTAL_ROWS) * ka_f / rate_a
-        la_t = lat1 + (fr * FRACTAL_ROWS) * ka_t / rate_a
+        la_f = l0a((fr * FRACTAL_ROWS), ka_f)
+        la_t = l0a((fr * FRACTAL_ROWS), ka_t)
         loads_r.append((la_f, la_t, wa * la_f, wa * la_t))
     loads_c = []
     for _, fc, _ in col_types:
-        lb_f = lat1 + (fc * FRACTAL_ROWS) * ka_f / rate_b
-        lb_t = lat1 + (fc * FRACTAL_ROWS) * ka_t / rate_b
+        lb_f = l0b((fc * FRACTAL_ROWS), ka_f)
+        lb_t = l0b((fc * FRACTAL_ROWS), ka_t)
         loads_c.append((lb_f, lb_t, wb * lb_f, wb * lb_t))
     mte1 = (
         (m_f * n_iter) * (kf * loads_r[0][0] + loads_r[0][1])
@@ -466,8 +481,8 @@ def _core(
             la_f, la_t, wla_f, wla_t = loads_r[i]
             count = times(nr, nc)
             frc_rc = fr * fc * frc
-            mm_f = ovh + frc_rc * fk_f
-            mm_t = ovh + frc_rc * fk_t
+            mm_f = mmad_k_cycles(ovh, frc_rc, fk_f)
+            mm_t = mmad_k_cycles(ovh, frc_rc, fk_t)
             s_f, s_t = la_f + lb_f, la_t + lb_t
             p_f = period(mm_f, wla_f, wlb_f, s_f)
             span_rc = times(count, kf * p_f + period(mm_t, wla_t, wlb_t, s_t))
@@ -509,8 +524,8 @@ def _core(
     rows_1, cols_1 = np.minimum(bm, rows), np.minimum(bn, cols)
     fr_1 = _cdiv(rows_1, FRACTAL_ROWS)
     fc_1 = _cdiv(cols_1, FRACTAL_ROWS)
-    la = lat1 + (fr_1 * FRACTAL_ROWS) * ka_f / rate_a
-    lb = lat1 + (fc_1 * FRACTAL_ROWS) * ka_f / rate_b
+    la = l0a((fr_1 * FRACTAL_ROWS), ka_f)
+    lb = l0b((fc_1 * FRACTAL_ROWS), ka_f)
     mm = mmad(fr_1, fc_1, fk_f)
     per, lead_a, lead_b = _step_chain(la, lb, mm, wa, wb)
     # Across a block boundary the period pairs the last (K-tail) MMAD with the next first loads.
@@ -544,36 +559,28 @@ def _core(
     bytes_b = el_b * c.in_bytes
     a_args = (rows, bm, f["stepM"], slots_a, n_iter, order == 0, k, bk, step_ka)
     b_args = (cols, bn, f["stepN"], slots_b, m_iter, order == 1, k, bk, step_kb)
-    ga, va, ua = _copy_cycles(c, loads_a, bytes_a, True, cap)
-    gb, vb, ub = _copy_cycles(c, loads_b, bytes_b, False, cap)
+    ga, va, ua = copy_totals(c, loads_a, bytes_a, True, cap)
+    gb, vb, ub = copy_totals(c, loads_b, bytes_b, False, cap)
     reorders_a: tuple[Any, Any] | None = None
     reorders_b: tuple[Any, Any] | None = None
     if c.a_via_ub:
-        va, ra_f, ra_l = _chunk_costs(c.nd2nz_a_cycles, *a_args)
+        va, ra_f, ra_l = chunk_costs(c.nd2nz_a_cycles, *a_args)
         reorders_a = (ra_f, ra_l)
     if c.b_via_ub:
-        vb, rb_f, rb_l = _chunk_costs(c.nd2nz_b_cycles, *b_args)
+        vb, rb_f, rb_l = chunk_costs(c.nd2nz_b_cycles, *b_args)
         reorders_b = (rb_f, rb_l)
     if c.a_by_column:
-        ga = ga + (
-            _chunk_sum(lambda r, kk: c.load_instructions(True, r, kk), *a_args) - loads_a
-        ) * (p.gm_to_l1_latency_cycles)
+        dmas_a = chunk_cost_sum(lambda r, kk: c.load_instructions(True, r, kk), *a_args)
+        ga = ga + column_latency_cycles(c, dmas_a, loads_a)
     if c.b_by_column:
-        gb = (
-            gb
-            + (_chunk_sum(lambda r, kk: c.load_instructions(False, r, kk), *b_args) - loads_b)
-            * p.gm_to_l1_latency_cycles
-        )
+        dmas_b = chunk_cost_sum(lambda r, kk: c.load_instructions(False, r, kk), *b_args)
+        gb = gb + column_latency_cycles(c, dmas_b, loads_b)
     mte2 = ga + gb
     vec = drain_total * (not fix) + va + vb
     mte3 = m3_out + ua + ub
     if problem.bias:
         # The bias slice of every block is fetched before its copies (simulator program order).
-        mte2 = (
-            mte2
-            + blocks * p.gm_to_l1_latency_cycles
-            + m_iter * cols * (c.bias_bytes / at_most(cap, p.gm_to_l1_peak_bytes_per_cycle))
-        )
+        mte2 = with_bias_slices(c, mte2, blocks, m_iter, cols, cap)
     # Legs of one typical copy (averages over the copies of the operand).
     la_n = np.maximum(loads_a, ones)
     lb_n = np.maximum(loads_b, ones)
@@ -719,7 +726,7 @@ def _core(
         idx = np.flatnonzero(b1 & ~a1 & (k_iter >= 2))
         if idx.size:
             mm_s, la_s, mk_s = _sub(mm, idx), _sub(la, idx), _sub(mm_kt, idx)
-            la_t1 = lat1 + (_sub(fr_1, idx) * FRACTAL_ROWS) * _sub(ka_t, idx) / rate_a
+            la_t1 = l0a((_sub(fr_1, idx) * FRACTAL_ROWS), _sub(ka_t, idx))
             pair = (
                 np.maximum(mm_s, la_t1)
                 + np.maximum(mk_s, la_s)
@@ -800,14 +807,14 @@ def _core(
     fc_1 = ((n_iter - 1) * fc_f + fc_t) / n_iter
     rows_1 = fr_1 * FRACTAL_ROWS
     cols_1 = fc_1 * FRACTAL_ROWS
-    la = lat1 + rows_1 * ka_f / rate_a
-    lb = lat1 + cols_1 * ka_f / rate_b
+    la = l0a(rows_1, ka_f)
+    lb = l0b(cols_1, ka_f)
     mm = mmad(fr_1, fc_1, fk_f)
     per = _period(la, lb, mm, wa, wb)
     ra, rb, rab = _restart_reads(la, lb, mm, per, wa, wb)
     rb_kb = rb(step_kb)  # B's last read of a full chunk from its arrival
-    la_kt = lat1 + rows_1 * ka_t / rate_a
-    lb_kt = lat1 + cols_1 * ka_t / rate_b
+    la_kt = l0a(rows_1, ka_t)
+    lb_kt = l0b(cols_1, ka_t)
     per_kt = _period(la_kt, lb_kt, mm, wa, wb)
     kt_d = la_kt - la  # the K-tail step's A read less a full one
     # Each operand's full K chunk and its last (K-tail) one, in K elements as given and as L1
@@ -823,11 +830,11 @@ def _core(
     # affine in the rows, so the chain over all passes sums to passes x the average hop.
     grp_a = el_a / np.maximum(passes_a * (a_last_start * bk + al_last_a), ones)
     grp_b = el_b / np.maximum(passes_b * (b_last_start * bk + al_last_b), ones)
-    a_full, a_last = _chunk_legs(
+    a_full, a_last = chunk_legs(
         c, True, grp_a, (chunk_ka, last_ka), (_cdiv(chunk_ka, c.c0) * c.c0, al_last_a), cap,
         reorders_a,
     )  # fmt: skip
-    b_full, b_last = _chunk_legs(
+    b_full, b_last = chunk_legs(
         c, False, grp_b, (chunk_kb, last_kb), (_cdiv(chunk_kb, c.c0) * c.c0, al_last_b), cap,
         reorders_b,
     )  # fmt: skip
@@ -968,12 +975,7 @@ def _core(
         )  # fmt: skip
         path_link = mte2 + linked * v_link + v_u1 + u_u1 + after
         # The bias slice of a block (MTE2).
-        rate_bias = at_most(cap, p.gm_to_l1_peak_bytes_per_cycle)
-        bias_1 = (
-            p.gm_to_l1_latency_cycles + np.minimum(bn, cols) * c.bias_bytes / rate_bias
-            if problem.bias
-            else 0.0
-        )
+        bias_1 = c.bias_load_cycles(np.minimum(bn, cols), cap) if problem.bias else 0.0
         mk.raise_all(path_link, "mte2_linked_pairs")
         if not floor:
             # The linked pairs priced by the reorder they wait for: the pair after a pass's
@@ -1146,12 +1148,8 @@ def _core(
     hops_f = km1_a * hop_f  # a pass's full chunks
     hop_l = wait_al + reads_al + stay_a
     rs_a = reads_al + stay_a
-    bias_cyc = (
-        p.gm_to_l1_latency_cycles
-        + np.minimum(bn, cols) * c.bias_bytes / at_most(cap, p.gm_to_l1_peak_bytes_per_cycle)
-        if problem.bias
-        else 0.0
-    )
+    # A block's bias slice on MTE2 (before its chunk copies).
+    bias_cyc = c.bias_load_cycles(np.minimum(bn, cols), cap) if problem.bias else 0.0
     # A's chain without what B adds (per-operand floor, see operand_floor_arrays): the last
     # hop of a single direct slot is wait + max(reads + stay, ahead) >= wait + reads.
     # (Only the floors use it.)
@@ -2606,7 +2604,7 @@ def _corner_drain_path(
         grp = step * base
         last_rows = extent - (_cdiv(_cdiv(extent, base), step) - 1) * grp
         rows_l1 = _cdiv(last_rows, FRACTAL_ROWS) * FRACTAL_ROWS
-        full, last = _first_last_legs(c, is_a, rows_l1, k, bk, step_k, kc, cap_s)
+        full, last = first_last_legs(c, is_a, rows_l1, k, bk, step_k, kc, cap_s)
         return (kc - 1) * sum(full) + sum(last)
 
     cyc_last = (
@@ -3337,7 +3335,7 @@ def _staged_pass_paths(
         p_col = _cdiv(it_o, st_o)
         # Reloaded in every column, its K panel resident (not streamed through the slots).
         per_col = (p_col >= 2) & (it_x >= 2) & (passes >= it_x * p_col - 0.5) & (kc_o <= sl_o)
-        full, last = _first_last_legs(c, i == 0, st_o * dim_o, k, bk, sk_o, kc_o, cap)
+        full, last = first_last_legs(c, i == 0, st_o * dim_o, k, bk, sk_o, kc_o, cap)
         many = kc_o > 1
         g0 = np.where(many, full[0], last[0])
         v0 = np.where(many, full[1], last[1])
@@ -3600,137 +3598,12 @@ def _b_slot_gap_behind_a(
     return out
 
 
-def _chunk_sum(
-    cost: Any,
-    extent: Any,
-    base: Any,
-    step: Any,
-    n_slots: Any,
-    other_blocks: Any,
-    inner: Any,
-    k: int,
-    base_k: Any,
-    step_k: Any,
-) -> Any:
-    """Sum of ``cost(rows, k)`` over every chunk copy of one operand.
-
-    A chunk is (full group or the tail group) x (full K chunk or the K tail); the costs summed
-    here (vector reorders with their bank conflicts, DMA instruction counts) are not linear in
-    the bytes, so each shape is priced.
-    """
-    return _chunk_costs(cost, extent, base, step, n_slots, other_blocks, inner, k, base_k, step_k)[
-        0
-    ]
-
-
-def _chunk_costs(
-    cost: Any,
-    extent: Any,
-    base: Any,
-    step: Any,
-    n_slots: Any,
-    other_blocks: Any,
-    inner: Any,
-    k: int,
-    base_k: Any,
-    step_k: Any,
-) -> tuple[Any, Any, Any]:
-    """:func:`_chunk_sum` and the average cost of one full-K and of one K-tail chunk copy.
-
-    The averages weigh the full groups and the tail group by their passes: a cost that is not
-    linear in the rows (the reorders' bank conflicts) priced at the average rows can be far off
-    both (128 rows, the average of 144 and 112, conflicts where neither does).
-
-    Returns:
-        ``(total, per full-K chunk, per K-tail chunk)``.
-    """
-    k_iter = ceil_div(k, base_k)
-    kc = ceil_div(k_iter, step_k)
-    chunk_k = step_k * base_k
-    k_last = k - (kc - 1) * chunk_k
-    group_rows = step * base
-    groups = ceil_div(ceil_div(extent, base), step)
-    last_rows = extent - (groups - 1) * group_rows
-    full, tail = operand_passes(extent, base, step, n_slots, kc, other_blocks, inner)
-    total: Any = 0.0
-    sum_f: Any = 0.0
-    sum_l: Any = 0.0
-    for rows, passes in ((group_rows, full), (last_rows, tail)):
-        c_f = cost(rows, chunk_k)
-        c_l = cost(rows, k_last)
-        total = total + passes * ((kc - 1) * c_f + c_l)
-        sum_f = sum_f + passes * c_f
-        sum_l = sum_l + passes * c_l
-    n = np.maximum(full + tail, 1)
-    return total, sum_f / n, sum_l / n
-
-
 def _leg_after_a(via_a: bool, via_b: bool, legs_b: tuple[Any, Any, Any]) -> Any:
     """Cycles a B copy issued with an A copy adds after the A copy's slot-waiting leg."""
     g, v, u = legs_b
     if via_a:
         return v + u if via_b else 0.0 * g
     return g + v + u if via_b else g
-
-
-def _first_last_legs(
-    c: Costs,
-    is_a: bool,
-    rows: Any,
-    k: int,
-    base_k: Any,
-    step_k: Any,
-    kc: Any,
-    cap: Any,
-    reorders: tuple[Any, Any] | None = None,
-) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
-    """(MTE2, V, MTE3) cycles of one full chunk copy and of the last (K-tail) chunk copy.
-
-    The formulas of the simulator's chunk copies (:mod:`simcore.pipeline.costs`); V and MTE3 are
-    zero on the direct path. ``rows`` are the chunk's rows as L1 stores them (already aligned: an
-    average over groups is not rounded up again). ``reorders`` gives the V legs (full-K and
-    K-tail chunk, averaged over the groups' shapes by :func:`_chunk_costs`) instead of pricing
-    the reorder at the average rows.
-    """
-    chunk_k = step_k * base_k
-    last_k = k - (kc - 1) * chunk_k
-    return _chunk_legs(
-        c, is_a, rows, (chunk_k, last_k), (align_up(chunk_k, c.c0), align_up(last_k, c.c0)), cap,
-        reorders,
-    )  # fmt: skip
-
-
-def _chunk_legs(
-    c: Costs,
-    is_a: bool,
-    rows: Any,
-    ks: tuple[Any, Any],
-    ks_aligned: tuple[Any, Any],
-    cap: Any,
-    reorders: tuple[Any, Any] | None,
-) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
-    """:func:`_first_last_legs` from the chunks' K (full, last) and the same aligned to C0."""
-    p = c.preset
-    via_ub = c.a_via_ub if is_a else c.b_via_ub
-    by_column = c.a_by_column if is_a else c.b_by_column
-    eff = c.a_eff if is_a else c.b_eff
-    out = []
-    for i, (kk, kk_al) in enumerate(zip(ks, ks_aligned, strict=True)):
-        nbytes = rows * kk_al * c.in_bytes
-        if by_column:
-            g = c.load_instructions(is_a, rows, kk) * p.gm_to_l1_latency_cycles + nbytes / (
-                at_most(cap, p.gm_to_l1_peak_bytes_per_cycle * eff)
-            )
-            out.append((g, 0.0, 0.0))
-        elif not via_ub:
-            out.append((c.gm_to_l1_cycles(nbytes, c.a_nd if is_a else c.b_nd, eff, cap), 0.0, 0.0))
-        else:
-            if reorders is not None:
-                reorder = reorders[i]
-            else:
-                reorder = c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk)
-            out.append((c.gm_to_ub_cycles(nbytes, eff, cap), reorder, c.ub_to_l1_cycles(nbytes)))
-    return out[0], out[1]
 
 
 def _both_reloaded_phase_gain(
@@ -3797,20 +3670,6 @@ def _both_reloaded_phase_gain(
         relu_sum = relu_sum + np.maximum(d, zero)
         d_sum = d_sum + d
     return np.maximum(relu_sum - np.maximum(d_sum, zero), zero)
-
-
-def _copy_cycles(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:
-    """(MTE2, V, MTE3) cycles of all chunk copies of one operand (V: see :func:`_chunk_sum`)."""
-    p = c.preset
-    # (On the column path one latency per 32 B column is added by the caller: it depends on
-    # the chunk shapes.)
-    lat, peak = c.copy_rate(is_a)
-    mte2 = loads * lat + nbytes / at_most(cap, peak)
-    if not (c.a_via_ub if is_a else c.b_via_ub):
-        return mte2, 0.0, 0.0
-    vec = loads * p.vector_issue_overhead_cycles + nbytes / p.vector_bytes_per_cycle
-    mte3 = loads * p.gm_to_ub_latency_cycles + nbytes / p.ub_to_l1_bytes_per_cycle
-    return mte2, vec, mte3
 
 
 def estimate_arrays(

@@ -26,8 +26,7 @@ preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
 
 from __future__ import annotations
 
-import functools
-from typing import Any, TypeAlias
+from typing import Any
 
 import numpy as np
 
@@ -39,67 +38,14 @@ from simcore.hardware.dtypes import (
     c0_elements,
 )
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.arith import Num, align_up, at_least, at_most, ceil_div
+from simcore.pipeline.mmad import mmad_cycles
+from simcore.pipeline.transfer import l1_to_l0_cycles
 from simcore.tiling import footprints
 from simcore.tiling.problem import Format, Problem
 from simcore.tiling.tcube import TCubeTiling
 from simcore.ub import vector
 from simcore.ub.path import share_ub_size_array, staging_pitch_bytes, trans_length_array
-
-Num: TypeAlias = Any  # a float or an ndarray of floats: the formulas broadcast
-
-
-#: Shortest array that :func:`at_least` and :func:`at_most` compare with a filled array.
-_FILLED_MIN_SIZE = 1024
-
-
-# (A block meets some twenty bounds, in two sizes where the UB-path chips split it.)
-@functools.lru_cache(maxsize=64)
-def _filled(value: Any, dtype: np.dtype[Any], size: int) -> np.ndarray:
-    """A read-only array of ``size`` copies of ``value`` (cached: blocks repeat one size)."""
-    out = np.full(size, value, dtype=dtype)
-    out.flags.writeable = False
-    return out
-
-
-def at_least(values: Any, bound: Any) -> Any:
-    """``np.maximum(values, bound)`` for a scalar ``bound``, with the same values and dtype.
-
-    numpy vectorizes the maximum of two contiguous arrays but not that of an array and a scalar
-    (about 3x the instructions per element, numpy 2.4), so a long 1-D array meets a cached
-    array of the bound instead.
-    """
-    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
-        return np.maximum(values, _filled(bound, np.result_type(values, bound), values.size))
-    return np.maximum(values, bound)
-
-
-def at_most(values: Any, bound: Any) -> Any:
-    """``np.minimum(values, bound)`` for a scalar ``bound`` (see :func:`at_least`)."""
-    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
-        return np.minimum(values, _filled(bound, np.result_type(values, bound), values.size))
-    return np.minimum(values, bound)
-
-
-def ceil_div(a: Num, b: Num) -> Num:
-    """Integer ceiling division for ints or integer arrays.
-
-    On arrays it goes through float64 (exact for operands below 2**31, which every tiling field
-    is): numpy's integer division is several times slower than a float divide and ``ceil``, and
-    the estimator calls this on millions of candidates.
-    """
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        q = np.ceil(np.true_divide(a, b))
-        # Float operands (the estimator's fields, held as float64) keep float: the result feeds
-        # float arithmetic, and a cast to int64 and back would cost two passes for equal values.
-        if np.result_type(a, b).kind == "f":
-            return q
-        return q.astype(np.int64)
-    return -(-a // b)
-
-
-def align_up(a: Num, b: Num) -> Num:
-    """Rounds ``a`` up to a multiple of ``b`` (ints or integer arrays)."""
-    return ceil_div(a, b) * b
 
 
 def ub_nd_pitch_bytes(row_bytes: Num) -> Num:
@@ -315,20 +261,23 @@ class Costs:
 
     def la_cycles(self, rows: Num, k: Num) -> Num:
         """MTE1 cycles to load a rows x k A block from L1 into L0A."""
-        p = self.preset
-        return p.mte1_latency_cycles + self.l1_tile_bytes(rows, k) / p.l1_to_l0a_bytes_per_cycle
+        k_bytes = align_up(k, self.c0) * self.in_bytes
+        return l1_to_l0_cycles(self.preset, True, align_up(rows, FRACTAL_ROWS), k_bytes)
 
     def lb_cycles(self, cols: Num, k: Num) -> Num:
         """MTE1 cycles to load a k x cols B block from L1 into L0B."""
-        p = self.preset
-        return p.mte1_latency_cycles + self.l1_tile_bytes(cols, k) / p.l1_to_l0b_bytes_per_cycle
+        k_bytes = align_up(k, self.c0) * self.in_bytes
+        return l1_to_l0_cycles(self.preset, False, align_up(cols, FRACTAL_ROWS), k_bytes)
 
     def mmad_cycles(self, rows: Num, cols: Num, k: Num) -> Num:
         """Cube cycles of one MMAD over a rows x cols x k block (whole fractals)."""
-        fractals = (
-            ceil_div(rows, FRACTAL_ROWS) * ceil_div(cols, FRACTAL_ROWS) * ceil_div(k, self.c0)
+        return mmad_cycles(
+            self.preset.mmad_overhead_cycles,
+            self.fractal_cycles,
+            ceil_div(rows, FRACTAL_ROWS),
+            ceil_div(cols, FRACTAL_ROWS),
+            ceil_div(k, self.c0),
         )
-        return self.preset.mmad_overhead_cycles + fractals * self.fractal_cycles
 
     # --- output --------------------------------------------------------------------------------
 

@@ -47,6 +47,19 @@ from simcore.tiling.tcube import TCubeTiling
 from simcore.ub import vector
 from simcore.ub.path import share_ub_size_array, staging_pitch_bytes, trans_length_array
 
+# (The array arithmetic lives in simcore.pipeline.arith; re-exported for the callers of costs.)
+__all__ = [
+    "Costs",
+    "Num",
+    "align_up",
+    "at_least",
+    "at_most",
+    "ceil_div",
+    "takes_vector_path",
+    "ub_nd_pitch_bytes",
+    "vector_path_array",
+]
+
 
 def ub_nd_pitch_bytes(row_bytes: Num) -> Num:
     """Pitch of ND rows that MTE2 stages in UB (:func:`simcore.ub.path.staging_pitch_bytes`).

@@ -207,17 +207,18 @@ from typing import Any
 
 import numpy as np
 
-from simcore.estimate.arrays import NEVER as _NEVER
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
+from simcore.estimate.grid import block_grid, block_types
 from simcore.estimate.replay import block_replay_path as _block_replay_path
+from simcore.estimate.steps import average_steps, typical_steps
 from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, at_least, ceil_div, vector_path_array
-from simcore.pipeline.mmad import mmad_cycles, mmad_k_cycles
+from simcore.pipeline.mmad import mmad_cycles
 from simcore.pipeline.traffic import (
     chip_bandwidth_cap,
     hbm_floor_cycles,
@@ -259,107 +260,6 @@ _REPLAY_MAX_STEPS = 64
 _REPLAY_SHARE = 0.7
 
 
-def _step_chain(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> tuple[Any, Any, Any]:
-    """Steady K-step period and the leads of the A / B reads ahead of their MMAD.
-
-    ``wa`` / ``wb`` are the float weights of :func:`_period`: (dbL0A == 1) and (dbL0A == 1 or
-    dbL0B == 1). With both L0 buffers doubled the loads of the next step overlap the MMAD,
-    ``max(mm, la + lb)``; a single L0A slot chains every step ``la + lb + mm``; a single L0B slot
-    ``max(mm, la) + lb``. The leads (MMAD start minus the end of the step's A / B read, in steady
-    state) set how much of a stalled chunk copy the chain absorbs.
-    """
-    # The three cases as one expression, without selecting between full arrays (an np.where
-    # costs ~7 additions' worth of instructions): ``max(wa*la + wb*lb + mm, la + lb)`` is
-    # ``la + lb + mm`` with one L0A slot (mm >= 0), ``max(mm + lb, la + lb)`` = ``max(mm, la) + lb``
-    # with one L0B slot (rounding is monotone), ``max(mm, la + lb)`` otherwise, bit for bit.
-    # (The products are exact: the weights are 0 or 1 and every term finite and >= 0.)
-    per = np.maximum((wa * la + wb * lb) + mm, la + lb)
-    ahead_b = per - la
-    lead_a = ahead_b * (1.0 - wa) + lb * wa
-    lead_b = (ahead_b - lb) * (1.0 - wb)
-    return per, lead_a, lead_b
-
-
-def _restart_reads(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> tuple[Any, Any, Any]:
-    """Arrival-to-last-read time of a chunk spanning ``r`` steps, for A and for B.
-
-    The step chain restarts when the chunk arrives (MTE1 and the cube idle, the L0 slots free):
-    the first three steps are played exactly (dbL0A / dbL0B = 1 make a read wait for the MMAD
-    before), later steps follow at the steady period ``per``. For B the step's A read is taken as
-    done before the arrival. ``wa`` / ``wb`` are the float weights of :func:`_period`.
-
-    Returns:
-        Three functions ``r -> cycles`` over integer arrays ``r >= 1``: A from its arrival, B
-        from its arrival, and A's last read from the arrival of a B chunk that starts with it.
-    """
-    # The waits as masked sums instead of np.where (~7 additions' worth of instructions each),
-    # equal bit for bit: every time is finite and >= 0, the weights 0 or 1. With one L0A slot a
-    # step's A read waits for the MMAD before it: the previous B read's end plus wa x mm is that
-    # MMAD's end (it started at that read's end), or the read's end itself. With one L0B slot B's
-    # read waits for the MMAD before it, ``max(ea, wb x me)``; with one L0A slot (wb is 1 there
-    # too) the A read before it already followed that MMAD, so the max changes nothing.
-    wm = wa * mm
-
-    def chain(eb0: Any) -> tuple[Any, Any, Any, Any, Any]:
-        # From the end of the first B read (the reads of a step: A then B).
-        me0 = eb0 + mm
-        ea1 = (eb0 + wm) + la
-        eb1 = np.maximum(ea1, wb * me0) + lb
-        ms1 = np.maximum(eb1, me0)  # the second MMAD's start
-        ea2 = (ms1 + wm) + la
-        return ea1, eb1, ea2, ms1, me0
-
-    a_1, _, a2, _, _ = chain(la + lb)
-    ab1, b_1, ab2, ms1, _ = chain(lb)
-    b2 = np.maximum(ab2, wb * (ms1 + mm)) + lb
-    per3 = 3.0 * per
-    # (The cut-offs of reads: ``r * ramp`` shifted, integer multiples of 2**109, exact in
-    # float64; a kept term's cut is far above any cycle count, a dropped one's below _NEVER.)
-    ramp = 2.0**110
-
-    def pick(t0: Any, t1: Any, c2: Any, pp: Any) -> Any:
-        # t2 + (r - 3) x per as c2 + r x per, c2 = t2 - 3 x per (one operation less per call).
-
-        def reads(r: Any) -> Any:
-            if isinstance(r, int):
-                return t0 if r <= 1 else t1 if r == 2 else c2 + r * pp
-            # t0 for r <= 1, t1 for r = 2, the linear part from r = 3 on. The reads grow with r
-            # (t0 <= t1 <= the linear part at r >= 3: each step adds a read), so that is the
-            # largest of t0, of t1 cut off below r = 2 and of the linear part cut off below
-            # r = 3, the cuts by a ramp (exact: integer multiples of 2**109): four min / max
-            # instead of two np.where and their two comparisons, about half the instructions.
-            rr = r * ramp
-            return np.maximum(
-                np.maximum(t0, np.minimum(t1, rr - 1.5 * ramp)),
-                np.minimum(c2 + r * pp, rr - 2.5 * ramp),
-            )
-
-        def sub(idx: np.ndarray) -> Any:
-            # The same function on the candidates ``idx`` only.
-            return pick(*(_sub(x, idx) for x in (t0, t1, c2, pp)))
-
-        reads.sub = sub  # type: ignore[attr-defined]
-        return reads
-
-    # A one-step A chunk's only read precedes the step's B read: it never waits for B.
-    # (The A chunk's first read ends at la, the B chunk's at lb.)
-    never = np.full(np.shape(per), _NEVER)
-    return (
-        pick(la, a_1, a2 - per3, per),
-        pick(lb, b_1, b2 - per3, per),
-        pick(never, ab1, ab2 - per3, per),
-    )
-
-
-def _period(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> Any:
-    """The steady K-step period of :func:`_step_chain` in one fused expression.
-
-    ``max(mm + wa*la + wb*lb, la + lb)`` with ``wa`` = (dbL0A == 1) and ``wb`` = (dbL0A == 1 or
-    dbL0B == 1) gives the three cases without selecting between three full arrays.
-    """
-    return np.maximum(mm + wa * la + wb * lb, la + lb)
-
-
 def _core(
     c: Costs,
     problem: Problem,
@@ -379,166 +279,28 @@ def _core(
     """
     p = c.preset
     k = problem.k
-    bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
-    m_iter = _cdiv(rows, bm)
-    n_iter = _cdiv(cols, bn)
-    k_iter = _cdiv(k, bk)
-    blocks = m_iter * n_iter
-    m_f, n_f, kf = m_iter - 1, n_iter - 1, k_iter - 1  # full row / column blocks, K steps
-    rm_t = rows - m_f * bm
-    cn_t = cols - n_f * bn
-    k_t = k - kf * bk
-    a1 = f["dbL0A"] == 1
-    b1 = f["dbL0B"] == 1
-    c1 = f["dbL0C"] == 1
     fix = c.has_fixpipe
-    # Weights of the loads that a single L0 slot puts in series with the MMAD (see _period).
-    wa = a1.astype(np.float64)
-    wb = (a1 | b1).astype(np.float64)
-    # Bounds of np.maximum / np.minimum as arrays of the block's shape, not scalars: numpy 2
-    # misses its SIMD loop with a scalar operand (about three times the instructions).
-    zero = np.full(np.shape(blocks), 0.0)
-    ones = np.ones(np.shape(blocks))
-
-    # --- per block type (full / tail rows x full / tail cols): K loop and drain ----------------
-    # Fractal counts of each block dimension (full and tail): the L0 loads and MMADs of every
-    # block type are products of them (the formulas of Costs.la_cycles / lb_cycles / mmad_cycles,
-    # in the same order of operations, so the busy totals equal the simulator's).
-    fr_f, fr_t = _cdiv(bm, FRACTAL_ROWS), _cdiv(rm_t, FRACTAL_ROWS)
-    fc_f, fc_t = _cdiv(bn, FRACTAL_ROWS), _cdiv(cn_t, FRACTAL_ROWS)
-    fk_f, fk_t = _cdiv(bk, c.c0), _cdiv(k_t, c.c0)
-    ka_f = (fk_f * c.c0) * c.in_bytes
-    ka_t = (fk_t * c.c0) * c.in_bytes
-    ovh, frc = p.mmad_overhead_cycles, c.fractal_cycles
-
-    def mmad(fr: Any, fc: Any, fk: Any) -> Any:
-        return mmad_cycles(ovh, frc, fr, fc, fk)
+    g = block_grid(c, k, f, rows, cols)
+    bt = block_types(c, g, f, cap, floor)
+    typ = typical_steps(c, g, cap)
+    bm, bn, bk = g.bm, g.bn, g.bk
+    m_iter, n_iter, k_iter, blocks = g.m_iter, g.n_iter, g.k_iter, g.blocks
+    kf = k_iter - 1
+    rm_t, cn_t = g.rm_t, g.cn_t
+    a1, b1, c1, wa, zero, ones = g.a1, g.b1, g.c1, g.wa, g.zero, g.ones
+    fr_t, fc_t, ka_t = g.fr_t, g.fc_t, g.ka_t
+    span, cube, drain_total, m3_out = bt.span, bt.cube, bt.drain_total, bt.m3_out
+    span_tail, span_ctail, span_corner, span_seq = (
+        bt.span_tail, bt.span_ctail, bt.span_corner, bt.span_seq
+    )  # fmt: skip
+    mte1, blk_types, dr_last = bt.mte1, bt.types, bt.dr_last
+    fr_1, la, lb, mm, per = typ.fr_1, typ.la, typ.lb, typ.mm, typ.per
+    lead_a, lead_b, mm_kt, per_bd, dr, m3c = (
+        typ.lead_a, typ.lead_b, typ.mm_kt, typ.per_bd, typ.dr, typ.m3c
+    )  # fmt: skip
 
     def l0a(rows: Any, k_bytes: Any) -> Any:
         return l1_to_l0_cycles(p, True, rows, k_bytes)
-
-    def l0b(rows: Any, k_bytes: Any) -> Any:
-        return l1_to_l0_cycles(p, False, rows, k_bytes)
-
-    def times(n: Any, x: Any) -> Any:
-        # ``n * x``; the tail row / column type's count is the int 1: no pass for it.
-        return x if isinstance(n, int) and n == 1 else n * x
-
-    def period(mm: Any, wla: Any, wlb: Any, la_lb: Any) -> Any:
-        # :func:`_period` with its terms that depend on the row or the column type alone
-        # (``wa * la``, ``wb * lb``) computed once per type, not once per block type.
-        return np.maximum((mm + wla) + wlb, la_lb)
-
-    # Per row type (full, tail; rows, fractal rows, row blocks) the A loads of a full K step and
-    # of the K tail and their _period terms; per column type the same for B.
-    row_types = ((bm, fr_f, m_f), (rm_t, fr_t, 1))
-    col_types = ((bn, fc_f, n_f), (cn_t, fc_t, 1))
-    loads_r = []
-    for _, fr, _ in row_types:
-        la_f = l0a((fr * FRACTAL_ROWS), ka_f)
-        la_t = l0a((fr * FRACTAL_ROWS), ka_t)
-        loads_r.append((la_f, la_t, wa * la_f, wa * la_t))
-    loads_c = []
-    for _, fc, _ in col_types:
-        lb_f = l0b((fc * FRACTAL_ROWS), ka_f)
-        lb_t = l0b((fc * FRACTAL_ROWS), ka_t)
-        loads_c.append((lb_f, lb_t, wb * lb_f, wb * lb_t))
-    mte1 = (
-        (m_f * n_iter) * (kf * loads_r[0][0] + loads_r[0][1])
-        + n_iter * (kf * loads_r[1][0] + loads_r[1][1])
-        + (n_f * m_iter) * (kf * loads_c[0][0] + loads_c[0][1])
-        + m_iter * (kf * loads_c[1][0] + loads_c[1][1])
-    )
-    seq = not fix and not floor
-    if seq:
-        # Blocks that follow each other unstalled (a staged pass's later blocks): with one L0B
-        # buffer (two L0A) a step's B read waits for the MMAD before it, the K-tail step's for a
-        # full MMAD, the next block's first step's for the K-tail one. (Seen: 910A fp16, 1008 +
-        # 16 of K, B staged per column of 4 blocks: the tail step's B read waits for the
-        # 65-cycle full MMAD, 262 cycles per block, not 200: -8.9 %.) (With one L0A buffer the
-        # sum is the same; with both doubled the loads run ahead. Each operand's K in one chunk
-        # per block.) On those candidates wa = 0 and wb = 1: _period(la, lb, mm) is
-        # ``max(mm + lb, la + lb)``.
-        seq_on = (
-            (kf >= 1) & b1 & ~a1 & (f["stepKa"] >= k_iter) & (f["stepKb"] >= k_iter)
-        )  # fmt: skip
-        kf_1 = kf - 1
-    # Per block type (row type i, column type j; 0 full, 1 tail): the span (sum of the steps'
-    # periods: the MMAD-start to MMAD-start chain through the core), the cube's and the drain's
-    # (FIX, or the V leg of the drain, and the MTE3 leg) cycles over the type's blocks, the span
-    # of its blocks following each other unstalled (above).
-    span_bt: dict[tuple[int, int], Any] = {}
-    cube_bt: dict[tuple[int, int], Any] = {}
-    drain_bt: dict[tuple[int, int], Any] = {}
-    m3_bt: dict[tuple[int, int], Any] = {}
-    seq_bt: dict[tuple[int, int], Any] = {}
-    # Per block type without FixPipe: the block's MMAD chain, its L0C->UB and its UB->GM cycles
-    # (see _c1_drain_chain).
-    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
-    for j, (col, fc, nc) in enumerate(col_types):
-        lb_f, lb_t, wlb_f, wlb_t = loads_c[j]
-        for i, (r, fr, nr) in enumerate(row_types):
-            la_f, la_t, wla_f, wla_t = loads_r[i]
-            count = times(nr, nc)
-            frc_rc = fr * fc * frc
-            mm_f = mmad_k_cycles(ovh, frc_rc, fk_f)
-            mm_t = mmad_k_cycles(ovh, frc_rc, fk_t)
-            s_f, s_t = la_f + lb_f, la_t + lb_t
-            p_f = period(mm_f, wla_f, wlb_f, s_f)
-            span_rc = times(count, kf * p_f + period(mm_t, wla_t, wlb_t, s_t))
-            span_bt[(i, j)] = span_rc
-            if seq:
-                seq_bt[(i, j)] = times(
-                    count,
-                    kf_1 * p_f + np.maximum(mm_t + lb_f, s_f) + np.maximum(mm_f + lb_t, s_t),
-                )
-            cube_bt[(i, j)] = times(count, kf * mm_f + mm_t)
-            if fix:
-                drain_bt[(i, j)] = times(count, c.fix_cycles(r, col, cap))
-            else:
-                dr_rc = c.c_to_ub_cycles(r, col)
-                m3_rc = c.c_ub_to_gm_cycles(r, col, cap)
-                drain_bt[(i, j)] = times(count, dr_rc)
-                m3_bt[(i, j)] = times(count, m3_rc)
-                # (``span_rc / 1`` is span_rc.)
-                blk = span_rc if isinstance(count, int) else span_rc / np.maximum(count, 1)
-                blk_types[(i, j)] = (blk, dr_rc, m3_rc)
-
-    def total(bt: dict[tuple[int, int], Any]) -> Any:
-        # Over the block types in the order of the loop (the sums' rounding is the simulator's).
-        return bt[(0, 0)] + bt[(1, 0)] + bt[(0, 1)] + bt[(1, 1)]
-
-    span = total(span_bt)  # MMAD chain inside blocks: first MMAD start to last MMAD end
-    cube = total(cube_bt)
-    drain_total = total(drain_bt)  # FIX (or the V leg of the drain)
-    m3_out: Any = 0.0 if fix else total(m3_bt)
-    # The span of the tail row's blocks and of the tail column's, for the phases (below).
-    span_tail = span_bt[(1, 0)] + span_bt[(1, 1)]
-    span_ctail = span_bt[(0, 1)] + span_bt[(1, 1)]
-    span_corner = span_bt[(1, 1)]  # the block of the tail row and the tail column
-    # The span of blocks that follow each other unstalled (see above).
-    span_seq: Any = np.where(seq_on, total(seq_bt), span) if seq else 0.0
-
-    # Typical (full) block figures drive the per-event stalls.
-    # (min(baseM, rows) is the tail when the core has a single row block.)
-    rows_1, cols_1 = np.minimum(bm, rows), np.minimum(bn, cols)
-    fr_1 = _cdiv(rows_1, FRACTAL_ROWS)
-    fc_1 = _cdiv(cols_1, FRACTAL_ROWS)
-    la = l0a((fr_1 * FRACTAL_ROWS), ka_f)
-    lb = l0b((fc_1 * FRACTAL_ROWS), ka_f)
-    mm = mmad(fr_1, fc_1, fk_f)
-    per, lead_a, lead_b = _step_chain(la, lb, mm, wa, wb)
-    # Across a block boundary the period pairs the last (K-tail) MMAD with the next first loads.
-    mm_kt = mmad(fr_1, fc_1, fk_t)
-    per_bd = _period(la, lb, mm_kt, wa, wb)
-    if fix:
-        dr = c.fix_cycles(rows_1, cols_1, cap)
-        m3c = 0.0
-        dr_last = drain_bt[(1, 1)]  # (the corner block's, its count is 1)
-    else:
-        dr = c.c_to_ub_cycles(rows_1, cols_1)
-        m3c = c.c_ub_to_gm_cycles(rows_1, cols_1, cap)
-        dr_last = drain_bt[(1, 1)] + m3_bt[(1, 1)]
 
     # --- chunk copies ---------------------------------------------------------------------------
     order = f["iterateOrder"]
@@ -803,20 +565,9 @@ def _core(
     # itself (full chunks, and the last one with the K tail), not averages.
     # These paths repeat per block: price the steps with the block dimensions averaged over
     # the core's blocks (full and tail rows and columns), not the full block's.
-    fr_1 = ((m_iter - 1) * fr_f + fr_t) / m_iter
-    fc_1 = ((n_iter - 1) * fc_f + fc_t) / n_iter
-    rows_1 = fr_1 * FRACTAL_ROWS
-    cols_1 = fc_1 * FRACTAL_ROWS
-    la = l0a(rows_1, ka_f)
-    lb = l0b(cols_1, ka_f)
-    mm = mmad(fr_1, fc_1, fk_f)
-    per = _period(la, lb, mm, wa, wb)
-    ra, rb, rab = _restart_reads(la, lb, mm, per, wa, wb)
-    rb_kb = rb(step_kb)  # B's last read of a full chunk from its arrival
-    la_kt = l0a(rows_1, ka_t)
-    lb_kt = l0b(cols_1, ka_t)
-    per_kt = _period(la_kt, lb_kt, mm, wa, wb)
-    kt_d = la_kt - la  # the K-tail step's A read less a full one
+    avg = average_steps(c, g, step_kb)
+    la, lb, mm, per, ra, rb, rab = avg.la, avg.lb, avg.mm, avg.per, avg.ra, avg.rb, avg.rab
+    rb_kb, la_kt, lb_kt, per_kt, kt_d = avg.rb_kb, avg.la_kt, avg.lb_kt, avg.per_kt, avg.kt_d
     # Each operand's full K chunk and its last (K-tail) one, in K elements as given and as L1
     # holds them (C0-aligned); a pass moves kc - 1 full chunks and the aligned tail.
     # (Computed once for the pass size and the copy legs both.)
@@ -2522,7 +2273,8 @@ def _core(
             (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, blocks),
             (a_full, a_last, b_full, b_last),
             # (With FixPipe m3_out is 0: no UB->GM leg.)
-            (la, lb, mmad(fr_1, fc_1, fk_f), la_kt, lb_kt, mmad(fr_1, fc_1, fk_t),
+            (la, lb, avg.mm, la_kt, lb_kt, mmad_cycles(p.mmad_overhead_cycles, c.fractal_cycles,
+             avg.fr_1, avg.fc_1, g.fk_t),
              drain_total / blocks_r, m3_out / blocks_r, dr_last, bias_cyc),
             (f["dbL0A"], f["dbL0B"], f["dbL0C"]),
             fix=fix,

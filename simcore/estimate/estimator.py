@@ -2217,10 +2217,10 @@ def _core(
                 ob, np.where(_sub(streamed_b, idx), gb_s / o_s, _sub(b_pass, idx)), gb_s
             )
             # The line's blocks before its last: full inner blocks of the first outer line.
-            bt = {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()}
+            bts = {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()}
             o_1 = o_s >= 2
-            d_ff, d_ft = bt[(0, 0)], bt[(0, 1)]
-            d_tf = bt[(1, 0)]
+            d_ff, d_ft = bts[(0, 0)], bts[(0, 1)]
+            d_tf = bts[(1, 0)]
             dr_0 = np.where(
                 ob,
                 np.where(o_1, d_ff[1] + d_ff[2], d_ft[1] + d_ft[2]),
@@ -2238,7 +2238,7 @@ def _core(
             # block's L0C->UB leg and its own: -6.5 %.)
             c1_s = _sub(c1, idx)
             if np.any(c1_s):
-                after_c1 = _c1_chain_after_first_line(bt, m_s, n_s, ob, _sub(normal, idx))
+                after_c1 = _c1_chain_after_first_line(bts, m_s, n_s, ob, _sub(normal, idx))
                 drains_after = np.where(c1_s, np.maximum(drains_after, after_c1), drains_after)
             mk.raise_at(idx, line_end + drains_after, "first_line")
     replay: np.ndarray | None = None

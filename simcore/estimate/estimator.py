@@ -212,6 +212,8 @@ from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
+from simcore.estimate.copies import chunk_legs_of, chunking
+from simcore.estimate.copies import copies as copy_record
 from simcore.estimate.grid import block_grid, block_types
 from simcore.estimate.replay import block_replay_path as _block_replay_path
 from simcore.estimate.steps import average_steps, typical_steps
@@ -224,20 +226,13 @@ from simcore.pipeline.traffic import (
     hbm_floor_cycles,
     k_chunking,
     operand_chip_traffic,
-    operand_traffic,
     reuse_working_set,
     slots,
     traffic_coefficients,
 )
 from simcore.pipeline.transfer import (
-    chunk_cost_sum,
-    chunk_costs,
-    chunk_legs,
-    column_latency_cycles,
-    copy_totals,
     first_last_legs,
     l1_to_l0_cycles,
-    with_bias_slices,
 )
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
@@ -303,69 +298,19 @@ def _core(
         return l1_to_l0_cycles(p, True, rows, k_bytes)
 
     # --- chunk copies ---------------------------------------------------------------------------
-    order = f["iterateOrder"]
-    step_ka, step_kb = f["stepKa"], f["stepKb"]
-    slots_a = slots(f["depthA1"], f["stepM"], step_ka)
-    slots_b = slots(f["depthB1"], f["stepN"], step_kb)
-    if traffic is None:
-        traffic = (
-            *operand_traffic(
-                rows, bm, f["stepM"], k, bk, step_ka, slots_a, n_iter, order == 0, c.c0
-            ),
-            *operand_traffic(
-                cols, bn, f["stepN"], k, bk, step_kb, slots_b, m_iter, order == 1, c.c0
-            ),
-        )
-    loads_a, el_a, loads_b, el_b = traffic
-    bytes_a = el_a * c.in_bytes
-    bytes_b = el_b * c.in_bytes
-    a_args = (rows, bm, f["stepM"], slots_a, n_iter, order == 0, k, bk, step_ka)
-    b_args = (cols, bn, f["stepN"], slots_b, m_iter, order == 1, k, bk, step_kb)
-    ga, va, ua = copy_totals(c, loads_a, bytes_a, True, cap)
-    gb, vb, ub = copy_totals(c, loads_b, bytes_b, False, cap)
-    reorders_a: tuple[Any, Any] | None = None
-    reorders_b: tuple[Any, Any] | None = None
-    if c.a_via_ub:
-        va, ra_f, ra_l = chunk_costs(c.nd2nz_a_cycles, *a_args)
-        reorders_a = (ra_f, ra_l)
-    if c.b_via_ub:
-        vb, rb_f, rb_l = chunk_costs(c.nd2nz_b_cycles, *b_args)
-        reorders_b = (rb_f, rb_l)
-    if c.a_by_column:
-        dmas_a = chunk_cost_sum(lambda r, kk: c.load_instructions(True, r, kk), *a_args)
-        ga = ga + column_latency_cycles(c, dmas_a, loads_a)
-    if c.b_by_column:
-        dmas_b = chunk_cost_sum(lambda r, kk: c.load_instructions(False, r, kk), *b_args)
-        gb = gb + column_latency_cycles(c, dmas_b, loads_b)
-    mte2 = ga + gb
-    vec = drain_total * (not fix) + va + vb
-    mte3 = m3_out + ua + ub
-    if problem.bias:
-        # The bias slice of every block is fetched before its copies (simulator program order).
-        mte2 = with_bias_slices(c, mte2, blocks, m_iter, cols, cap)
-    # Legs of one typical copy (averages over the copies of the operand).
-    la_n = np.maximum(loads_a, ones)
-    lb_n = np.maximum(loads_b, ones)
-    ga1, va1, ua1 = ga / la_n, va / la_n, ua / la_n
-    gb1, vb1, ub1 = gb / lb_n, vb / lb_n, ub / lb_n
-    via_a, via_b = c.a_via_ub, c.b_via_ub
-    # The leg that waits for the L1 slot (the last one) and what precedes it.
-    wait_a = ua1 if via_a else ga1
-    wait_b = ub1 if via_b else gb1
-    # B copy issued right after an A copy: behind it on MTE2 (direct) or on the UB staging.
-    b_after_a = (vb1 + ub1) if via_b else gb1
-
-    kc_a = _cdiv(k_iter, step_ka)
-    kc_b = _cdiv(k_iter, step_kb)
+    order = g.order
+    ch = chunking(c, g, f, traffic)
+    cp = copy_record(c, g, bt, ch, f, problem.bias, cap)
+    step_ka, step_kb, slots_a, slots_b = ch.step_ka, ch.step_kb, ch.slots_a, ch.slots_b
+    loads_a, loads_b = ch.loads_a, ch.loads_b
+    kc_a, kc_b, passes_a, passes_b = ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
     km_a, km_b = kc_a - 1, kc_b - 1
-    passes_a = loads_a / kc_a
-    passes_b = loads_b / kc_b
-    single_a = slots_a == 1
-    single_b = slots_b == 1
-    # (As 0 / 1 too: each weighs several products, and a bool x float product costs about three
-    # times a float one.)
-    single_af = single_a.astype(np.float64)
-    single_bf = single_b.astype(np.float64)
+    single_a, single_b, single_af, single_bf = ch.single_a, ch.single_b, ch.single_af, ch.single_bf
+    streamed_a, streamed_b, st_a, st_b = ch.streamed_a, ch.streamed_b, ch.st_a, ch.st_b
+    ga, va, ua, gb, vb, ub = cp.ga, cp.va, cp.ua, cp.gb, cp.vb, cp.ub
+    mte2, vec, mte3 = cp.mte2, cp.vec, cp.mte3
+    ga1, va1, ua1, gb1, vb1, ub1 = cp.ga1, cp.va1, cp.ua1, cp.gb1, cp.vb1, cp.ub1
+    via_a, via_b, wait_a, wait_b, b_after_a = cp.via_a, cp.via_b, cp.wait_a, cp.wait_b, cp.b_after_a
 
     # --- stalls at chunk boundaries inside a block (steps > 0) ------------------------------------
     # How far ahead a copy may run: it waits for the last read of the chunk `slots` loads back.
@@ -373,12 +318,6 @@ def _core(
     # with two, for the one before it (a chunk of compute of slack). Operands whose K chunks fill
     # the slots exactly reload the whole panel at a group change, each copy waiting for the old
     # chunk at the same K position: a burst with a block minus a chunk of slack.
-    streamed_a = kc_a > slots_a
-    streamed_b = kc_b > slots_b
-    # (As 0 / 1: ``x * st_a`` is ``np.where(streamed_a, x, 0.0)`` for a finite x, about a seventh
-    # of its instructions.)
-    st_a = streamed_a.astype(np.float64)
-    st_b = streamed_b.astype(np.float64)
     base_a = wait_a + la + lb - lead_a - per
     base_a_b = wait_a + np.maximum(la, b_after_a) + lb - lead_a - per
     base_b = wait_b + lb - lead_b - per
@@ -399,8 +338,7 @@ def _core(
     ex_b_alone = ex_b_alone / m_b
     # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
     # the A copy), so such a step costs the larger one, not the sum.
-    co_lcm = np.lcm(step_ka.astype(np.int64), step_kb.astype(np.int64))  # (an integer ufunc)
-    co_steps = _cdiv(k_iter, co_lcm)  # steps where both operands start a chunk, per pass
+    co_lcm, co_steps = ch.co_lcm, ch.co_steps
     co = (co_steps - 1) * np.minimum(passes_a, passes_b) * (st_a * st_b)
     inner = (
         co * np.maximum(ex_a_with_b, ex_b_alone)
@@ -568,53 +506,15 @@ def _core(
     avg = average_steps(c, g, step_kb)
     la, lb, mm, per, ra, rb, rab = avg.la, avg.lb, avg.mm, avg.per, avg.ra, avg.rb, avg.rab
     rb_kb, la_kt, lb_kt, per_kt, kt_d = avg.rb_kb, avg.la_kt, avg.lb_kt, avg.per_kt, avg.kt_d
-    # Each operand's full K chunk and its last (K-tail) one, in K elements as given and as L1
-    # holds them (C0-aligned); a pass moves kc - 1 full chunks and the aligned tail.
-    # (Computed once for the pass size and the copy legs both.)
+    lg = chunk_legs_of(c, g, ch, cp, rb_kb, cap)
+    a_full, a_last, b_full, b_last, b_first = lg.a_full, lg.a_last, lg.b_full, lg.b_last, lg.b_first
+    b_leg_f, b_leg_lc, b_next, b_next_l = lg.b_leg_f, lg.b_leg_lc, lg.b_next, lg.b_next_l
+    b_next_in, b_next_in_l = lg.b_next_in, lg.b_next_in_l
     km1_a, km1_b = kc_a - 1, kc_b - 1
-    a_last_start = km1_a * step_ka
-    b_last_start = km1_b * step_kb
-    chunk_ka, chunk_kb = step_ka * bk, step_kb * bk
-    last_ka, last_kb = k - a_last_start * bk, k - b_last_start * bk
-    al_last_a, al_last_b = _cdiv(last_ka, c.c0) * c.c0, _cdiv(last_kb, c.c0) * c.c0
-    # Group rows averaged over the passes (full groups and the tail group): the copy legs are
-    # affine in the rows, so the chain over all passes sums to passes x the average hop.
-    grp_a = el_a / np.maximum(passes_a * (a_last_start * bk + al_last_a), ones)
-    grp_b = el_b / np.maximum(passes_b * (b_last_start * bk + al_last_b), ones)
-    a_full, a_last = chunk_legs(
-        c, True, grp_a, (chunk_ka, last_ka), (_cdiv(chunk_ka, c.c0) * c.c0, al_last_a), cap,
-        reorders_a,
+    a_last_start, b_last_start, b_many, has_b = (
+        ch.a_last_start, ch.b_last_start, ch.b_many, ch.has_b
     )  # fmt: skip
-    b_full, b_last = chunk_legs(
-        c, False, grp_b, (chunk_kb, last_kb), (_cdiv(chunk_kb, c.c0) * c.c0, al_last_b), cap,
-        reorders_b,
-    )  # fmt: skip
-    # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1).
-    b_many = kc_b > 1
-    if via_b:
-        b_first = tuple(np.where(b_many, x, y) for x, y in zip(b_full, b_last, strict=True))
-    else:
-        b_first = (np.where(b_many, b_full[0], b_last[0]), 0.0, 0.0)
-    # What a B copy adds after the A copy's slot-waiting leg: the whole copy behind a direct A
-    # copy on MTE2; behind an A copy through UB, B's reorder waits for A's UB->L1 leg (the
-    # staging buffer) and its GM->UB leg has run meanwhile; a direct B copy is not behind it.
-    b_leg_f = _leg_after_a(via_a, via_b, b_first)
-    b_leg_lc = _leg_after_a(via_a, via_b, b_last)
-    # A further B copy queued behind the previous one (MTE2 order, or the UB staging chain).
-    b_next = (np.maximum(b_full[0], b_full[2]) + b_full[1]) if via_b else b_full[0]
-    b_next_l = (np.maximum(b_last[0], b_full[2]) + b_last[1]) if via_b else b_last[0]
-    # With one B slot the next B copy's slot-waiting leg also waits for the last read of the
-    # previous B chunk (a full one): the copies arrive a chunk's reads plus that leg apart.
-    b_slot_f = rb_kb + (b_full[2] if via_b else b_full[0])
-    b_slot_l = rb_kb + (b_last[2] if via_b else b_last[0])
-    # (``max(b_next, b_slot x single)`` is the select: b_next, a copy's cycles, is >= 0.)
-    b_next_in = np.maximum(b_next, b_slot_f * single_bf)
-    b_next_in_l = np.maximum(b_next_l, b_slot_l * single_bf)
-    has_b = loads_b > 0
-    # Share of A passes that reload B too, and of B passes that reload A.
-    co_frac = np.minimum(passes_b / np.maximum(passes_a, ones), ones)
-    co_rest = 1.0 - co_frac
-    co_frac_ab = np.minimum(passes_a / np.maximum(passes_b, ones), ones)
+    co_frac, co_rest, co_frac_ab = ch.co_frac, ch.co_rest, ch.co_frac_ab
     inner_links: tuple[np.ndarray, Any] | None = None
     if via_a or via_b:
         # Between two reorders sits the later of the previous copy's UB->L1 leg (the destination
@@ -2019,7 +1919,7 @@ def _core(
         a_in = np.maximum(a_stage - np.where(kc_b > 1, b_full[0], b_last[0]), 0.0)
         a_ok = single_b & (passes_b >= blocks) & (passes_a < blocks) & has_b
         mk.raise_all(a_ok * (chain_b + passes_a * a_in + mm + dr_last), "b_chain_behind_a_staging")
-    for via, one, chunking, legs, reads in (
+    for via, one, chunks_, legs, reads in (
         (via_a, single_a, (kc_a, passes_a), (a_full, a_last), (reads_af, reads_al, stay_a)),
         (via_b, single_b, (kc_b, passes_b), (b_full, b_last), (rb_kb, reads_bl, stay_b)),
     ):
@@ -2033,7 +1933,7 @@ def _core(
         if idx.size:
             (g_f, v_f, u_f), (g_l, v_l, u_l) = ((_sub(x, idx) for x in leg) for leg in legs)
             path = _staged_one_slot_chain(
-                tuple(_sub(x, idx) for x in chunking),
+                tuple(_sub(x, idx) for x in chunks_),
                 ((g_f, v_f, u_f), (g_l, v_l, u_l)),
                 tuple(_sub(x, idx) for x in reads),
             )

@@ -246,8 +246,6 @@ ESTIMATOR_FIELDS: tuple[str, ...] = (
 PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 #: Candidates per pass of :func:`estimate_arrays` (see :func:`_estimate_blocks`).
 _BLOCK = 16384
-#: Debugging aid: when a dict, :func:`_core` stores its named paths in it.
-_TRACE: dict[str, Any] | None = None
 #: :func:`_block_replay_path` runs where the K loop has at most this many steps (its cost is a
 #: numpy pass per step and played block) and the copies' legs take this share of the path so far
 #: (below it the copy chains do not set the period).
@@ -293,9 +291,6 @@ def _core(
     lead_a, lead_b, mm_kt, per_bd, dr, m3c = (
         typ.lead_a, typ.lead_b, typ.mm_kt, typ.per_bd, typ.dr, typ.m3c
     )  # fmt: skip
-
-    def l0a(rows: Any, k_bytes: Any) -> Any:
-        return l1_to_l0_cycles(p, True, rows, k_bytes)
 
     # --- chunk copies ---------------------------------------------------------------------------
     order = g.order
@@ -426,7 +421,7 @@ def _core(
         idx = np.flatnonzero(b1 & ~a1 & (k_iter >= 2))
         if idx.size:
             mm_s, la_s, mk_s = _sub(mm, idx), _sub(la, idx), _sub(mm_kt, idx)
-            la_t1 = l0a((_sub(fr_1, idx) * FRACTAL_ROWS), _sub(ka_t, idx))
+            la_t1 = l1_to_l0_cycles(p, True, (_sub(fr_1, idx) * FRACTAL_ROWS), _sub(ka_t, idx))
             pair = (
                 np.maximum(mm_s, la_t1)
                 + np.maximum(mk_s, la_s)
@@ -795,6 +790,7 @@ def _core(
         return np.maximum(held, drains + enter)
 
     stay_a = stay(passes_a)
+    stay_b = stay(passes_b)
     hop_f = wait_af + reads_af + stay_a
     hops_f = km1_a * hop_f  # a pass's full chunks
     hop_l = wait_al + reads_al + stay_a
@@ -1254,7 +1250,6 @@ def _core(
     kc_b1 = kc_b - 1.0
     kc_b1_n = np.maximum(kc_b1, ones)
     r_last_b = k_iter - b_last_start
-    stay_b = stay(passes_b)
     hop_f = wait_bf + rb_kb + stay_b
     # (rb(r - 1) at r = 1 is its one-read value, dropped by the select: no clip needed.)
     reads_bl = np.where(r_last_b <= 1, lb_kt, rb(r_last_b - 1) + per_kt)
@@ -1426,8 +1421,6 @@ def _core(
         np.maximum(chain_a, chain_b) + mm + dr_last,
         mk.pick(chain_b > chain_a, "slot_chain_b", "slot_chain_a"),
     )
-    if _TRACE is not None:
-        _TRACE.update(chain_a=chain_a + mm + dr_last, chain_b=chain_b + mm + dr_last)
     if not fix and not floor and not (via_a or via_b):
         # B in several slots copied in every block, A once per pass of several blocks: at an A
         # pass start MTE2 issues A's first copy before B's, and A's copy waits for A's last
@@ -2181,8 +2174,6 @@ def _core(
             resident=resident,
         )  # fmt: skip
         mk.raise_at(replay, path, "block_replay")
-    if _TRACE is not None:
-        _TRACE.update(first=first_all, mk=mk.value)
     busy = {
         "MTE2": mte2,
         "MTE1": mte1,

@@ -51,7 +51,7 @@ composes per-step and per-block periods:
   blocks take a shorter step chain; per block type the longer of the step chain and the slot
   chain counts (sum of maxima, not maximum of sums); likewise the step chain and MTE2 when
   an operand is reloaded in every block (its copies are the same in every block type).
-* MTE2 gap (:func:`_mte2_gap_path`): with one L1 slot the operand's second copy of a block waits
+* MTE2 gap (:func:`mte2_gap_path`): with one L1 slot the operand's second copy of a block waits
   for the last read of its first chunk, so MTE2 idles after the block's first copies until the
   chunks (an A chunk through UB with its reorder and UB->L1 legs) have arrived and been read.
 * UB path: the staging buffers chain every GM->UB copy to the previous reorder and every
@@ -63,7 +63,7 @@ composes per-step and per-block periods:
   Without FixPipe the drain's L0C->UB leg and the reorders share the vector queue: an operand
   staged through UB in every block puts the drain, the next block's staging chain, the last
   UB->L1 leg, its reads and the MMAD in a cycle per block. Likewise per pass of several blocks
-  (:func:`_staged_pass_paths`): the drain before the pass, its reorders and UB->L1 legs (the
+  (:func:`staged_pass_paths`): the drain before the pass, its reorders and UB->L1 legs (the
   first after the drain's UB->GM copy in MTE3's queue), the reads and the pass's blocks; and per
   column when the operand is reloaded in every column, with the full passes at their own group
   rows and the column's last pass linking to the next column's first GM->UB leg through its
@@ -99,27 +99,27 @@ composes per-step and per-block periods:
   a block's K with B staged: the next block's A reads follow B's last read on MTE1, so A's
   chain over two blocks runs through B's whole staging chain.
 * Without FixPipe: with one L0C buffer each block's first MMAD waits for the previous block's
-  L0C->UB leg, which waits for the UB->GM copy before it (:func:`_c1_drain_chain`: a sum over
+  L0C->UB leg, which waits for the UB->GM copy before it (:func:`c1_drain_chain`: a sum over
   consecutive block types of ``max(mmads, previous UB->GM) + L0C->UB``); the per-block cycle of
   an operand staged every block also runs through MTE3 (the drain's UB->GM copy, the block's
   UB->L1 legs with the reorders between them), and the other operand's staging at its pass
   starts joins it.
 * UB-path chips, after model 2026.11.10: the one-L0C drain chain carries the chunk stalls of
   one-slot operands and, at a one-slot outer operand's pass starts, its copy behind the block
-  before's last read (:func:`_c1_pass_start_extra`); per line of blocks the longer of drains
-  and MMAD / slot chains counts (:func:`_line_phase_path`); the first line brings an inner
+  before's last read (:func:`c1_pass_start_extra`); per line of blocks the longer of drains
+  and MMAD / slot chains counts (:func:`line_phase_path`); the first line brings an inner
   operand loaded once before its last block drains; both operands reloaded every block give a
   per-block cycle of a direct copy and the other's staging chain, in MTE2 order
-  (:func:`_staged_b_block_cycle`, :func:`_staged_a_block_cycle`); MTE2 idles between linked
+  (:func:`staged_b_block_cycle`, :func:`staged_a_block_cycle`); MTE2 idles between linked
   GM->UB legs for the reorder each waits for (a full or the K-tail one, less a direct copy or
   bias slice between) and for the UB->L1 leg the K-tail reorder waits for; the V / MTE3
   cycle takes a direct pass copy or a staged pass inserted between two copies of the other
   operand at pass starts; a pass's later blocks wait for the drains as well as their MMADs.
 * UB-path chips, after model 2026.11.12: both operands staged and copied in every block link
-  their copies in the block's own staging order (:func:`_staged_block_links`, each link the
+  their copies in the block's own staging order (:func:`staged_block_links`, each link the
   longer of the earlier UB->L1 and the later GM->UB leg, full and K-tail chunks apart); an
   operand staged in every block also runs a cycle through its first chunk, the block's whole
-  MMAD chain after its first UB->L1 leg (:func:`_staged_first_chunk_path`). B chunks that do
+  MMAD chain after its first UB->L1 leg (:func:`staged_first_chunk_path`). B chunks that do
   not tile A's are priced at their offsets through UB too, B's K-tail chunk among them as
   itself, the first B chunk's own reads as an alternative chain, with one B slot each later B
   copy after the reads of the one before, and a B chunk starting at an A chunk's last step
@@ -128,11 +128,11 @@ composes per-step and per-block periods:
   after it on A's chain (at the A chunk's last step, the next A copy behind the B copy). One A
   slot holding the whole K for several blocks, B staged in every block: A's chain per pass runs
   through B's staging chain over the pass's blocks. With one L0C buffer the drains after the
-  first line chain through the later blocks' MMAD chains (:func:`_c1_chain_after_first_line`).
+  first line chain through the later blocks' MMAD chains (:func:`c1_chain_after_first_line`).
   B direct in one slot, A staged in every block in chunks tiling B's: B's copies chain through
   the A chunks' staging legs queued behind each B copy and the last A chunk's read.
 * Without FixPipe, an outer operand loaded once per line of blocks in at most as many chunks
-  as slots (:func:`_line_stay_path`): its next line's copy waits for its last read in the
+  as slots (:func:`line_stay_path`): its next line's copy waits for its last read in the
   line's last block, so its slot chain holds each line's blocks, priced per line type (full
   lines and the tail line): the longer of the line's drain chain, its step chain and, with the
   other operand in one slot copied every block, that operand's copies and reads per block; and
@@ -162,22 +162,22 @@ composes per-step and per-block periods:
   to chunk ``kc - slots``'s last step (longer than the chain through the later B chunk where
   B's copies run ahead). With one B slot and A chunks shorter than B's, B's second copy waits
   for B's read of step stepKb - 1, behind the A chunk under it, copied after B's first: MTE2
-  idles per pass for that chunk's reads (:func:`_b_slot_gap_behind_a`). Both staged with
+  idles per pass for that chunk's reads (:func:`b_slot_gap_behind_a`). Both staged with
   FixPipe, A in one slot and two chunks, both reloaded every block: a per-block cycle through
   A's first staging legs, B's reorder and UB->L1 leg behind them, the reads to A's first
   chunk's last read, A's K-tail UB->L1 leg, B's K-tail reorder and the next block's first
-  GM->UB leg (:func:`_staged_one_a_slot_cycle`). B chunks at offsets inside A's: the first one
+  GM->UB leg (:func:`staged_one_a_slot_cycle`). B chunks at offsets inside A's: the first one
   inside holds every A read from its offset on (as the chunk at A's start does for aligned
   chunks), and where the offsets cycle within the chunks priced exactly, each offset's chunks
   are counted (not the first chunks' average). An operand staged in one slot: a chunk's
   UB->L1 leg waits for the last read of the chunk before and the next chunk's reorder for
   that leg (the destination half), so per chunk the UB->L1 leg and the longer of the chunk's
-  reads and the next reorder (:func:`_staged_one_slot_chain`).
+  reads and the next reorder (:func:`staged_one_slot_chain`).
 * UB-path chips, after model 2026.11.16: with one L0C buffer and one-block lines, a B pass of
   several columns starting behind A's first copy (A in one slot, copied every block) puts B's
-  copy between the drains like a one-slot outer operand's (:func:`_c1_pass_start_extra`); per
+  copy between the drains like a one-slot outer operand's (:func:`c1_pass_start_extra`); per
   line the longer of the drains and the inner operand's MTE2 copies (reloaded every block)
-  counts (:func:`_line_phase_path`); linked GM->UB pairs (one operand staged, the other
+  counts (:func:`line_phase_path`); linked GM->UB pairs (one operand staged, the other
   direct) at the shorter reorder in the MTE2 path, the exact places priced after it; a one-slot
   B holding a two-step K with both L0 buffers doubled reads its K-tail step without waiting
   for a full MMAD; the line-stay chain does not count A's first copy twice (chain start and the
@@ -214,8 +214,28 @@ from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.copies import chunk_legs_of, chunking
 from simcore.estimate.copies import copies as copy_record
+from simcore.estimate.drains import (
+    c1_chain_after_first_line,
+    c1_drain_chain,
+    c1_pass_start_extra,
+    corner_drain_path,
+)
 from simcore.estimate.grid import block_grid, block_types
+from simcore.estimate.lines import both_reloaded_phase_gain, line_phase_path, line_stay_path
+from simcore.estimate.mte2_gap import b_slot_gap_behind_a, mte2_gap_path
 from simcore.estimate.replay import block_replay_path as _block_replay_path
+from simcore.estimate.staged_blocks import (
+    staged_a_block_cycle,
+    staged_b_block_cycle,
+    staged_first_chunk_path,
+)
+from simcore.estimate.staged_passes import staged_pass_paths
+from simcore.estimate.staging import (
+    staged_b_between_a,
+    staged_block_links,
+    staged_one_a_slot_cycle,
+    staged_one_slot_chain,
+)
 from simcore.estimate.steps import average_steps, typical_steps
 from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
@@ -231,7 +251,6 @@ from simcore.pipeline.traffic import (
     traffic_coefficients,
 )
 from simcore.pipeline.transfer import (
-    first_last_legs,
     l1_to_l0_cycles,
 )
 from simcore.tiling.problem import Problem
@@ -458,7 +477,7 @@ def _core(
                 _sub(single_b, i_c) | ~_sub(streamed_b, i_c)
             )
             stall_blk = one_slot * _sub(inner, i_c) / np.maximum(_sub(blocks, i_c), 1)
-            chain_c1 = _c1_drain_chain(
+            chain_c1 = c1_drain_chain(
                 {key: tuple(_sub(x, i_c) for x in v) for key, v in blk_types.items()},
                 _sub(m_iter, i_c), _sub(n_iter, i_c), _sub(order, i_c) == 0, _sub(normal, i_c),
                 stall_blk,
@@ -587,7 +606,7 @@ def _core(
             # (Priced on the candidates where it applies only.)
             idx = np.flatnonzero((passes_a > blocks - 0.5) & (passes_b > blocks - 0.5) & has_b)
             if idx.size:
-                links_blk, wrap = _staged_block_links(
+                links_blk, wrap = staged_block_links(
                     idx, (kc_a, kc_b, step_ka, step_kb), (a_full, a_last, b_full, b_last)
                 )
                 pairs = np.array(np.broadcast_to(pairs, np.shape(blocks)), dtype=np.float64)
@@ -1040,7 +1059,7 @@ def _core(
     rounds = np.floor(kc_a / slots_a)
     fixed_a = (slots_a > 1) & (rounds * slots_a == kc_a)
     per_pass_a = (hops_f + hop_l + extra) / slots_a
-    # (What B's copies add to a pass of A, for _line_stay_path.)
+    # (What B's copies add to a pass of A, for line_stay_path.)
     gain_pass_a = extra / slots_a
     # (Fixed slots priced on the candidates that have them only.)
     idx = np.flatnonzero(fixed_a)
@@ -1484,7 +1503,7 @@ def _core(
             o_blk = np.where(
                 one, w_l + np.maximum(reads, rest), copies + reads - (rest > 0) * l_f + rest
             )
-            path = _line_stay_path(
+            path = line_stay_path(
                 is_a, blk_types, idx, tuple(_sub(x, idx) for x in legs),
                 (_sub(kc_o, idx), _sub(sl_o, idx), _sub(m_iter, idx), _sub(n_iter, idx),
                  _sub(f["dbL0C"], idx), (o_on & one) * (w_l + r_one),
@@ -1524,7 +1543,7 @@ def _core(
             # An operand reloaded in every block copies a pass in the corner block; one
             # loaded per pass of several blocks is taken as loaded before it (the corner
             # block is the last of its line and of its group).
-            corner_path = _corner_drain_path(
+            corner_path = corner_drain_path(
                 c, k, bk, cap, idx,
                 (rows, cols, f["stepM"], f["stepN"], bm, bn, step_ka, step_kb, kc_a, kc_b),
                 (passes_a > blocks - 0.5, passes_b > blocks - 0.5),
@@ -1596,7 +1615,7 @@ def _core(
                     * (pp_in - w_in * _sub(span, idx) - stalls)
                     / bn_s
                 )
-                lines = _line_phase_path(
+                lines = line_phase_path(
                     {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()},
                     o0, (_sub(m_iter, idx), _sub(n_iter, idx)), stalls / bn_s, c_in, w_in,
                     _sub(copy_blk, idx),
@@ -1627,7 +1646,7 @@ def _core(
         # gather costs several times an operation.)
         few = 4 * n_both <= np.size(blocks)
         if n_both and not few:
-            gain = gain + both_tail * _both_reloaded_phase_gain(
+            gain = gain + both_tail * both_reloaded_phase_gain(
                 c, (ga, gb), (m_iter, n_iter, fr_t * FRACTAL_ROWS, fc_t * FRACTAL_ROWS),
                 (bm, bn), (span, span_tail, span_ctail, span_corner), bound_ex + inner,
                 (kc_a, kc_b), blocks_n,
@@ -1636,7 +1655,7 @@ def _core(
         mk.raise_all(cc_path + gain, "phase_copies")
         if n_both and few:
             idx = np.flatnonzero(both_tail)
-            gain = _both_reloaded_phase_gain(
+            gain = both_reloaded_phase_gain(
                 c, (_sub(ga, idx), _sub(gb, idx)), (_sub(m_iter, idx), _sub(n_iter, idx),
                 _sub(fr_t, idx) * FRACTAL_ROWS, _sub(fc_t, idx) * FRACTAL_ROWS),
                 (_sub(bm, idx), _sub(bn, idx)),
@@ -1647,7 +1666,7 @@ def _core(
             )  # fmt: skip
             mk.raise_at(idx, _sub(cc_path, idx) + gain, "phase_copies")
     mk.raise_all(
-        _mte2_gap_path(
+        mte2_gap_path(
             copy_path, via_a, via_b, a_first0, a_full, a_last, b_full, b_last,
             (kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b),
             (reads_af, rb_kb, rab_ka, None if via_b else ra(step_kb) + lb),
@@ -1661,7 +1680,7 @@ def _core(
         if idx.size:
             idx = idx[_sub(streamed_b, idx) & ~_sub(single_a, idx) & _sub(has_b, idx)]
         if idx.size:
-            idle_b = _b_slot_gap_behind_a(
+            idle_b = b_slot_gap_behind_a(
                 (_sub(kc_a, idx), _sub(step_ka, idx), _sub(step_kb, idx)),
                 (_sub(a_full[0], idx), _sub(a_last[0], idx)),
                 (ra.sub(idx), _sub(rb_kb, idx), _sub(lb, idx)),
@@ -1784,7 +1803,7 @@ def _core(
                         )
                         b_pass = _raise_at(
                             b_pass, idx,
-                            _staged_b_between_a(
+                            staged_b_between_a(
                                 idx, (kc_a, kc_b, step_ka, step_kb),
                                 (a_full, a_last, b_full, b_last), (reads_al + lb_kt, reads_bl),
                             ) - staged_spread,
@@ -1827,7 +1846,7 @@ def _core(
             # follows its first UB->L1 leg. (Priced on the candidates where it applies only.)
             idx = np.flatnonzero(np.asarray(per_a | per_b) & (blocks >= 2))
             if idx.size:
-                path = _staged_first_chunk_path(
+                path = staged_first_chunk_path(
                     idx, (via_a, via_b), (per_a, per_b),
                     (a_full, a_last, b_full, b_last), (kc_a, kc_b, passes_a, passes_b, blocks),
                     (drain_total, m3_out, span, start + (k_iter - 1) * per + mm,
@@ -1856,7 +1875,7 @@ def _core(
                 & _sub(has_b, idx)
             ]
         if idx.size:
-            path = _staged_b_block_cycle(
+            path = staged_b_block_cycle(
                 idx,
                 (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, blocks),
                 (a_full, a_last, b_full, b_last),
@@ -1882,7 +1901,7 @@ def _core(
                 & _sub(has_b, idx)
             ]
         if idx.size:
-            path = _staged_a_block_cycle(
+            path = staged_a_block_cycle(
                 idx,
                 (k_iter, kc_a, kc_b, step_ka, step_kb, slots_b, blocks),
                 (a_full, a_last, b_full, b_last),
@@ -1925,7 +1944,7 @@ def _core(
         idx = np.flatnonzero(one)
         if idx.size:
             (g_f, v_f, u_f), (g_l, v_l, u_l) = ((_sub(x, idx) for x in leg) for leg in legs)
-            path = _staged_one_slot_chain(
+            path = staged_one_slot_chain(
                 tuple(_sub(x, idx) for x in chunks_),
                 ((g_f, v_f, u_f), (g_l, v_l, u_l)),
                 tuple(_sub(x, idx) for x in reads),
@@ -1940,7 +1959,7 @@ def _core(
             & (passes_a > blocks - 0.5) & (passes_b > blocks - 0.5) & has_b
         )  # fmt: skip
         if idx.size:
-            path = _staged_one_a_slot_cycle(
+            path = staged_one_a_slot_cycle(
                 tuple(_sub(x, idx) for x in (kc_b, step_ka, k_iter, blocks)),
                 tuple(tuple(_sub(x, idx) for x in leg) for leg in (a_full, a_last, b_full, b_last)),
                 (ra.sub(idx), rab.sub(idx), _sub(per, idx), _sub(mm, idx), _sub(dr_last, idx)),
@@ -1981,7 +2000,7 @@ def _core(
         # before a pass precedes the pass's reorders in the vector queue (and its UB->GM copy
         # the UB->L1 legs in MTE3's), so a cycle runs per pass through the drain, the pass's
         # staging chain, its last chunk's reads and the steps of its blocks.
-        staged = _staged_pass_paths(
+        staged = staged_pass_paths(
             c, k, bk, cap, drain_legs=(drain_total / blocks_n, m3c),
             blk=np.maximum(span, span_seq) / blocks_n,
             run_ends=(reads_al + lb_kt + mm_kt, reads_bl + mm_kt),
@@ -2002,7 +2021,7 @@ def _core(
         # (Also a B holding its whole K in several slots, with iterateOrder 0, when A has one
         # slot and is copied again in every block: B's copy at its pass start queues on MTE2
         # behind A's first copy, which waits for A's last read in the block before, so the
-        # same chain runs through B's copy: see :func:`_c1_pass_start_extra`.)
+        # same chain runs through B's copy: see :func:`c1_pass_start_extra`.)
         b_behind_a = outer_b & (kc_b == 1) & (slots_a == 1) & (passes_a >= blocks)
         idx = np.flatnonzero(
             c1 & ((np.where(outer_b, slots_b + kc_b, slots_a + kc_a) == 2) | b_behind_a)
@@ -2036,7 +2055,7 @@ def _core(
             reads = np.where(ob, lb_s, np.maximum(la_s, b_again * g_b0) + lb_s)
             # (Its own name: ``after`` is the MTE2 path's tail, used below.)
             after_read = np.where(ob, 0.0, _sub(lb_kt, idx))
-            extra_c1 = _c1_pass_start_extra(
+            extra_c1 = c1_pass_start_extra(
                 {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()},
                 ob,
                 p_o - 1.0,
@@ -2126,12 +2145,12 @@ def _core(
             drains_after = _sub(drain_total + m3_out, idx) - (i_s - 1) * dr_0
             # With one L0C buffer a block's MMADs wait for the L0C->UB leg before, so the
             # drains after the line chain through the blocks' MMAD chains where those exceed the
-            # UB->GM copy before (:func:`_c1_drain_chain`). (Seen: 910A int8 512 x 1024 x 3000
+            # UB->GM copy before (:func:`c1_drain_chain`). (Seen: 910A int8 512 x 1024 x 3000
             # by column DMA, each column's full block's 1920-cycle K loop between the tail
             # block's L0C->UB leg and its own: -6.5 %.)
             c1_s = _sub(c1, idx)
             if np.any(c1_s):
-                after_c1 = _c1_chain_after_first_line(bts, m_s, n_s, ob, _sub(normal, idx))
+                after_c1 = c1_chain_after_first_line(bts, m_s, n_s, ob, _sub(normal, idx))
                 drains_after = np.where(c1_s, np.maximum(drains_after, after_c1), drains_after)
             mk.raise_at(idx, line_end + drains_after, "first_line")
     replay: np.ndarray | None = None
@@ -2196,1123 +2215,12 @@ def _core(
     return out
 
 
-def _corner_drain_path(
-    c: Costs,
-    k: int,
-    base_k: Any,
-    cap: Any,
-    idx: np.ndarray,
-    grid: tuple[Any, ...],
-    per_block: tuple[Any, Any],
-    chain_end: Any,
-    corner: tuple[Any, Any, Any],
-    drain_prev_cycles: Any,
-    bias_cycles: Any,
-) -> Any:
-    """The slot chains' end moved back to the block before the last, then the last two drains.
-
-    Without FixPipe a block's L0C->UB leg waits for the previous block's UB->GM copy (one C
-    staging buffer), so the kernel ends no earlier than ``E(B - 2) + drain(B - 2) +
-    drain(B - 1)``, ``E`` a block's last MMAD end. The slot chains give ``E(B - 1)``; the last
-    block is the corner (tail row, tail column) one, whose copies are a pass of the tail group
-    of each operand reloaded in every block. Its cycle is taken as those copies in series, its
-    bias slice and its MMAD chain: at least what it is when the chains bind, so ``E(B - 2)``
-    is not overstated. (Seen: 310P3 fp16 333 x 777 x 1999 by column DMA, a
-    29887-cycle UB->GM copy of a full-row block after which the 5-column corner block's
-    10244-cycle chain ends first: -7.9 %.)
-
-    Args:
-        c: The costs.
-        k: The problem's K.
-        base_k: baseK.
-        cap: HBM share of the core, bytes per cycle.
-        idx: The selected candidates.
-        grid: rows, cols, stepM, stepN, baseM, baseN, stepKa, stepKb and the K chunks of A and
-            of B (all candidates).
-        per_block: Whether A, and B, is reloaded in every block (all candidates).
-        chain_end: The slot chains' last MMAD end (all candidates).
-        corner: The corner block's MMAD chain, L0C->UB and UB->GM cycles (all candidates).
-        drain_prev_cycles: Both drain legs of the block before the last (all candidates).
-        bias_cycles: One block's bias slice on MTE2 (all candidates, or a scalar).
-
-    Returns:
-        The path's cycles on the selected candidates.
-    """
-    rows, cols, step_m, step_n, bm, bn, step_ka, step_kb, kc_a, kc_b = (_sub(x, idx) for x in grid)
-    bk = _sub(base_k, idx)
-    cap_s = _sub(cap, idx)
-
-    def tail_pass(is_a: bool, extent: Any, base: Any, step: Any, step_k: Any, kc: Any) -> Any:
-        # The tail group's rows (aligned as L1 stores them) and its chunk copies in series.
-        grp = step * base
-        last_rows = extent - (_cdiv(_cdiv(extent, base), step) - 1) * grp
-        rows_l1 = _cdiv(last_rows, FRACTAL_ROWS) * FRACTAL_ROWS
-        full, last = first_last_legs(c, is_a, rows_l1, k, bk, step_k, kc, cap_s)
-        return (kc - 1) * sum(full) + sum(last)
-
-    cyc_last = (
-        _sub(per_block[0], idx) * tail_pass(True, rows, bm, step_m, step_ka, kc_a)
-        + _sub(per_block[1], idx) * tail_pass(False, cols, bn, step_n, step_kb, kc_b)
-        + _sub(bias_cycles, idx)
-        + _sub(corner[0], idx)
-    )
-    return (
-        _sub(chain_end, idx)
-        - cyc_last
-        + _sub(drain_prev_cycles, idx)
-        + _sub(corner[1] + corner[2], idx)
-    )
-
-
-def _staged_b_between_a(
-    idx: np.ndarray,
-    chunking: tuple[Any, Any, Any, Any],
-    legs: tuple[tuple[Any, Any, Any], ...],
-    run_ends: tuple[Any, Any],
-) -> Any:
-    """Cycles a staged B pass adds to the UB staging chain of a staged A's block.
-
-    One source and one destination buffer link the staged copies in program order: a GM->UB
-    leg waits for the reorder before it, a reorder for the UB->L1 leg before it, so from one
-    reorder to the next a copy costs ``max(u_prev, g) + v``. A B chunk inserted between A
-    chunks ``i`` and ``i + 1`` turns the link ``max(u_i, g_i+1)`` into ``max(u_i, g_B) + v_B +
-    max(u_B, g_i+1)``. With B's chunks no shorter than A's (stepKb >= stepKa) and A in several
-    chunks, every B chunk but the last has an A chunk after it; the last one either (the A
-    chunk after it is then A's last if it starts there) or it ends the block's chain, its
-    reads following its arrival instead of A's last chunk's. (Seen: 910A int8 512 x 1024 x
-    3000, both staged, A in two chunks per block, B in two per column: 4127 cycles at each
-    column start, priced 1806: -9.5 %.)
-
-    Args:
-        idx: The selected candidates.
-        chunking: K chunks of A and of B, stepKa, stepKb (all candidates).
-        legs: (GM->UB, reorder, UB->L1) cycles of A's full and last chunk and of B's full and
-            last chunk (all candidates).
-        run_ends: From A's last chunk's UB->L1 leg, and from B's, to the block's last MMAD
-            (all candidates).
-
-    Returns:
-        Cycles per B pass on the selected candidates, >= the pass's reorders.
-    """
-    kc_a, kc_b, step_ka, step_kb = (_sub(x, idx) for x in chunking)
-    a_f, a_l, b_f, b_l = (tuple(_sub(x, idx) for x in leg) for leg in legs)
-    end_a, end_b = (_sub(x, idx) for x in run_ends)
-    mid = (
-        np.maximum(a_f[2], b_f[0]) + b_f[1] + np.maximum(b_f[2], a_f[0])
-        - np.maximum(a_f[2], a_f[0])
-    )  # fmt: skip
-    # B's last chunk: the A chunk it starts in, and the one after it if any.
-    i_l = ((kc_b - 1) * step_kb) // step_ka
-    u_prev = np.where(i_l < kc_a - 1, a_f[2], a_l[2])
-    g_next = np.where(i_l + 1 < kc_a - 1, a_f[0], a_l[0])
-    into = np.maximum(u_prev, b_l[0]) + b_l[1]
-    last = np.where(
-        i_l + 1 < kc_a,
-        into + np.maximum(b_l[2], g_next) - np.maximum(u_prev, g_next),
-        np.maximum(into + b_l[2] + end_b - (u_prev + end_a), 0.0),
-    )
-    return np.maximum((kc_b - 1) * mid + last, (kc_b - 1) * b_f[1] + b_l[1])
-
-
-def _line_stay_path(
-    is_a: bool,
-    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
-    idx: np.ndarray,
-    legs: tuple[Any, Any, Any, Any, Any, Any],
-    dims: tuple[Any, Any, Any, Any, Any, Any, Any, Any],
-    o_lead: Any = 0.0,
-) -> Any:
-    """The outer operand's slot chain with its stay over each line's blocks priced per line.
-
-    Without FixPipe, an operand loaded once per line of blocks (A per row with iterateOrder 1,
-    B per column with 0) in at most as many chunks as slots is copied again at the next line
-    only after the line's last block has read it. That block's MMADs wait for the drain chain
-    through the line (each L0C->UB leg after the UB->GM copy before it, dbL0C blocks back), or
-    for the line's step chain. The full lines and the tail line have their own block sizes, so
-    each line type takes the longer of its own drains and steps (a sum of maxima).
-
-    Args:
-        is_a: The outer operand is A (lines are rows), else B (lines are columns).
-        blk_types: As for :func:`_c1_drain_chain`, over all candidates (subset by ``idx``).
-        idx: The candidates priced.
-        legs: The slot chain's legs: the full and K-tail chunk's wait and reads, the chain's
-            start, and what the other operand's copies add per pass.
-        dims: Chunks and slots of the outer operand, row and column blocks, dbL0C, and the
-            other operand's per-block chain: in one chunk (its copy and reads, which follow
-            the steps), in several (its copies and reads), and through a line's first block
-            (0 where it does not apply).
-        o_lead: The part of that first-block chain the start already holds (the other
-            operand's first copy, issued before the outer one's), left out of the first line.
-
-    Returns:
-        Cycles from the start to the last block's last MMAD start.
-    """
-    wait_f, reads_f, wait_l, reads_l, start, gain = legs
-    kc, n_slots, m_it, n_it, db_c, o_one, o_many, o_blk = dims
-    n_out, n_in = (m_it, n_it) if is_a else (n_it, m_it)
-    others = n_in - 1
-    path = start
-    for t, count in ((0, n_out - 1), (1, 1.0)):
-        # The line's blocks: n_in - 1 full inner blocks and one tail inner block.
-        keys = ((t, 0), (t, 1)) if is_a else ((0, t), (1, t))
-        x, y = (tuple(_sub(v, idx) for v in blk_types[key]) for key in keys)
-        step_per = ((n_in - 1) * x[0] + y[0]) / n_in
-        l0c_per = ((n_in - 1) * x[1] + y[1]) / n_in
-        drain_per = ((n_in - 1) * (x[1] + x[2]) + y[1] + y[2]) / n_in
-        if t == 0:
-            step_0 = step_per
-        # (The other operand's copy and reads priced for a full block; a tail line's blocks
-        # read faster by what their steps are shorter.)
-        inner = np.maximum(step_per, np.maximum(o_one + step_per - step_0, o_many))
-        held = np.maximum(others * inner, (others - db_c) * drain_per)
-        enter = (others >= db_c) * (l0c_per + step_per)
-        stay = np.maximum(held, (others - db_c) * drain_per + enter)
-        hop_f = wait_f + reads_f + stay
-        hop_l = wait_l + reads_l + stay
-        per_pass = np.where(
-            kc == n_slots,
-            np.where(kc > 1, np.maximum(hop_f, hop_l), hop_l),
-            ((kc - 1) * hop_f + hop_l) / n_slots,
-        )
-        first = np.where(kc > 1, wait_f, wait_l) + o_blk + step_per - step_0 + stay
-        one_pass = np.maximum(per_pass + gain, (kc == n_slots) * first)
-        # The core's first line: this type where there are full lines, else the tail line.
-        is_first = (n_out >= 2) if t == 0 else (n_out < 2)
-        lead_pass = np.maximum(per_pass + gain, (kc == n_slots) * (first - o_lead))
-        path = path + count * one_pass + is_first * (lead_pass - one_pass)
-    return path
-
-
-def _c1_drain_chain(
-    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
-    m_iter: Any,
-    n_iter: Any,
-    order0: Any,
-    normal: Any,
-    stall_cycles: Any = 0.0,
-) -> Any:
-    """The L0C drain chain without FixPipe and with one L0C buffer (dbL0C = 1).
-
-    A block's L0C->UB leg waits for its last MMAD and for the previous block's UB->GM copy (one
-    C staging buffer); with one L0C buffer a block's first MMAD waits for the previous block's
-    L0C->UB leg. So with ``L(b)`` the end of block ``b``'s L0C->UB leg,
-    ``L(b) >= L(b - 1) + max(mmads(b), ub_to_gm(b - 1)) + l0c_to_ub(b)``: a full block's long
-    UB->GM copy is not hidden behind a tail block's short MMAD chain (alternating full and tail
-    rows); the sum of maxima, per pair of consecutive block types in the iterate order, is
-    longer than the maximum of the sums the other paths price.
-
-    Args:
-        blk_types: Per (row type, column type), 0 full and 1 tail: the block's MMAD chain (sum
-            of its step periods), its L0C->UB and its UB->GM cycles.
-        m_iter: Row blocks of the core.
-        n_iter: Column blocks of the core.
-        order0: iterateOrder is 0 (rows inner).
-        normal: The part of a block's first step period its MMAD chain does not wait for (its
-            loads ran before the drain the MMAD waits for).
-        stall_cycles: A block's chunk stalls (copies waiting for a read of the same block),
-            averaged over the blocks: they lengthen its MMAD chain after it has started
-            behind the drain (seen: 310P3 int8 1500^2 x 700 with a one-slot B in two K chunks
-            per block, the second copy's 5768 cycles in every full block's chain: -8.3 %).
-
-    Returns:
-        Cycles from the first block's first MMAD start to the last UB->GM copy's end.
-    """
-    normal = normal - stall_cycles
-
-    def get(inner_t: int, outer_t: int) -> tuple[Any, Any, Any]:
-        x = blk_types[(inner_t, outer_t)]
-        y = blk_types[(outer_t, inner_t)]
-        return tuple(np.where(order0, a, b) for a, b in zip(x, y, strict=True))
-
-    def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
-        return np.maximum(cur[0] - normal, prev[2]) + cur[1]
-
-    i_full = np.where(order0, m_iter, n_iter) - 1
-    o_full = np.where(order0, n_iter, m_iter) - 1
-    total: Any = 0.0
-    for o, o_count in ((0, o_full), (1, 1.0)):
-        ff, tf = get(0, o), get(1, o)
-        total = total + o_count * (
-            np.maximum(i_full - 1, 0) * step(ff, ff) + (i_full >= 1) * step(tf, ff)
-        )
-        # The first block of this outer row / column follows the last (tail) block of the
-        # previous one, a full one (the tail one is the last).
-        first = tuple(np.where(i_full >= 1, a, b) for a, b in zip(ff, tf, strict=True))
-        n_pred = np.maximum(o_full - 1, 0) if o == 0 else (o_full >= 1)
-        total = total + n_pred * step(first, get(1, 0))
-    fi = np.where(i_full >= 1, 0, 1)
-    fo = np.where(o_full >= 1, 0, 1)
-    first_blk = [get(a, b) for a in (0, 1) for b in (0, 1)]
-    pick = fi * 2 + fo
-    span0 = np.choose(pick, [x[0] for x in first_blk]) + stall_cycles
-    dr0 = np.choose(pick, [x[1] for x in first_blk])
-    return span0 + dr0 + total + get(1, 1)[2]
-
-
-def _c1_chain_after_first_line(
-    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
-    m_iter: Any,
-    n_iter: Any,
-    order0: Any,
-    normal: Any,
-) -> Any:
-    """:func:`_c1_drain_chain` from the end of the first line's last block's MMAD chain on.
-
-    The first line of blocks (a column with iterateOrder 0, a row with 1): its last block's
-    L0C->UB leg, then every later block's link of the chain and the last UB->GM copy.
-
-    Returns:
-        Cycles from that block's last MMAD to the last UB->GM copy's end.
-    """
-    chain = _c1_drain_chain(blk_types, m_iter, n_iter, order0, normal)
-
-    def get(inner_t: int, outer_t: Any) -> tuple[Any, Any, Any]:
-        out = []
-        for o in (0, 1):
-            x = blk_types[(inner_t, o)]
-            y = blk_types[(o, inner_t)]
-            out.append(tuple(np.where(order0, a, b) for a, b in zip(x, y, strict=True)))
-        return tuple(np.where(outer_t == 0, a, b) for a, b in zip(*out, strict=True))
-
-    i_full = np.where(order0, m_iter, n_iter) - 1
-    o_full = np.where(order0, n_iter, m_iter) - 1
-    o_1 = np.where(o_full >= 1, 0, 1)
-    ff, tf = get(0, o_1), get(1, o_1)
-    fi = np.where(i_full >= 1, 0, 1)
-    first = tuple(np.where(fi == 0, a, b) for a, b in zip(ff, tf, strict=True))
-
-    def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
-        return np.maximum(cur[0] - normal, prev[2]) + cur[1]
-
-    # The first line's blocks: the chain's start (the first block's steps and L0C->UB leg),
-    # then its later blocks' links; what is left starts at the last block's L0C->UB leg.
-    line = (
-        first[0] + first[1]
-        + np.maximum(i_full - 1, 0) * step(ff, ff) + (i_full >= 1) * step(tf, ff)
-    )  # fmt: skip
-    return chain - line + tf[1]
-
-
-def _c1_pass_start_extra(
-    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
-    order0: Any,
-    boundaries: Any,
-    normal: Any,
-    gap_cycles: Any,
-    one_block_lines: Any = False,
-) -> Any:
-    """Cycles a one-slot outer operand's pass starts add to :func:`_c1_drain_chain`.
-
-    Without FixPipe and with one L0C buffer the drain chain runs ``L(b) = max(E(b), M(b - 1))
-    + l0c(b)`` (``E`` the block's last MMAD end, ``M`` its UB->GM copy's end), a block's
-    first MMAD waiting for ``L(b - 1)``. At a pass start of the outer operand (one L1 slot,
-    its whole K in one chunk) the block's first MMAD also waits for that operand's copy, which
-    waits for its last read in the block before: ``F(b) >= E(b - 1) + gap`` (``gap``: from
-    the last MMAD end back to that read, then the copies on MTE2 and the first reads). Over the
-    two blocks from ``L(b - 2)``: ``L(b) >= L(b - 2) + E'(b - 1) + gap + E'(b) + l0c(b)``
-    (``E'`` a block's MMAD chain), which exceeds the chain's two steps where the block before
-    is a short tail block whose step is its predecessor's long UB->GM copy (seen: 310P3 int8
-    2048^3, base 96 x 96 x 288, a 14000-cycle B column copy per column: -13.9 %). The last
-    block of a line is the inner tail type; the new line's first block a full one (the last
-    boundary enters the outer tail line). Lines of at least two blocks only (the caller
-    selects them), so the boundaries' two-block windows do not overlap.
-
-    Args:
-        blk_types: As for :func:`_c1_drain_chain`, on the selected candidates.
-        order0: iterateOrder is 0 (rows inner; B is the outer operand).
-        boundaries: Pass starts of the outer operand after the first.
-        normal: The part of a block's first step its MMAD chain does not wait for, less the
-            block's chunk stalls (which lengthen its chain).
-        gap_cycles: Cycles from the block before's last MMAD end to the block's first MMAD
-            start through the copy (negative: the last read precedes that end).
-        one_block_lines: Lines of one block (a pass spans several lines): every block is of
-            the inner tail type.
-
-    Returns:
-        The extra cycles, >= 0.
-    """
-
-    def get(inner_t: int, outer_t: int) -> tuple[Any, Any, Any]:
-        x = blk_types[(inner_t, outer_t)]
-        y = blk_types[(outer_t, inner_t)]
-        return tuple(np.where(order0, a, b) for a, b in zip(x, y, strict=True))
-
-    def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
-        return np.maximum(cur[0] - normal, prev[2]) + cur[1]
-
-    def first(outer_t: int) -> tuple[Any, Any, Any]:
-        return tuple(
-            np.where(one_block_lines, a, b)
-            for a, b in zip(get(1, outer_t), get(0, outer_t), strict=True)
-        )
-
-    prev = get(1, 0)
-    pp = first(0)
-    out: Any = 0.0
-    for cur, count in ((first(0), np.maximum(boundaries - 1.0, 0.0)), (first(1), 1.0)):
-        two = prev[0] - normal + gap_cycles + cur[0] - normal + cur[1]
-        out = out + count * np.maximum(two - step(prev, pp) - step(cur, prev), 0.0)
-    return out
-
-
-def _staging_chain_to(
-    x_star: Any, kc: Any, full: tuple[Any, Any, Any], last: tuple[Any, Any, Any]
-) -> tuple[Any, Any, Any]:
-    """An operand's UB staging chain in a block up to the arrival of its chunk ``x_star``.
-
-    A GM->UB leg waits for the reorder before it (the source half), a reorder for its GM->UB
-    leg and for the UB->L1 leg before it (the destination half); the K-tail chunk (index
-    ``kc - 1``) takes its own legs.
-
-    Args:
-        x_star: The chunk whose arrival ends the chain (0-based, per candidate).
-        kc: The operand's K chunks per block.
-        full: (GM->UB, reorder, UB->L1) cycles of a full chunk.
-        last: The same of the K-tail chunk.
-
-    Returns:
-        The chain's cycles, and the two parts of the same arrival through MTE2's order that are
-        the operand's own: its GM->UB legs up to that chunk, and that chunk's reorder and UB->L1
-        leg (the caller adds the other operand's copies MTE2 runs between).
-    """
-    g_f, v_f, u_f = full
-    g_l, v_l, u_l = last
-    at_last = x_star == kc - 1
-    last_hop = at_last & (x_star >= 1)
-    chain = (
-        np.where(kc == 1, g_l + v_l, g_f + v_f)
-        + (x_star - last_hop) * (np.maximum(g_f, u_f) + v_f)
-        + last_hop * (np.maximum(g_l, u_f) + v_l)
-        + np.where(at_last, u_l, u_f)
-    )
-    own_m2 = (x_star + 1 - at_last) * g_f + at_last * g_l
-    end_m2 = np.where(at_last, v_l + u_l, v_f + u_f)
-    return chain, own_m2, end_m2
-
-
-def _staged_b_block_cycle(
-    idx: np.ndarray,
-    chunking: tuple[Any, ...],
-    legs: tuple[tuple[Any, Any, Any], ...],
-    steps: tuple[Any, ...],
-) -> Any:
-    """The path through the per-block cycle of a direct A copy and B's UB staging chain.
-
-    A direct and B staged through UB, both reloaded in every block, A's K in more chunks than
-    its S slots: the next block's first A copy waits for A's last read of chunk kc_a - S (step
-    ``s*``), and B's first GM->UB copy of that block queues behind it on MTE2. B's staging
-    chain then runs chunk by chunk (a GM->UB leg waits for the reorder before it, a reorder
-    for its GM->UB leg and for the UB->L1 leg before it) up to the chunk that step ``s*``
-    reads, whose UB->L1 leg and the reads from its arrival lead to A's read at ``s*``. Per
-    block: ``A copy + B chain + UB->L1 + reads``, with the legs averaged over the passes.
-
-    Args:
-        idx: The candidates it applies to (the caller selects them).
-        chunking: ``(k_iter, kc_a, kc_b, stepKa, stepKb, slots_a, blocks)``.
-        legs: ``(a_full, a_last, b_full, b_last)``: (MTE2, V, MTE3) legs of a full and of the
-            K-tail chunk.
-        steps: ``(rab, la, la_kt, per, mm, dr_last, bias)``: A's last read from the arrival of
-            a B chunk starting with it (:func:`_restart_reads`), the A read of a full and of
-            the K-tail step, the step period, an MMAD, the last drain and a bias slice.
-
-    Returns:
-        The path's cycles on the candidates ``idx`` (0 where ``s*`` is the first step of
-        its B chunk: A's read there precedes B's, the chain goes through the chunk before).
-    """
-    k_it, kc_a, kc_b, sk_a, sk_b, sl_a, blocks = (_sub(x, idx) for x in chunking)
-    a_full, a_last, b_full, b_last = (tuple(_sub(x, idx) for x in leg) for leg in legs)
-    rab, la, la_kt, per, mm, dr_last, bias = steps
-    la, la_kt, per, mm, dr_last, bias = (_sub(x, idx) for x in (la, la_kt, per, mm, dr_last, bias))
-    s_star = np.minimum((kc_a - sl_a + 1) * sk_a, k_it) - 1
-    x_star = np.floor(s_star / sk_b)
-    r = s_star - x_star * sk_b + 1
-    chain, own_m2, end_m2 = _staging_chain_to(x_star, kc_b, b_full, b_last)
-    # Or through MTE2: B's GM->UB legs up to that chunk and the A copies issued in between
-    # (A's copy at a step precedes B's), then its reorder and UB->L1 leg.
-    n_a = np.floor(x_star * sk_b / sk_a)
-    chain_m2 = (
-        own_m2
-        + n_a * a_full[0] + (n_a >= kc_a - 1) * (n_a >= 1) * (a_last[0] - a_full[0])
-        + end_m2
-    )  # fmt: skip
-    chain = np.maximum(chain, chain_m2)
-    reads = rab.sub(idx)(np.maximum(r, 2)) + (s_star == k_it - 1) * (la_kt - la)
-    cycle = np.where(kc_a > 1, a_full[0], a_last[0]) + chain + reads
-    path = bias + blocks * cycle + (k_it - 1 - s_star) * per + mm + dr_last
-    out: Any = (r >= 2) * path
-    return out
-
-
-def _staged_a_block_cycle(
-    idx: np.ndarray,
-    chunking: tuple[Any, ...],
-    legs: tuple[tuple[Any, Any, Any], ...],
-    steps: tuple[Any, ...],
-) -> Any:
-    """The path through the per-block cycle of A's UB staging chain and a direct B copy.
-
-    A staged through UB and B direct, both reloaded in every block, B's K in more chunks than
-    its S slots. B's copy of chunk ``j >= S`` waits for B's read of chunk ``j - S`` (its last
-    step ``t``), which follows the arrival of the A chunk under ``t``; the later copies of the
-    block queue behind it on MTE2 (B's, the GM->UB legs of A's chunks), and the next block's
-    first GM->UB copy waits for the reorder of A's last chunk (the source half). Per block:
-    A's staging chain up to the chunk under ``t`` (a GM->UB leg after the reorder before it, a
-    reorder after its GM->UB and the previous UB->L1 leg), its UB->L1 leg, the reads from its
-    arrival to B's read at ``t``, B's copies from ``j`` on with A's GM->UB legs between, then
-    the GM->UB legs and reorders of the A chunks after B's last. Priced for ``j = S`` and for
-    B's last chunk; the legs are averaged over the passes.
-
-    Args:
-        idx: The candidates it applies to (the caller selects them).
-        chunking: ``(k_iter, kc_a, kc_b, stepKa, stepKb, slots_b, blocks)``.
-        legs: ``(a_full, a_last, b_full, b_last)``: (MTE2, V, MTE3) legs of a full and of the
-            K-tail chunk.
-        steps: ``(ra, lb, per, mm, dr_last)``: A's last read of an ``r``-step chunk from its
-            arrival (:func:`_restart_reads`), a B read, the step period, an MMAD and the last
-            drain.
-
-    Returns:
-        The path's cycles on the candidates ``idx``.
-    """
-    k_it, kc_a, kc_b, sk_a, sk_b, sl_b, blocks = (_sub(x, idx) for x in chunking)
-    a_full, a_last, b_full, b_last = (tuple(_sub(x, idx) for x in leg) for leg in legs)
-    ra, lb, per, mm, dr_last = steps
-    lb, per, mm, dr_last = (_sub(x, idx) for x in (lb, per, mm, dr_last))
-    (g_f, v_f, _), (g_l, v_l, _) = a_full, a_last
-    b_last_start = (kc_b - 1) * sk_b
-    # A chunks that start after B's last one: their GM->UB legs follow B's copy on MTE2.
-    n_after = kc_a - 1 - np.floor(b_last_start / sk_a)
-    after = np.maximum(n_after - 1, 0) * (g_f + v_f) + (n_after >= 1) * (g_l + v_l)
-    out: Any = 0.0
-    # Through B's first copy that waits for a read of the block (chunk S) and the copies
-    # queued behind it (B's, and the GM->UB legs of A chunks starting between), or through
-    # B's last copy alone.
-    for j in (sl_b, kc_b - 1):
-        t = (j - sl_b + 1) * sk_b - 1
-        x_star = np.floor(t / sk_a)
-        chain, own_m2, end_m2 = _staging_chain_to(x_star, kc_a, a_full, a_last)
-        # Or through MTE2: A's GM->UB legs up to that chunk and the B copies issued before
-        # its start (B's copy at the same step follows A's), then its reorder and UB->L1 leg.
-        n_b = _cdiv(x_star * sk_a, sk_b)
-        chain_m2 = (
-            own_m2
-            + n_b * b_full[0] + (n_b >= kc_b) * (b_last[0] - b_full[0])
-            + end_m2
-        )  # fmt: skip
-        chain = np.maximum(chain, chain_m2)
-        reads = ra.sub(idx)(t - x_star * sk_a + 1) + lb
-        b_copies = (kc_b - 1 - j) * b_full[0] + b_last[0]
-        n_btw = np.floor(b_last_start / sk_a) - np.floor(j * sk_b / sk_a)
-        # (The last of them is A's K-tail chunk when no A chunk starts after B's last.)
-        a_between = n_btw * g_f + ((n_btw >= 1) & (n_after == 0)) * (g_l - g_f)
-        cycle = chain + reads + b_copies + a_between + after
-        path = (blocks - 1) * cycle + chain + reads + (k_it - 1 - t) * per + mm + dr_last
-        out = np.maximum(out, path)
-    return out
-
-
-def _line_phase_path(
-    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
-    order0: Any,
-    iters: tuple[Any, Any],
-    stall_cycles: Any,
-    chain_cycles: Any,
-    chain_share: Any,
-    copy_cycles: Any = 0.0,
-) -> Any:
-    """Sum over the lines of blocks of the longer of their drain chain and their compute.
-
-    Without FixPipe a block's L0C->UB leg waits for the previous block's UB->GM copy (one C
-    staging buffer), so the drains of a line take the sum of their two legs; the line's blocks
-    also take their MMAD chains (with their stalls) or, with the inner operand reloaded in every
-    block, its slot chain (a fixed part per block plus a share of the block's steps). A line of
-    full outer blocks and the tail line differ in both, and each line is bound by the longer:
-    the sum of per-line maxima, which exceeds the maximum of the sums the other paths price.
-
-    Args:
-        blk_types: As for :func:`_c1_drain_chain`: per (row type, column type) the block's
-            MMAD chain, its L0C->UB and its UB->GM cycles.
-        order0: iterateOrder is 0 (rows inner, lines are columns).
-        iters: Row and column blocks of the core.
-        stall_cycles: Boundary and chunk stalls per block (added to its MMAD chain).
-        chain_cycles: The inner operand's slot chain per block without its steps (0 where it
-            is not reloaded in every block).
-        chain_share: Share of the block's steps on that chain.
-        copy_cycles: That operand's MTE2 copies per block (with the bias slices), 0 where it
-            is not reloaded in every block.
-
-    Returns:
-        Cycles from the first MMAD start.
-    """
-    m_iter, n_iter = iters
-    i_n = np.where(order0, m_iter, n_iter)
-    o_n = np.where(order0, n_iter, m_iter)
-    # Drains (both legs) and MMAD chains per block type; the full-full and tail-tail types
-    # are the same in both orders, the other two swap.
-    drain = {key: v[1] + v[2] for key, v in blk_types.items()}
-    span = {key: v[0] for key, v in blk_types.items()}
-    # The inner tail block of a full line, and the inner full block of the tail line.
-    d_x = np.where(order0, drain[(1, 0)], drain[(0, 1)])
-    d_y = np.where(order0, drain[(0, 1)], drain[(1, 0)])
-    s_x = np.where(order0, span[(1, 0)], span[(0, 1)])
-    s_y = np.where(order0, span[(0, 1)], span[(1, 0)])
-    n_full = i_n - 1
-    total: Any = 0.0
-    for count, drains, spans in (
-        (o_n - 1, n_full * drain[(0, 0)] + d_x, n_full * span[(0, 0)] + s_x),
-        (1.0, n_full * d_y + drain[(1, 1)], n_full * s_y + span[(1, 1)]),
-    ):
-        compute = spans + i_n * stall_cycles
-        chain = np.maximum(i_n * chain_cycles + chain_share * spans, i_n * copy_cycles)
-        total = total + count * np.maximum(drains, np.maximum(compute, chain))
-    return total
-
-
-def _staged_first_chunk_path(
-    idx: np.ndarray,
-    via: tuple[bool, bool],
-    per: tuple[Any, Any],
-    legs: tuple[Any, Any, Any, Any],
-    counts: tuple[Any, Any, Any, Any, Any],
-    chain: tuple[Any, Any, Any, Any, Any],
-    m3_last: Any,
-) -> Any:
-    """Without FixPipe, an operand staged in every block: the cycle through its first chunk.
-
-    A block's first staged reorder follows the previous block's L0C->UB leg in the vector
-    queue, and its UB->L1 leg the previous block's UB->GM copy in MTE3's queue; the block's
-    whole MMAD chain (from step 0) follows that chunk's arrival, and its L0C->UB leg the last
-    MMAD. So per block: the longer of the reorder and the UB->GM copy, the UB->L1 leg, the
-    block's steps and its L0C->UB leg. Where both operands are copied in the block (both staged
-    in every block, or at the other operand's pass starts), B's GM->UB leg waits for A's
-    reorder (the staging buffer's source half), then B's reorder and UB->L1 leg precede step
-    0. (Seen: 910A int8 1500 x 1500 x 700, A staged in every block, B per column of two blocks:
-    a 4000-cycle B staging chain at each column start ahead of the block's 2650-cycle MMAD
-    chain: -10.9 %.) (The chains priced elsewhere end at the last chunk's reads.)
-
-    Args:
-        idx: The candidates (A or B staged and reloaded in every block, two blocks or more).
-        via: A and B staged through UB.
-        per: A and B staged in every block.
-        legs: (MTE2, V, MTE3) legs of A's full and last chunk, B's full and last chunk.
-        counts: kc_a, kc_b, passes_a, passes_b, blocks.
-        chain: drain_total (L0C->UB legs), m3_out (UB->GM legs), span (the blocks' step
-            chains), the first block's last MMAD end, and (A's read, the first step's B read
-            and MMAD beyond its period): the step chain from a B chunk's arrival is the
-            latter plus the block's span, from an A chunk's arrival the A read too.
-        m3_last: The last block's UB->GM copy.
-
-    Returns:
-        Cycles of the path.
-    """
-    via_a, via_b = via
-    kc_a, kc_b, passes_a, passes_b, blocks = (_sub(x, idx) for x in counts)
-    drain_total, m3_out, span, first_mm, (la, head) = (
-        _sub(x, idx) if i < 4 else tuple(_sub(y, idx) for y in x) for i, x in enumerate(chain)
-    )
-    per_a = _sub(per[0], idx) if via_a else np.zeros(idx.size, dtype=bool)
-    per_b = _sub(per[1], idx) if via_b else np.zeros(idx.size, dtype=bool)
-    # First-chunk legs (the K-tail chunk when it is the only one).
-    a0, b0 = (
-        [np.where(kc > 1, _sub(f, idx), _sub(t, idx)) for f, t in zip(full, last, strict=True)]
-        for kc, full, last in ((kc_a, legs[0], legs[1]), (kc_b, legs[2], legs[3]))
-    )
-    dr = drain_total / blocks
-    m3 = m3_out / blocks
-    steps = span / blocks + head
-    one_a = np.maximum(a0[1], m3) + a0[2] + la
-    one_b = np.maximum(b0[1], m3) + b0[2]
-    single = np.where(per_a, one_a, one_b)
-    if via_a and via_b:
-        both = a0[1] + b0[0] + b0[1] + b0[2]
-        n_both = np.where(per_a & per_b, blocks, np.where(per_a, passes_b, passes_a))
-    else:
-        both = single
-        n_both = blocks
-    n_both = np.maximum(n_both - 1.0, 0.0)
-    cycles = (blocks - 1.0 - n_both) * single + n_both * np.maximum(both, single)
-    return first_mm + dr + cycles + (blocks - 1.0) * (steps + dr) + _sub(m3_last, idx)
-
-
-def _staged_block_links(
-    idx: np.ndarray, steps: tuple[Any, Any, Any, Any], legs: tuple[Any, Any, Any, Any]
-) -> Any:
-    """Both operands staged through UB and copied in every block: the block's staging links.
-
-    The copies of a block enter the staging buffers in program order, by their first step (A's
-    before B's at a shared step). Between two consecutive reorders sits the longer of the
-    earlier copy's UB->L1 leg (the destination half) and the later copy's GM->UB leg (the
-    source half); the block's last copy links to the next block's first A copy. Each A chunk
-    is followed by the first B chunk that starts inside it, else by the next A chunk; each B
-    chunk by the next B chunk inside the same A chunk, else by the next A chunk. Full chunks
-    and the last (K-tail) chunk of each operand keep their own legs. (Seen: 910A fp16 512 x
-    1024 x 3000, A in chunks of 7 and 1 steps, B of 6 and 2: the order A, B, B, A links A's
-    short tail to the next block's first A copy, not between B copies: +8.1 %.)
-
-    Args:
-        idx: The candidates.
-        steps: kc_a, kc_b, stepKa, stepKb.
-        legs: (MTE2, V, MTE3) legs of A's full and last chunk, B's full and last chunk.
-
-    Returns:
-        Sum of the links of one block, and the last one (to the next block's first copy).
-    """
-    kc_a, kc_b, sa, sb = (_sub(x, idx) for x in steps)
-    (ga_f, _, ua_f), (ga_l, _, ua_l), (gb_f, _, ub_f), (gb_l, _, ub_l) = (
-        tuple(_sub(x, idx) for x in leg) for leg in legs
-    )
-    ga_0 = np.where(kc_a > 1, ga_f, ga_l)
-    als = (kc_a - 1) * sa
-    bls = (kc_b - 1) * sb
-
-    def interval(step: Any) -> Any:
-        # The A chunk a step falls in (the last one runs to the end of K).
-        return np.minimum(np.floor(step / sa), kc_a - 1)
-
-    j_bl = interval(bls)
-    # B's last chunk follows the B chunk before it in the same A chunk (else an A chunk).
-    y = (kc_b >= 2) & (interval(np.maximum(bls - sb, 0)) == j_bl)
-    first_bl = ~y
-    last_has_b = bls >= als
-    # Full A chunks with a B chunk starting inside: all of them with B chunks no longer,
-    # else one per B start before A's last chunk.
-    n1 = np.where(sb <= sa, kc_a - 1, np.minimum(kc_b, np.ceil(als / sb)))
-    n_ab = n1 + last_has_b
-    # A's second-to-last chunk without a B start inside (it links to A's last chunk).
-    z = (kc_a >= 2) & (np.floor(np.maximum(als - 1, 0) / sb) * sb < (kc_a - 2) * sa)
-    w = (bls < als) & first_bl
-    s_ab = (
-        (n1 - w) * np.maximum(ua_f, gb_f)
-        + w * np.maximum(ua_f, gb_l)
-        + last_has_b * np.maximum(ua_l, np.where(first_bl & (j_bl == kc_a - 1), gb_l, gb_f))
-    )
-    s_aa = (
-        np.maximum(kc_a - 1 - n1 - z, 0) * np.maximum(ua_f, ga_f)
-        + z * np.maximum(ua_f, ga_l)
-        + ~last_has_b * np.maximum(ua_l, ga_0)
-    )
-    g_after_bl = np.where(j_bl >= kc_a - 1, ga_0, np.where(j_bl == kc_a - 2, ga_l, ga_f))
-    x = ~z & (kc_a >= 2) & (j_bl != kc_a - 2)
-    s_ba = (
-        np.maximum(ub_l, g_after_bl)
-        + x * np.maximum(ub_f, ga_l)
-        + np.maximum(n_ab - 1 - x, 0) * np.maximum(ub_f, ga_f)
-    )
-    s_bb = np.maximum(kc_b - n_ab - y, 0) * np.maximum(ub_f, gb_f) + y * np.maximum(ub_f, gb_l)
-    wrap = np.maximum(np.where(last_has_b, ub_l, ua_l), ga_0)
-    return s_ab + s_aa + s_ba + s_bb, wrap
-
-
-def _staged_pass_paths(
-    c: Costs,
-    k: int,
-    bk: Any,
-    cap: Any,
-    drain_legs: tuple[Any, Any],
-    blk: Any,
-    run_ends: tuple[Any, Any],
-    grid: tuple[Any, Any, Any, Any, Any, Any, Any],
-    ops: tuple[tuple[Any, ...], tuple[Any, ...]],
-) -> Any:
-    """Cycles, without FixPipe, of an operand staged through UB and reloaded per pass.
-
-    The drain's L0C->UB leg precedes the next block's reorders in the vector queue and its
-    UB->GM copy the next UB->L1 legs in MTE3's, so a pass's staging starts after the drain of
-    the block before it (the GM->UB leg of its first chunk has run ahead); the pass's blocks
-    then run from its last chunk's arrival. Two paths repeat:
-
-    * per pass, averaged over the passes: the drain, the pass's reorders and UB->L1 legs, the
-      last chunk's reads and MMAD, the other blocks of the pass;
-    * per column (A reloaded in every column: ``p`` passes of ``stepM`` block rows, the last one
-      with the tail rows; likewise B per row): the full passes priced at their own group rows,
-      not averaged with the tail pass, and the longer of two ways through the column's last
-      pass: its blocks and drain, or its staging up to its last reorder, after which the next
-      column's first GM->UB leg may start (the staging buffer), exposing that leg. When the
-      other operand is staged too and reloaded in that first pass with the same K chunks, the
-      two operands' copies alternate there, each GM->UB leg after the reorder before it.
-
-    Every link is a precedence the simulator obeys (queue order, the one staging buffer, the
-    L0 reads of the arrived chunk); the legs are those of the pass's own rows, or averages
-    over the passes where a path runs through all of them. Only the estimate uses these paths,
-    not the floors (which stay as they were, so they remain below the estimate).
-
-    Args:
-        c: Costs of the chip and dtype.
-        k: Problem K.
-        bk: baseK per candidate.
-        cap: Per-core bandwidth cap (bytes per cycle).
-        drain_legs: Drain (L0C->UB) cycles averaged over the blocks, and one full block's
-            UB->GM copy cycles.
-        blk: MMAD chain cycles of one block (averaged over the blocks).
-        run_ends: Cycles from the arrival of A's (B's) last chunk of a block to its last MMAD's
-            end: the chunk's reads, the step's other L0 load after them in MTE1 order, the MMAD.
-        grid: Row and column blocks of the core, stepM, stepN, baseM, baseN, blocks.
-        ops: Per operand (A, B): staged, passes, loads, V and MTE3 totals, K chunks per pass,
-            stepK, L1 slots, and the (MTE2, V, MTE3) legs of a full and of the last K chunk
-            at the group rows averaged over the passes.
-
-    Returns:
-        The longest path's cycles between the first block's start and the last pass's steps
-        (0 where neither applies).
-    """
-    dr_b, m3c = drain_legs
-    m_iter, n_iter, step_m, step_n, bm, bn, blocks = grid
-    out: Any = 0.0
-    for i, (via, passes, _loads, v_o, u_o, kc_o, sk_o, sl_o, _f, _l) in enumerate(ops):
-        if not via:
-            continue
-        run = run_ends[i]
-        p_n = np.maximum(passes, 1.0)
-        several = (passes > 1.0) & (passes < blocks)
-        # (The pass's later blocks are bound by their MMAD chain or by the drains: a block's
-        # L0C->UB leg waits for the UB->GM copy before it, the next pass's reorders for the
-        # last L0C->UB leg in the vector queue. Seen: 910A int8 4096 x 512 x 768, A staged per
-        # row of two blocks, two 132-cycle UB->GM copies per row: -5.5 %.)
-        per_pass = (
-            dr_b + (v_o + u_o) / p_n + run + (blocks / p_n - 1.0) * np.maximum(blk, dr_b + m3c)
-        )
-        out = np.maximum(out, several * (passes - 1) * per_pass)
-
-        it_o, it_x, st_o, dim_o = (m_iter, n_iter, step_m, bm) if i == 0 else (
-            n_iter, m_iter, step_n, bn)  # fmt: skip
-        p_col = _cdiv(it_o, st_o)
-        # Reloaded in every column, its K panel resident (not streamed through the slots).
-        per_col = (p_col >= 2) & (it_x >= 2) & (passes >= it_x * p_col - 0.5) & (kc_o <= sl_o)
-        full, last = first_last_legs(c, i == 0, st_o * dim_o, k, bk, sk_o, kc_o, cap)
-        many = kc_o > 1
-        g0 = np.where(many, full[0], last[0])
-        v0 = np.where(many, full[1], last[1])
-        u0 = np.where(many, full[2], last[2])
-        # Chunks 1 .. kc - 1: reorder and UB->L1 legs, and for chunks 2 on the GM->UB leg
-        # beyond the previous UB->L1 leg (it starts at the previous reorder's end).
-        rest_vu = many * ((kc_o - 2) * (full[1] + full[2]) + last[1] + last[2])
-        rest = rest_vu + many * (
-            np.maximum(kc_o - 3, 0) * np.maximum(full[0] - full[2], 0.0)
-            + (kc_o > 2) * np.maximum(last[0] - full[2], 0.0)
-        )
-        g1_gap = many * np.maximum(np.where(kc_o > 2, full[0], last[0]) - u0, 0.0)
-        # A pass after a drain: its first reorder (GM->UB ran ahead) or the UB->GM copy
-        # before its first UB->L1 leg; the column's first pass after the previous pass's last
-        # reorder: its whole chain from the first GM->UB leg.
-        stage_mid = np.maximum(v0, m3c) + u0 + rest
-        stage_first = g0 + v0 + u0 + g1_gap + rest
-        # The last pass of a column (the tail rows): the column's totals minus its full passes.
-        tail_v = np.maximum(v_o / it_x - (p_col - 1) * ((kc_o - 1) * full[1] + last[1]), 0.0)
-        tail_u = np.maximum(u_o / it_x - (p_col - 1) * ((kc_o - 1) * full[2] + last[2]), 0.0)
-        n_tail = it_o - (p_col - 1) * st_o
-        tv0 = tail_v / kc_o
-        tail_mid = np.maximum(tv0, m3c) + tail_u + tail_v - tv0
-        tail_pre = np.where(many, np.maximum(tv0, m3c) + (tail_u + tail_v) * (kc_o - 1) / kc_o, tv0)
-        other_first: Any = 0.0
-        cross: Any = None
-        if ops[1 - i][0]:
-            _, o_pass, o_ld, o_v, o_u, _, _, _, xf, xl = ops[1 - i]
-            o_col = o_pass >= it_x - 0.5
-            # The other operand reloaded at the column's first pass: its reorders and a
-            # UB->L1 leg join that pass's chain, and the later GM->UB legs of this operand
-            # wait for the other's reorders between them.
-            other_first = o_col * (o_v / np.maximum(o_pass, 1.0) + o_u / np.maximum(o_ld, 1.0))
-            g_rest = many * ((kc_o - 2) * full[0] + last[0])
-            stage_first = np.where(
-                o_col, np.maximum(stage_first, g0 + v0 + u0 + rest_vu + g_rest), stage_first
-            )
-            # Same K chunks: the copies alternate A, B in program order, each GM->UB leg
-            # after the reorder before it, each reorder after the UB->L1 leg before it.
-            af, al, bf, bl = (full, last, xf, xl) if i == 0 else (xf, xl, full, last)
-            cross = (
-                (kc_o - 1) * (af[1] + bf[1] + np.maximum(af[2], bf[0]))
-                + al[1] + bl[1] + np.maximum(al[2], bl[0])
-                + many * (
-                    np.maximum(kc_o - 2, 0) * np.maximum(bf[2], af[0]) + np.maximum(bf[2], al[0])
-                )
-                + bl[2]
-            )  # fmt: skip
-            cross = np.where(o_col & (ops[0][6] == ops[1][6]), cross, 0.0)
-        full_pass = run + (st_o - 1) * blk
-        mid = (p_col - 2) * (dr_b + stage_mid + full_pass)
-        col_g = stage_first + other_first + full_pass + mid + dr_b + tail_pre
-        col_c = full_pass + mid + dr_b + tail_mid + run + (n_tail - 1) * blk + dr_b
-        col = np.maximum(col_g, col_c + stage_mid)
-        if cross is not None:
-            col = np.maximum(col, col_c + cross)
-        # After the last column's staging: its passes up to the last block's steps (which
-        # the caller adds).
-        last_col = full_pass + mid + dr_b + tail_mid + (n_tail - 1) * blk
-        out = np.maximum(out, per_col * ((it_x - 1) * col + last_col))
-    return out
-
-
-def _mte2_gap_path(
-    base: Any,
-    via_a: bool,
-    via_b: bool,
-    ga0: Any,
-    a_full: tuple[Any, Any, Any],
-    a_last: tuple[Any, Any, Any],
-    b_full: tuple[Any, Any, Any],
-    b_last: tuple[Any, Any, Any],
-    chunking: tuple[Any, ...],
-    reads: tuple[Any, Any, Any, Any],
-) -> Any:
-    """The MTE2 path with the gap a one-slot operand leaves after each pass's first copies.
-
-    With one L1 slot, the copy of an operand's second chunk waits for the last read of its
-    first chunk. MTE2 runs the pass's first copies (A, then B) and idles until that read: the
-    reads restart when the chunks arrive, and an A chunk staged through UB (GM->UB, reorder,
-    UB->L1) arrives long after MTE2 is done with it. Every copy after the gap is in MTE2 order
-    again, so per pass the gap adds to the MTE2 total (``base``: all copies plus what follows
-    the last one). Only direct copies wait on MTE2 for their slot (through UB it is the MTE3
-    leg that waits). Where both operands reload at a block start the larger gap counts; where
-    only one does, its own chunk's restart.
-
-    Args:
-        base: MTE2 total plus the steps and drain after the last copy.
-        via_a: A goes through UB.
-        via_b: B goes through UB.
-        ga0: MTE2 leg of A's first copy of a pass (a full chunk's where there are several).
-        a_full: (MTE2, V, MTE3) legs of a full A chunk; ``a_last`` of the K-tail chunk.
-        a_last: See ``a_full``.
-        b_full: As ``a_full`` for B.
-        b_last: See ``b_full``.
-        chunking: (kc_a, kc_b, stepKa, stepKb, single_a, single_b, passes_a, passes_b,
-            has_b), single_x: the operand has one L1 slot.
-        reads: From a chunk's arrival (:func:`_restart_reads`): A's last read of a stepKa
-            chunk, B's of a stepKb chunk, A's last read of a stepKa chunk from the arrival of
-            the B chunk that starts with it, and B's read of step stepKb - 1 from A's arrival
-            (None with ``via_b``: unused).
-
-    Returns:
-        The path's cycles (``base`` where no gap applies).
-    """
-    kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b = chunking
-    ra_ka, rb_kb, rab_ka, ra_kb_lb = reads
-    a_many = kc_a > 1
-    gb0 = np.where(kc_b > 1, b_full[0], b_last[0])
-    mte2_free = ga0 + gb0
-    a_arr = ga0
-    b_arr = mte2_free
-    if via_a:
-        a_arr = ga0 + np.where(a_many, a_full[1] + a_full[2], a_last[1] + a_last[2])
-    if via_b:
-        vu_b0 = np.where(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
-        b_arr = (np.maximum(a_arr, ga0 + a_full[1] + gb0) if via_a else mte2_free) + vu_b0
-    co = np.minimum(passes_a, passes_b) * has_b
-    # MTE2 after the step-0 copies: the copy at the first later chunk boundary comes next (A's
-    # first where both operands start a chunk there); a direct one-slot copy waits for the read.
-    first_a = (step_ka <= step_kb) | ~has_b
-    t_a = mte2_free
-    if via_a:
-        gap = 0.0 * base
-        idle = gap
-    else:
-        on_a = single_a & a_many & first_a
-        rd_a = np.maximum(a_arr + ra_ka, b_arr + rab_ka)
-        t_a = np.where(on_a, np.maximum(mte2_free, rd_a), mte2_free)
-        gap = on_a * (passes_a - co) * ra_ka
-        # (0 off on_a, a subset of first_a & a_many: t_a is mte2_free there.)
-        idle = t_a - mte2_free
-    if not via_b:
-        on_b = single_b & (kc_b > 1) & (step_ka >= step_kb) & has_b
-        rd_b = np.maximum(a_arr + ra_kb_lb, b_arr + rb_kb)
-        # Where both start a chunk at the same step, B's copy follows A's on MTE2.
-        ga1 = ((step_ka == step_kb) & a_many) * np.where(kc_a > 2, a_full[0], a_last[0])
-        t_b = np.maximum(np.where(ga1 > 0, t_a + ga1, mte2_free), rd_b)
-        idle = np.where(on_b, t_b - mte2_free - ga1, idle)
-        gap = gap + on_b * (passes_b - co) * rb_kb
-    # (Against an array: np.maximum with a scalar misses numpy's SIMD loop.)
-    gap = gap + co * np.maximum(idle, np.zeros(np.shape(idle)))
-    return base + gap
-
-
-def _staged_one_a_slot_cycle(
-    chunking: tuple[Any, Any, Any, Any],
-    legs: tuple[tuple[Any, Any, Any], ...],
-    steps: tuple[Any, Any, Any, Any, Any],
-) -> Any:
-    """The per-block cycle of both operands staged through UB, A in one slot, two A chunks.
-
-    Both reloaded in every block (with FixPipe, so the vector queue holds the reorders only):
-    A's chunk 0 goes GM->UB (after the reorder before it: the source half), reorder, UB->L1;
-    B's chunk 0's reorder waits for that UB->L1 leg (the destination half), then its UB->L1;
-    the reads from B's arrival up to A's last read of chunk 0; A's K-tail chunk's UB->L1 leg
-    waits for that read (one slot); B's last chunk's reorder waits for that leg; and the next
-    block's first GM->UB copy waits for that reorder. B's chunks start with A's (its last at
-    or after A's last).
-
-    Args:
-        chunking: ``(kc_b, stepKa, k_iter, blocks)`` on the candidates priced.
-        legs: ``(a_full, a_last, b_full, b_last)``: (GM->UB, reorder, UB->L1) legs.
-        steps: ``(ra, rab, per, mm, dr_last)``: A's last read of a chunk from its arrival and
-            from the arrival of a B chunk that starts with it (:func:`_restart_reads`), the step
-            period, an MMAD, the last drain.
-
-    Returns:
-        The path's cycles.
-    """
-    kc_b, sk_a, k_it, blocks = chunking
-    a_full, a_last, b_full, b_last = legs
-    ra, rab, per, mm, dr_last = steps
-    b_two = kc_b > 1
-    gb0, vb0, ub0 = (np.where(b_two, x, y) for x, y in zip(b_full, b_last, strict=True))
-    # A's last read of chunk 0: from B's arrival (a one-step chunk's read precedes B's), or
-    # from its own.
-    a_arr = a_full[0] + a_full[1] + a_full[2]
-    b_arr = a_full[0] + a_full[1] + np.maximum(gb0, a_full[2]) + vb0 + ub0
-    head = np.maximum(a_arr + ra(sk_a), np.where(sk_a >= 2, b_arr + rab(sk_a), 0.0))
-    tail = a_last[2] + b_two * b_last[1]
-    out: Any = blocks * (head + tail) - tail + (k_it - sk_a) * per + mm + dr_last
-    return out
-
-
-def _staged_one_slot_chain(
-    chunking: tuple[Any, ...],
-    legs: tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]],
-    reads: tuple[Any, ...],
-) -> Any:
-    """An operand staged through UB in one L1 slot: its chunks' chain through the staging.
-
-    A chunk's UB->L1 leg waits for the last read of the chunk before (one slot) and the next
-    chunk's reorder waits for that UB->L1 leg (the staging buffer's destination half), so from
-    one arrival to the next: the longer of the chunk's reads and the next chunk's reorder, then
-    the next UB->L1 leg. Per pass of ``kc`` chunks, full ones then the K-tail one, the next
-    pass's first chunk after it; the first chunk's GM->UB leg and reorder lead the chain.
-
-    Args:
-        chunking: ``(kc, passes)``: K chunks per pass and the operand's passes.
-        legs: (GM->UB, reorder, UB->L1) legs of a full and of the K-tail chunk.
-        reads: The last read of a full and of the K-tail chunk from its arrival, and the
-            compute of the blocks a chunk stays for.
-
-    Returns:
-        The chain's cycles up to the last chunk's last read.
-    """
-    kc, passes = chunking
-    (g_f, v_f, u_f), (g_l, v_l, u_l) = legs
-    r_f, r_l, stay = reads
-    r_f, r_l = r_f + stay, r_l + stay
-    many = kc > 1
-    per_pass = np.where(
-        many,
-        (kc - 1) * u_f + u_l + np.maximum(kc - 2, 0) * np.maximum(r_f, v_f)
-        + np.maximum(r_f, v_l) + np.maximum(r_l, v_f),
-        u_l + np.maximum(r_l, v_l),
-    )  # fmt: skip
-    lead = np.where(many, g_f + v_f, g_l + v_l)
-    out: Any = lead + passes * per_pass
-    return out
-
-
-def _b_slot_gap_behind_a(
-    chunking: tuple[Any, Any, Any], legs: tuple[Any, Any], reads: tuple[Any, Any, Any]
-) -> Any:
-    """MTE2's idle time per pass before B's second copy, one direct B slot, A chunks shorter.
-
-    B's copy of chunk 1 (issued at step stepKb) waits for B's read of step stepKb - 1, which
-    follows the arrival of the A chunk under that step. MTE2 runs A's and B's step-0 copies,
-    then the A copies of the chunks starting up to step stepKb (A's copy first at a step), and
-    idles until that read: the reads of the steps from the A chunk's start on, after its copy
-    (or B's chunk 0's reads from its arrival, if later). :func:`_mte2_gap_path` prices the gap
-    only where A's first boundary is at step 0 (A chunks at least as long as B's). The caller
-    passes candidates with ``stepKa < stepKb`` and more than one B chunk, so K holds more than
-    stepKb steps: A has at least two chunks and the A chunk under step stepKb - 1 (and the
-    last one copied before B's) is a later one, at most the K-tail chunk.
-
-    Args:
-        chunking: ``(kc_a, stepKa, stepKb)`` on the candidates priced.
-        legs: The MTE2 legs (direct copies) of a full and of the K-tail A chunk.
-        reads: ``(ra, rb_kb, lb)``: A's last read of an ``r``-step chunk from its arrival
-            (:func:`_restart_reads`), B's last read of a full chunk from its arrival, a B read.
-
-    Returns:
-        The idle cycles per pass where both operands reload (>= 0).
-    """
-    kc_a, sk_a, sk_b = chunking
-    ga_f, ga_l = legs
-    ra, rb_kb, lb = reads
-    # The A chunk under step stepKb - 1 and the last A chunk copied before B's.
-    x = np.floor((sk_b - 1) / sk_a)
-    x_m = np.floor(sk_b / sk_a)
-    d_l = ga_l - ga_f
-    # A's copies of chunks 1 .. x (the K-tail one when x reaches it), and up to x_m.
-    c_x = x * ga_f + (x >= kc_a - 1) * d_l
-    c_m = x_m * ga_f + (x_m >= kc_a - 1) * d_l
-    read = np.maximum(c_x + ra(sk_b - x * sk_a) + lb, rb_kb)
-    out: Any = np.maximum(read - c_m, 0.0)
-    return out
-
-
 def _leg_after_a(via_a: bool, via_b: bool, legs_b: tuple[Any, Any, Any]) -> Any:
     """Cycles a B copy issued with an A copy adds after the A copy's slot-waiting leg."""
     g, v, u = legs_b
     if via_a:
         return v + u if via_b else 0.0 * g
     return g + v + u if via_b else g
-
-
-def _both_reloaded_phase_gain(
-    c: Costs,
-    g: tuple[Any, Any],
-    iters: tuple[Any, Any, Any, Any],
-    bases: tuple[Any, Any],
-    spans: tuple[Any, Any, Any, Any],
-    stalls: Any,
-    kc: tuple[Any, Any],
-    blocks_n: Any,
-) -> Any:
-    """Extra cycles when both operands are reloaded in every block and tail blocks flip.
-
-    With A and B both copied again for every block (K streamed through L1), a block of the
-    tail column copies a full A panel but a narrow B one while its K loop is as short as its
-    columns (likewise the tail row), so on a kernel whose full blocks are bound by the compute
-    the tail blocks can be bound by MTE2 (seen: 910B2 fp32 4096 x 3584 x 18944, base 128 x 128
-    x 64, the 4 tail-column blocks of 40 each take 199k cycles of copies for 114k of MMADs: the
-    totals missed 3 %). Per block type (full / tail row x full / tail column) the core takes
-    the longer of copies and compute: with d the (copies - compute) of each type, sum(max) -
-    max(sum) = sum(relu(d)) - relu(sum(d)). The compute of a type is its MMAD chain (``spans``:
-    all blocks, the tail row's, the tail column's and the corner's) plus its share of the
-    boundary and chunk stalls, spread evenly over the blocks. Direct copies (no UB, no column
-    DMA) and stepM = stepN = 1 only (the caller passes those candidates, or masks the others'
-    gains): one block's panel then costs ``kc`` latencies plus bytes in proportion to its
-    16-aligned rows, so each type's copies follow from the operand's total. ``iters`` holds
-    m_iter, n_iter and the tail row's rows and the tail column's columns aligned up to 16;
-    ``blocks_n`` is max(m_iter x n_iter, 1).
-    """
-    ga, gb = g
-    m_iter, n_iter, rm_16, cn_16 = iters
-    bm, bn = bases
-    span, span_tail, span_ctail, span_corner = spans
-    kc_a, kc_b = kc
-    m_1, n_1 = m_iter - 1, n_iter - 1
-    # (Arrays, not scalars, against np.maximum: numpy misses its SIMD loop with a scalar.)
-    zero = np.zeros(np.shape(ga))
-    one = np.ones(np.shape(ga))
-
-    def per_block(g_op: Any, kc_op: Any, is_a: bool, n_own: Any, n_own_1: Any, n_other: Any,
-                  tail_16: Any, base: Any) -> tuple[Any, Any]:  # fmt: skip
-        # (full, tail) block's copies of one operand: n_other lines of n_own blocks each (a
-        # copy's latency, its bytes apart).
-        lat = kc_op * c.copy_rate(is_a)[0]
-        ratio = tail_16 / base
-        data = np.maximum(g_op / np.maximum(n_other, one) - n_own * lat, zero)
-        full = data / at_least(n_own_1 + ratio, 1e-9)
-        return lat + full, lat + ratio * full
-
-    a_f, a_t = per_block(ga, kc_a, True, m_iter, m_1, n_iter, rm_16, bm)
-    b_f, b_t = per_block(gb, kc_b, False, n_iter, n_1, m_iter, cn_16, bn)
-    types = (
-        (m_1 * n_1, a_f + b_f, span - span_tail - span_ctail + span_corner),
-        (n_1, a_t + b_f, span_tail - span_corner),
-        (m_1, a_f + b_t, span_ctail - span_corner),
-    )
-    ds = [
-        count * copies - span_type - stalls * count / blocks_n for count, copies, span_type in types
-    ]
-    ds.append(a_t + b_t - span_corner - stalls / blocks_n)  # the corner block (count 1)
-    relu_sum, d_sum = np.maximum(ds[0], zero), ds[0]
-    for d in ds[1:]:
-        relu_sum = relu_sum + np.maximum(d, zero)
-        d_sum = d_sum + d
-    return np.maximum(relu_sum - np.maximum(d_sum, zero), zero)
 
 
 def estimate_arrays(

@@ -14,6 +14,10 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import sub as _sub
+from simcore.estimate.binding import Makespan
+from simcore.estimate.copies import Chunking, ChunkLegs, Copies
+from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.steps import AverageSteps
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.transfer import first_last_legs
@@ -257,3 +261,179 @@ def c1_pass_start_extra(
         two = prev[0] - normal + gap_cycles + cur[0] - normal + cur[1]
         out = out + count * np.maximum(two - step(prev, pp) - step(cur, prev), 0.0)
     return out
+
+
+def corner_drain(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    c: Costs,
+    cap: Any,
+    chain_a: Any,
+    chain_b: Any,
+    f: dict[str, Any],
+    fix: bool,
+    floor: bool,
+    mk: Makespan,
+) -> None:
+    """The slot chains' end moved back to the block before the last, then the last two drains.
+
+    Without FixPipe the corner block's L0C->UB leg waits for the UB->GM copy of the block before
+    (one C staging buffer), which may outlast the short corner block's chain
+    (:func:`corner_drain_path`). Pipes: V, MTE3.
+    """
+    bias_cyc = cp.bias_cyc
+    bk = g.bk
+    blk_types = bt.types
+    blocks = g.blocks
+    bm = g.bm
+    bn = g.bn
+    cols = g.cols
+    k = g.k
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    m_iter = g.m_iter
+    mm = avg.mm
+    n_iter = g.n_iter
+    order = g.order
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    rows = g.rows
+    step_ka = ch.step_ka
+    step_kb = ch.step_kb
+    if not fix and not floor and blk_types:
+        # The slot chains end at the last block's last MMAD, its drain after it. Without
+        # FixPipe the drain of the block before (its long UB->GM copy on MTE3) can still be
+        # running then: the last (corner) block is short and its L0C->UB leg waits for that
+        # copy (one C staging buffer). The block before the last is the full-row tail-column
+        # one (rows inner, several rows; or columns inner, one column), else the tail-row
+        # full-column one. (Priced on the candidates where that drain exceeds the corner
+        # block's MMAD chain only.)
+        rows_inner = order == 0
+        prev_col = (rows_inner & (m_iter >= 2)) | (~rows_inner & (n_iter == 1))
+        d_prev = [
+            np.where(prev_col, x, y)
+            for x, y in zip(blk_types[(0, 1)], blk_types[(1, 0)], strict=True)
+        ]
+        drain_prev_cyc = d_prev[1] + d_prev[2]
+        # (At most the chains' end less the corner block's MMAD chain and bias slice, plus the
+        # two drains: only where that exceeds the path so far.)
+        corner = blk_types[(1, 1)]
+        idx = np.flatnonzero(
+            (blocks >= 2)
+            & (
+                np.maximum(chain_a, chain_b) + mm + drain_prev_cyc - corner[0] - bias_cyc
+                + corner[1] + corner[2]
+                > mk.value
+            )
+        )  # fmt: skip
+        if idx.size:
+            # An operand reloaded in every block copies a pass in the corner block; one
+            # loaded per pass of several blocks is taken as loaded before it (the corner
+            # block is the last of its line and of its group).
+            corner_path = corner_drain_path(
+                c, k, bk, cap, idx,
+                (rows, cols, f["stepM"], f["stepN"], bm, bn, step_ka, step_kb, kc_a, kc_b),
+                (passes_a > blocks - 0.5, passes_b > blocks - 0.5),
+                np.maximum(chain_a, chain_b) + mm, corner, drain_prev_cyc, bias_cyc,
+            )  # fmt: skip
+            mk.raise_at(idx, corner_path, "corner_drain")
+
+
+def c1_pass_start(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    c1_path: Any,
+    f: dict[str, Any],
+    fix: bool,
+    floor: bool,
+    idx_c1: Any,
+    mk: Makespan,
+    mm_kt: Any,
+    normal: Any,
+    stall_c1: Any,
+) -> None:
+    """One L0C buffer without FixPipe: a one-slot outer operand's copy at each of its pass starts.
+
+    Its copy waits for the previous block's last read, which the drain chain does not see; over
+    two blocks the chain takes both MMAD chains and the copy (:func:`c1_pass_start_extra`).
+    """
+    a_full = lg.a_full
+    a_last = lg.a_last
+    b_full = lg.b_full
+    b_last = lg.b_last
+    blk_types = bt.types
+    blocks = g.blocks
+    c1 = g.c1
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    la = avg.la
+    lb = avg.lb
+    lb_kt = avg.lb_kt
+    m_iter = g.m_iter
+    n_iter = g.n_iter
+    order = g.order
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    slots_a = ch.slots_a
+    slots_b = ch.slots_b
+    via_a = cp.via_a
+    via_b = cp.via_b
+    if not fix and not floor:
+        # One L0C buffer without FixPipe: a one-slot outer operand holding its whole K in one
+        # chunk is copied again at each of its pass starts (a new column of blocks with
+        # iterateOrder 0, a new row with 1), and that copy waits for the previous block's last
+        # read, which the drain chain does not see (priced on those candidates).
+        outer_b = order == 0
+        # (Also a B holding its whole K in several slots, with iterateOrder 0, when A has one
+        # slot and is copied again in every block: B's copy at its pass start queues on MTE2
+        # behind A's first copy, which waits for A's last read in the block before, so the
+        # same chain runs through B's copy: see :func:`c1_pass_start_extra`.)
+        b_behind_a = outer_b & (kc_b == 1) & (slots_a == 1) & (passes_a >= blocks)
+        idx = np.flatnonzero(
+            c1 & ((np.where(outer_b, slots_b + kc_b, slots_a + kc_a) == 2) | b_behind_a)
+        )
+        if idx.size:
+            ob = _sub(outer_b, idx)
+            i_n = np.where(ob, _sub(m_iter, idx), _sub(n_iter, idx))
+            p_o = np.where(ob, _sub(passes_b, idx), _sub(passes_a, idx))
+            # (Lines of one block where B's pass spans several of them, with A behind.)
+            keep = ((i_n >= 2) | (_sub(b_behind_a, idx) & (_sub(f["stepN"], idx) >= 2))) & (
+                p_o >= 2
+            )
+            idx, ob, p_o = idx[keep], ob[keep], p_o[keep]
+        if idx.size:
+            # The other (inner) operand's copy at the same block start: A's is ahead of B's on
+            # MTE2 (and waits for A's last read too when A has one slot); B's is behind A's.
+            pa, pb = _sub(passes_a, idx), _sub(passes_b, idx)
+            a_again = (pa > _cdiv(_sub(m_iter, idx), _sub(f["stepM"], idx)) + 0.5) & (
+                _sub(slots_a, idx) == 1
+            )
+            b_again = pb > _cdiv(_sub(n_iter, idx), _sub(f["stepN"], idx)) + 0.5
+            wait_a1 = _sub(a_last[2] if via_a else a_last[0], idx)
+            wait_b1 = _sub(b_last[2] if via_b else b_last[0], idx)
+            many_a, many_b = _sub(kc_a, idx) > 1, _sub(kc_b, idx) > 1
+            g_a0 = 0.0 if via_a else np.where(many_a, _sub(a_full[0], idx), _sub(a_last[0], idx))
+            g_b0 = 0.0 if via_b else np.where(many_b, _sub(b_full[0], idx), _sub(b_last[0], idx))
+            la_s, lb_s = _sub(la, idx), _sub(lb, idx)
+            # Copies from the last read on, the reads before the first MMAD, and what follows
+            # the outer operand's last read in the block before (B's read, for A).
+            copies = np.where(ob, a_again * g_a0 + wait_b1, wait_a1)
+            reads = np.where(ob, lb_s, np.maximum(la_s, b_again * g_b0) + lb_s)
+            # (Its own name: ``after`` is the MTE2 path's tail, used below.)
+            after_read = np.where(ob, 0.0, _sub(lb_kt, idx))
+            extra_c1 = c1_pass_start_extra(
+                {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()},
+                ob,
+                p_o - 1.0,
+                _sub(normal, idx) - stall_c1[np.searchsorted(idx_c1, idx)],
+                copies + reads - _sub(mm_kt, idx) - after_read,
+                np.where(ob, _sub(m_iter, idx), _sub(n_iter, idx)) == 1,
+            )
+            mk.raise_at(idx, _sub(c1_path, idx) + extra_c1, "c1_pass_start")

@@ -12,6 +12,10 @@ from typing import Any
 import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
+from simcore.estimate.binding import Makespan
+from simcore.estimate.copies import Chunking, ChunkLegs, Copies
+from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.steps import AverageSteps
 from simcore.pipeline.costs import Costs, at_least
 
 
@@ -205,3 +209,116 @@ def both_reloaded_phase_gain(
         relu_sum = relu_sum + np.maximum(d, zero)
         d_sum = d_sum + d
     return np.maximum(relu_sum - np.maximum(d_sum, zero), zero)
+
+
+def line_stay(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    f: dict[str, Any],
+    fix: bool,
+    floor: bool,
+    gain_pass_a: Any,
+    mk: Makespan,
+    reads_af: Any,
+    reads_al: Any,
+    reads_bl: Any,
+    wait_af: Any,
+    wait_al: Any,
+    wait_bf: Any,
+    wait_bl: Any,
+) -> None:
+    """An outer operand loaded once per line: its slot chain with the stay priced per line type.
+
+    Without FixPipe its next line's copy waits for its last read in the line's last block, so
+    its chain holds each line's blocks: the longer of the line's drain chain, its step chain and
+    the other operand's one-slot copies and reads (:func:`line_stay_path`). Pipes: MTE2, MTE1,
+    M, V, MTE3.
+    """
+    a_full = lg.a_full
+    a_last = lg.a_last
+    b_full = lg.b_full
+    b_last = lg.b_last
+    bias_cyc = cp.bias_cyc
+    blk_types = bt.types
+    blocks = g.blocks
+    dr_last = bt.dr_last
+    has_b = ch.has_b
+    k_iter = g.k_iter
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    la = avg.la
+    la_kt = avg.la_kt
+    lb = avg.lb
+    lb_kt = avg.lb_kt
+    m_iter = g.m_iter
+    mm = avg.mm
+    n_iter = g.n_iter
+    order = g.order
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    rb_kb = avg.rb_kb
+    slots_a = ch.slots_a
+    slots_b = ch.slots_b
+    via_a = cp.via_a
+    via_b = cp.via_b
+    if not fix and not floor and blk_types:
+        # An outer operand that stays for a whole line of blocks (one pass per line) holds its
+        # slots over the line's blocks: the stay above averages their drains over all lines,
+        # but a full line's long UB->GM copies and the tail line's short ones do not average
+        # (each line takes the longer of its drains and its step chain). Priced per line type.
+        # (Seen: 310P3 int8 512 x 1024 x 3000 by column DMA, A per row of 22 blocks, 6007-cycle
+        # output copies in the two full rows, 876 in the tail row: -7.0 %.) (Priced on the
+        # candidates where it applies only.)
+        for is_a in (True, False):
+            n_out = m_iter if is_a else n_iter
+            pas, kc_o, sl_o = (passes_a, kc_a, slots_a) if is_a else (passes_b, kc_b, slots_b)
+            idx = np.flatnonzero(
+                (order == (1 if is_a else 0)) & (n_out >= 2) & (np.abs(pas - n_out) < 0.5)
+                & (kc_o <= sl_o) & (blocks >= 2 * n_out)
+            )  # fmt: skip
+            if not idx.size:
+                continue
+            # The other operand copied in every block in one slot: with its K in one chunk each
+            # block's copy waits for the last read of the block before, so a block takes at
+            # least that copy and its reads (a tail line's blocks read faster by what their
+            # steps are shorter); in several chunks each copy waits for the reads of the chunk
+            # before: the block takes its copies and its reads. And in a line's first block the
+            # outer operand's first chunk waits for that chain too (its later chunks' copies
+            # queued on MTE2 among the other's; with the other in one chunk they overlap its
+            # reads). (Both direct or by column DMA.)
+            sub = [_sub(x, idx) for x in (kc_a, kc_b, passes_a, passes_b, blocks, slots_a,
+                                          slots_b, k_iter)]  # fmt: skip
+            ka_s, kb_s, pa_s, pb_s, bl_s, sa_s, sb_s, ki_s = sub
+            if is_a:
+                legs = (wait_af, reads_af, wait_al, reads_al, bias_cyc, gain_pass_a)
+                kc_p, w_f, w_l = kb_s, _sub(wait_bf, idx), _sub(wait_bl, idx)
+                r_one, l_f, l_t = _sub(reads_bl, idx), _sub(lb, idx), _sub(lb_kt, idx)
+                rest = (ka_s > 1) * ((ka_s - 2) * _sub(a_full[0], idx) + _sub(a_last[0], idx))
+                o_on = (pb_s > bl_s - 0.5) & (sb_s == 1) & _sub(has_b, idx)
+            else:
+                lead = np.where(kc_a > 1, a_full[0], a_last[0])
+                legs = (wait_bf, rb_kb, wait_bl, reads_bl, bias_cyc + lead, 0.0)
+                kc_p, w_f, w_l = ka_s, _sub(wait_af, idx), _sub(wait_al, idx)
+                r_one, l_f, l_t = _sub(reads_al, idx), _sub(la, idx), _sub(la_kt, idx)
+                rest = (kb_s > 1) * ((kb_s - 2) * _sub(b_full[0], idx) + _sub(b_last[0], idx))
+                o_on = (pa_s > bl_s - 0.5) & (sa_s == 1)
+            one = kc_p == 1
+            copies = (kc_p - 1) * w_f + w_l
+            reads = (ki_s - 1) * l_f + l_t
+            o_blk = np.where(
+                one, w_l + np.maximum(reads, rest), copies + reads - (rest > 0) * l_f + rest
+            )
+            path = line_stay_path(
+                is_a, blk_types, idx, tuple(_sub(x, idx) for x in legs),
+                (_sub(kc_o, idx), _sub(sl_o, idx), _sub(m_iter, idx), _sub(n_iter, idx),
+                 _sub(f["dbL0C"], idx), (o_on & one) * (w_l + r_one),
+                 (o_on & ~one) * (copies + reads), o_on * o_blk * (not (via_a or via_b))),
+                # (With B outer the chain's start holds A's first copy, which is the first
+                # line's first block's own: not counted twice.)
+                0.0 if is_a else o_on * _sub(lead, idx) * (not (via_a or via_b)),
+            )  # fmt: skip
+            mk.raise_at(idx, path + _sub(mm + dr_last, idx), "line_stay")

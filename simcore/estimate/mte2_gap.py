@@ -10,6 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from simcore.estimate.arrays import sub as _sub
+from simcore.estimate.binding import Makespan
+from simcore.estimate.copies import Chunking, ChunkLegs, Copies
+from simcore.estimate.grid import BlockTypes
+from simcore.estimate.steps import AverageSteps
+
 
 def mte2_gap_path(
     base: Any,
@@ -130,3 +136,133 @@ def b_slot_gap_behind_a(
     read = np.maximum(c_x + ra(sk_b - x * sk_a) + lb, rb_kb)
     out: Any = np.maximum(read - c_m, 0.0)
     return out
+
+
+def mte2_gap_terms(
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    copy_path: Any,
+    floor: bool,
+    mk: Makespan,
+    rab_ka: Any,
+    reads_af: Any,
+) -> None:
+    """The MTE2 gap of a one-slot operand, and one B slot behind A chunks inside B's first.
+
+    With one L1 slot the operand's second copy of a pass waits for the last read of its first
+    chunk, so MTE2 idles after the pass's first copies (:func:`mte2_gap_path`); with one direct B
+    slot and shorter A chunks, B's second copy waits for B's read behind the A chunk under it
+    (:func:`b_slot_gap_behind_a`).
+    """
+    a_first0 = lg.a_first0
+    a_full = lg.a_full
+    a_last = lg.a_last
+    b_full = lg.b_full
+    b_last = lg.b_last
+    has_b = ch.has_b
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    lb = avg.lb
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    ra = avg.ra
+    rb_kb = avg.rb_kb
+    single_a = ch.single_a
+    single_b = ch.single_b
+    step_ka = ch.step_ka
+    step_kb = ch.step_kb
+    streamed_b = ch.streamed_b
+    via_a = cp.via_a
+    via_b = cp.via_b
+    mk.raise_all(
+        mte2_gap_path(
+            copy_path, via_a, via_b, a_first0, a_full, a_last, b_full, b_last,
+            (kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b),
+            (reads_af, rb_kb, rab_ka, None if via_b else ra(step_kb) + lb),
+        ),
+        "mte2_gap",
+    )  # fmt: skip
+    if not floor and not via_a and not via_b:
+        # One B slot behind A chunks that start inside B's first chunk (priced on the
+        # candidates where it applies only).
+        idx = np.flatnonzero(single_b & (step_ka < step_kb))
+        if idx.size:
+            idx = idx[_sub(streamed_b, idx) & ~_sub(single_a, idx) & _sub(has_b, idx)]
+        if idx.size:
+            idle_b = b_slot_gap_behind_a(
+                (_sub(kc_a, idx), _sub(step_ka, idx), _sub(step_kb, idx)),
+                (_sub(a_full[0], idx), _sub(a_last[0], idx)),
+                (ra.sub(idx), _sub(rb_kb, idx), _sub(lb, idx)),
+            )
+            co_s = np.minimum(_sub(passes_a, idx), _sub(passes_b, idx))
+            path_s = _sub(copy_path, idx) + co_s * idle_b
+            mk.raise_at(idx, path_s, "b_slot_gap_behind_a")
+
+
+def mte2_behind_slot_waiting_b(
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    floor: bool,
+    mk: Makespan,
+) -> None:
+    """A chunks longer than B's slots hold: per A chunk its copy, its reads to a step, a B copy.
+
+    B streams its chunks through its slots, so the B copy issued at an A chunk's last step waits
+    for a B read of this A chunk's steps, and the next A copy queues behind it on MTE2.
+    """
+    a_full = lg.a_full
+    a_last = lg.a_last
+    a_many = ch.a_many
+    b_full = lg.b_full
+    b_last = lg.b_last
+    bias_cyc = cp.bias_cyc
+    dr_last = bt.dr_last
+    has_b = ch.has_b
+    ka_div = ch.ka_div
+    kc_a = ch.kc_a
+    lb = avg.lb
+    mm = avg.mm
+    passes_a = ch.passes_a
+    r_last_a = ch.r_last_a
+    ra = avg.ra
+    slots_b = ch.slots_b
+    step_ka = ch.step_ka
+    step_kb = ch.step_kb
+    streamed_b = ch.streamed_b
+    via_a = cp.via_a
+    via_b = cp.via_b
+    if not floor and not via_b:
+        # A chunks longer than B's slots hold: B streams its chunks through its slots, so the
+        # B copy issued at the A chunk's last step waits for the B read slots_b chunks back, a
+        # read of this A chunk's steps; the next A copy queues behind that B copy on MTE2.
+        # Per A chunk: its copy, its reads up to that step, the B copy (then the next A copy;
+        # at a block start the bias slice between).
+        # (Priced on the candidates where it applies only.)
+        j_f = step_ka - slots_b * step_kb - 1
+        q_ok = streamed_b & (j_f >= 0) & ka_div & a_many & has_b
+        idx = np.flatnonzero(q_ok)
+        if idx.size:
+            af, al = (tuple(_sub(x, idx) for x in legs) for legs in (a_full, a_last))
+            lb_s, ra_s = _sub(lb, idx), ra.sub(idx)
+            sl_b, sk_b = _sub(slots_b, idx), _sub(step_kb, idx)
+            j_l = _sub(r_last_a, idx) - sl_b * sk_b - 1
+            a_arr_f = af[0] + (af[1] + af[2] if via_a else 0.0)
+            a_arr_l = al[0] + (al[1] + al[2] if via_a else 0.0)
+            a_next_l = al[0] + (al[1] if via_a else 0.0)
+            q_f = a_arr_f + ra_s(np.maximum(_sub(j_f, idx) + 1, 1)) + lb_s + _sub(b_full[0], idx)
+            q_l = np.where(
+                j_l >= 0,
+                a_arr_l + ra_s(np.maximum(j_l + 1, 1)) + lb_s + _sub(b_last[0], idx),
+                a_next_l,
+            )
+            q_path = (
+                _sub(passes_a, idx) * ((_sub(kc_a, idx) - 1) * q_f + q_l + _sub(bias_cyc, idx))
+                + _sub(mm, idx)
+                + _sub(dr_last, idx)
+            )
+            mk.raise_at(idx, q_path, "mte2_behind_slot_waiting_b")

@@ -12,7 +12,13 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import sub as _sub
-from simcore.estimate.staging import staging_chain_to
+from simcore.estimate.binding import Makespan
+from simcore.estimate.copies import Chunking, ChunkLegs, Copies
+from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.staging import (
+    staging_chain_to,
+)
+from simcore.estimate.steps import AverageSteps
 
 
 def staged_b_block_cycle(
@@ -200,3 +206,202 @@ def staged_first_chunk_path(
     n_both = np.maximum(n_both - 1.0, 0.0)
     cycles = (blocks - 1.0 - n_both) * single + n_both * np.maximum(both, single)
     return first_mm + dr + cycles + (blocks - 1.0) * (steps + dr) + _sub(m3_last, idx)
+
+
+def staged_b_block(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    floor: bool,
+    mk: Makespan,
+) -> None:
+    """A direct and streamed, B staged, both reloaded every block: the per-block A / B cycle.
+
+    The next block's first A copy waits for A's read of chunk kc_a - S and B's first GM->UB copy
+    queues behind it; B's staging chain runs to the chunk under that step (:func:`staged_b_block_cycle`).
+    """
+    a_full = lg.a_full
+    a_last = lg.a_last
+    b_full = lg.b_full
+    b_last = lg.b_last
+    bias_cyc = cp.bias_cyc
+    blocks = g.blocks
+    dr_last = bt.dr_last
+    ga1 = cp.ga1
+    gb = cp.gb
+    has_b = ch.has_b
+    k_iter = g.k_iter
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    la = avg.la
+    la_kt = avg.la_kt
+    mm = avg.mm
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    per = avg.per
+    rab = avg.rab
+    slots_a = ch.slots_a
+    step_ka = ch.step_ka
+    step_kb = ch.step_kb
+    ub1 = cp.ub1
+    vb = cp.vb
+    via_a = cp.via_a
+    via_b = cp.via_b
+    if not floor and not via_a and via_b:
+        # A direct and B staged, both reloaded in every block, A streamed through its S slots:
+        # the next block's first A copy waits for A's read of chunk kc_a - S (its last step
+        # s*), and B's first GM->UB copy is behind it on MTE2. So each block runs: that A
+        # copy, B's staging chain up to the chunk under step s* (each GM->UB leg after the
+        # reorder before it, each reorder after the GM->UB and the UB->L1 leg before it), that
+        # chunk's UB->L1 leg and the reads from its arrival to A's read at s*. (Seen: 310P3
+        # int8 2048^3, base 144 x 224 x 96, five staged B chunks per block: -13.1 %.)
+        # (Priced on the candidates where it applies and where it may exceed the path so far:
+        # per block at most A's copies, B's GM->UB, reorder and one UB->L1 leg, and the reads
+        # of a B chunk's steps and one more.)
+        idx = np.flatnonzero(gb + vb + blocks * (ga1 + ub1 + (step_kb + 1) * per) > mk.value)
+        if idx.size:
+            bl = _sub(blocks, idx)
+            idx = idx[
+                (_sub(passes_a, idx) > bl - 0.5)
+                & (_sub(passes_b, idx) > bl - 0.5)
+                & (_sub(kc_a, idx) >= _sub(slots_a, idx))
+                & _sub(has_b, idx)
+            ]
+        if idx.size:
+            path = staged_b_block_cycle(
+                idx,
+                (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, blocks),
+                (a_full, a_last, b_full, b_last),
+                (rab, la, la_kt, per, mm, dr_last, bias_cyc),
+            )
+            mk.raise_at(idx, path, "staged_b_block_cycle")
+
+
+def staged_a_block(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    floor: bool,
+    mk: Makespan,
+) -> None:
+    """A staged, B direct and streamed, both reloaded every block: the per-block A / B cycle.
+
+    B's last copy waits for B's read of chunk kc_b - 1 - S, A's GM->UB copies queue behind it and
+    the next block's first GM->UB copy waits for their last reorder (:func:`staged_a_block_cycle`).
+    """
+    a_full = lg.a_full
+    a_last = lg.a_last
+    b_full = lg.b_full
+    b_last = lg.b_last
+    blocks = g.blocks
+    dr_last = bt.dr_last
+    ga = cp.ga
+    gb = cp.gb
+    has_b = ch.has_b
+    k_iter = g.k_iter
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    lb = avg.lb
+    mm = avg.mm
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    per = avg.per
+    ra = avg.ra
+    slots_b = ch.slots_b
+    step_ka = ch.step_ka
+    step_kb = ch.step_kb
+    ua1 = cp.ua1
+    va = cp.va
+    via_a = cp.via_a
+    via_b = cp.via_b
+    if not floor and via_a and not via_b:
+        # A staged and B direct, both reloaded in every block, B streamed through its S slots:
+        # B's last copy of a block waits for B's read of chunk kc_b - 1 - S, A's GM->UB copies
+        # issued after it queue behind it on MTE2, and the next block's first GM->UB copy
+        # waits for the last of their reorders (the staging buffer). (Seen: 310P3 int8
+        # 16 x 11008 x 4096, an A staged in three chunks and B in two one-slot chunks per
+        # block: -21.9 %.) (Priced on the candidates where it applies and may exceed the path
+        # so far: per block at most B's copies, A's GM->UB legs and reorders, one UB->L1 leg
+        # and the reads of an A chunk's steps and one more.)
+        idx = np.flatnonzero(ga + va + gb + blocks * (ua1 + (step_ka + 1) * per) > mk.value)
+        if idx.size:
+            bl = _sub(blocks, idx)
+            idx = idx[
+                (_sub(passes_a, idx) > bl - 0.5)
+                & (_sub(passes_b, idx) > bl - 0.5)
+                & (_sub(kc_b, idx) > _sub(slots_b, idx))
+                & _sub(has_b, idx)
+            ]
+        if idx.size:
+            path = staged_a_block_cycle(
+                idx,
+                (k_iter, kc_a, kc_b, step_ka, step_kb, slots_b, blocks),
+                (a_full, a_last, b_full, b_last),
+                (ra, lb, per, mm, dr_last),
+            )
+            mk.raise_at(idx, path, "staged_a_block_cycle")
+
+
+def b_chain_behind_a_staging(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    chain_b: Any,
+    floor: bool,
+    mk: Makespan,
+) -> None:
+    """One B slot reloaded every block, A staged per pass: B's chain behind A's staging chain.
+
+    At an A pass start B's first chunk's last read waits for the A chunks its steps span, staged
+    through UB after the bias slice (GM->UB after the reorder before it, reorder after the UB->L1
+    leg before it); that replaces B's first copy in B's hop once per A pass.
+    """
+    a_full = lg.a_full
+    a_last = lg.a_last
+    b_full = lg.b_full
+    b_last = lg.b_last
+    blocks = g.blocks
+    dr_last = bt.dr_last
+    has_b = ch.has_b
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    mm = avg.mm
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    single_b = ch.single_b
+    step_ka = ch.step_ka
+    step_kb = ch.step_kb
+    via_a = cp.via_a
+    via_b = cp.via_b
+    if not floor and via_a and not via_b:
+        # One B slot and B reloaded in every block: B's copies chain through its reads
+        # (chain_b). At the block that starts an A pass, B's first chunk's last read waits for
+        # the A chunks its steps span, staged through UB after the bias slice on MTE2: each
+        # GM->UB leg after the reorder before it, each reorder after the UB->L1 leg before it
+        # (the staging buffer). That chain replaces B's first copy in B's hop (which runs on
+        # MTE2 meanwhile), once per A pass.
+        n_need = np.where(kc_b > 1, np.minimum(kc_a, _cdiv(step_kb, step_ka)), kc_a)
+        to_tail = n_need == kc_a
+        g_end = np.where(to_tail, a_last[0], a_full[0])
+        a_stage = (
+            np.where(kc_a > 1, a_full[0], a_last[0])
+            + (n_need > 1)
+            * (
+                (n_need - 1) * a_full[1]
+                + np.maximum(n_need - 2, 0) * np.maximum(a_full[2], a_full[0])
+                + np.maximum(a_full[2], g_end)
+            )
+            + np.where(to_tail, a_last[1] + a_last[2], a_full[1] + a_full[2])
+        )
+        a_in = np.maximum(a_stage - np.where(kc_b > 1, b_full[0], b_last[0]), 0.0)
+        a_ok = single_b & (passes_b >= blocks) & (passes_a < blocks) & has_b
+        mk.raise_all(a_ok * (chain_b + passes_a * a_in + mm + dr_last), "b_chain_behind_a_staging")

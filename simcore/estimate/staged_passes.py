@@ -11,6 +11,10 @@ from typing import Any
 import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
+from simcore.estimate.binding import Makespan
+from simcore.estimate.copies import Chunking, ChunkLegs, Copies
+from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.steps import AverageSteps
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.transfer import first_last_legs
 
@@ -152,3 +156,82 @@ def staged_pass_paths(
         last_col = full_pass + mid + dr_b + tail_mid + (n_tail - 1) * blk
         out = np.maximum(out, per_col * ((it_x - 1) * col + last_col))
     return out
+
+
+def staged_pass(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    c: Costs,
+    cap: Any,
+    f: dict[str, Any],
+    fix: bool,
+    floor: bool,
+    m3c: Any,
+    mk: Makespan,
+    mm_kt: Any,
+    reads_al: Any,
+    reads_bl: Any,
+    start: Any,
+) -> None:
+    """An operand staged per pass of several blocks, without FixPipe: the per-pass cycles.
+
+    The drain before a pass precedes its reorders (V) and UB->L1 legs (MTE3), so a cycle runs per
+    pass and per column of passes (:func:`staged_pass_paths`).
+    """
+    a_full = lg.a_full
+    a_last = lg.a_last
+    b_full = lg.b_full
+    b_last = lg.b_last
+    bk = g.bk
+    blocks = g.blocks
+    blocks_n = g.blocks_n
+    bm = g.bm
+    bn = g.bn
+    dr_last = bt.dr_last
+    drain_total = bt.drain_total
+    k = g.k
+    k_iter = g.k_iter
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    lb_kt = avg.lb_kt
+    loads_a = ch.loads_a
+    loads_b = ch.loads_b
+    m_iter = g.m_iter
+    mm = avg.mm
+    n_iter = g.n_iter
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    per = avg.per
+    slots_a = ch.slots_a
+    slots_b = ch.slots_b
+    span = bt.span
+    span_seq = bt.span_seq
+    step_ka = ch.step_ka
+    step_kb = ch.step_kb
+    ua = cp.ua
+    ub = cp.ub
+    va = cp.va
+    vb = cp.vb
+    via_a = cp.via_a
+    via_b = cp.via_b
+    if not fix and (via_a or via_b) and not floor:
+        # Passes of several blocks, for an operand staged through UB: the drain of the block
+        # before a pass precedes the pass's reorders in the vector queue (and its UB->GM copy
+        # the UB->L1 legs in MTE3's), so a cycle runs per pass through the drain, the pass's
+        # staging chain, its last chunk's reads and the steps of its blocks.
+        staged = staged_pass_paths(
+            c, k, bk, cap, drain_legs=(drain_total / blocks_n, m3c),
+            blk=np.maximum(span, span_seq) / blocks_n,
+            run_ends=(reads_al + lb_kt + mm_kt, reads_bl + mm_kt),
+            grid=(m_iter, n_iter, f["stepM"], f["stepN"], bm, bn, blocks),
+            ops=(
+                (via_a, passes_a, loads_a, va, ua, kc_a, step_ka, slots_a, a_full, a_last),
+                (via_b, passes_b, loads_b, vb, ub, kc_b, step_kb, slots_b, b_full, b_last),
+            ),
+        )  # fmt: skip
+        tail_path = (k_iter - 1) * per + mm + dr_last
+        mk.raise_all(start + staged + tail_path, "staged_pass")

@@ -12,6 +12,10 @@ from typing import Any
 import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
+from simcore.estimate.binding import Makespan
+from simcore.estimate.copies import Chunking, ChunkLegs, Copies
+from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.steps import AverageSteps
 
 
 def staged_b_between_a(
@@ -244,3 +248,250 @@ def staged_one_a_slot_cycle(
     tail = a_last[2] + b_two * b_last[1]
     out: Any = blocks * (head + tail) - tail + (k_it - sk_a) * per + mm + dr_last
     return out
+
+
+def staging_links(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    mk: Makespan,
+) -> tuple[Any, ...]:
+    """The UB staging links: reorders chained through max(GM->UB, UB->L1) of consecutive copies.
+
+    Between two reorders sits the later of the previous copy's UB->L1 leg (the destination
+    half) and the next copy's GM->UB leg (the source half). Per pass of one operand, or
+    alternating A, B when both are staged with the same chunks; a sparse operand's copy alone
+    between two of the other's; both reloaded every block, the block's own staging order
+    (:func:`staged_block_links`). Pipes: MTE2, V, MTE3 (term ``ub_staging_links``).
+    """
+    own_pairs: Any = None  # (set where the term applies)
+    pairs: Any = None  # (set where the term applies)
+    a_full = lg.a_full
+    a_last = lg.a_last
+    b_full = lg.b_full
+    b_last = lg.b_last
+    blocks = g.blocks
+    dr_last = bt.dr_last
+    has_b = ch.has_b
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    la = avg.la
+    lb = avg.lb
+    loads_a = ch.loads_a
+    loads_b = ch.loads_b
+    mm = avg.mm
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    step_ka = ch.step_ka
+    step_kb = ch.step_kb
+    va = cp.va
+    vb = cp.vb
+    via_a = cp.via_a
+    via_b = cp.via_b
+    inner_links: tuple[np.ndarray, Any] | None = None
+    if via_a or via_b:
+        # Between two reorders sits the later of the previous copy's UB->L1 leg (the destination
+        # half) and the next copy's GM->UB leg (it waits for the previous reorder: the source
+        # half), so the reorders chain through max(GM->UB, UB->L1) of consecutive copies: per
+        # pass, chunk j's GM->UB pairs with chunk j-1's UB->L1 (the first with the last one).
+        pairs: Any = 0.0
+        own_pairs: list[Any] = []
+        for via, kc, passes, legs_f, legs_l in (
+            (via_a, kc_a, passes_a, a_full, a_last),
+            (via_b, kc_b, passes_b, b_full, b_last),
+        ):
+            own_pairs.append(0.0)
+            if via:
+                g_f, _, u_f = legs_f
+                g_l, _, u_l = legs_l
+                per_pass = np.where(
+                    kc == 1,
+                    np.maximum(g_l, u_l),
+                    np.maximum(g_f, u_l)
+                    + np.maximum(kc - 2, 0) * np.maximum(g_f, u_f)
+                    + np.maximum(g_l, u_f),
+                )
+                own_pairs[-1] = passes * per_pass
+                pairs = pairs + own_pairs[-1]
+        if via_a and via_b:
+            # Both through UB with the same K chunks: the copies alternate A, B, so each A
+            # copy's UB->L1 leg pairs with the B copy's GM->UB leg after it and vice versa.
+            ga_f, _, ua_f = a_full
+            ga_l, _, ua_l = a_last
+            gb_f, _, ub_f = b_full
+            gb_l, _, ub_l = b_last
+            many = kc_a > 1
+            cross = passes_a * (
+                (kc_a - 1) * np.maximum(gb_f, ua_f)
+                + np.maximum(kc_a - 2, 0) * np.maximum(ga_f, ub_f)
+                + many * np.maximum(ga_l, ub_f)
+                + np.maximum(gb_l, ua_l)
+                + np.maximum(np.where(many, ga_f, ga_l), ub_l)
+            )
+            # One operand's copies sparser and in longer K chunks than the other's: each sits
+            # alone between two of the other's, so it turns one pair of the dense operand into
+            # a pair with its GM->UB leg and a pair with its UB->L1 leg. A copy is issued before
+            # the other operand's copy of the same step, so a sparse A copy sits between B's
+            # copy before it and B's copy of its own step (B's last one when both are the last),
+            # and a sparse B copy between A's copy of its step (A's last one when both are the
+            # last) and A's next copy (the next pass's first after B's last copy).
+            at_last = (kc_a - 1) * step_ka == (kc_b - 1) * step_kb
+
+            def ins(g: Any, u: Any, g_prev_u: Any, g_next: Any) -> Any:
+                return (
+                    np.maximum(g, g_prev_u) + np.maximum(g_next, u) - np.maximum(g_next, g_prev_u)
+                )
+
+            gb_n = np.where(at_last, gb_l, gb_f)
+            ins_a = passes_a * (
+                (kc_a - 1) * ins(ga_f, ua_f, ub_f, gb_f) + ins(ga_l, ua_l, ub_f, gb_n)
+            )
+            ua_p = np.where(at_last, ua_l, ua_f)
+            ga_n = np.where(many, ga_f, ga_l)
+            ins_b = passes_b * (
+                (kc_b - 1) * ins(gb_f, ub_f, ua_f, ga_f) + ins(gb_l, ub_l, ua_p, ga_n)
+            )
+            iso = np.where(
+                (loads_a <= loads_b) & (step_ka >= step_kb),
+                own_pairs[1] + ins_a,
+                np.where((loads_b < loads_a) & (step_kb >= step_ka), own_pairs[0] + ins_b, pairs),
+            )
+            pairs = np.where(
+                (step_ka == step_kb) & (passes_a == passes_b), cross, np.maximum(pairs, iso)
+            )
+            # Both reloaded in every block: the copies' staging order within a block is known
+            # (by step, A's first at a shared step), so price each link between consecutive
+            # copies as itself (the sparse / dense pairings above assume an order).
+            # (Priced on the candidates where it applies only.)
+            idx = np.flatnonzero((passes_a > blocks - 0.5) & (passes_b > blocks - 0.5) & has_b)
+            if idx.size:
+                links_blk, wrap = staged_block_links(
+                    idx, (kc_a, kc_b, step_ka, step_kb), (a_full, a_last, b_full, b_last)
+                )
+                pairs = np.array(np.broadcast_to(pairs, np.shape(blocks)), dtype=np.float64)
+                pairs[idx] = _sub(passes_a, idx) * links_blk
+                # (The links inside a block, for the per-block cycles below.)
+                inner_links = (idx, links_blk - wrap)
+        first = a_full[0] if via_a else b_full[0]
+        mk.raise_all(first + va + vb + pairs + la + lb + mm + dr_last, "ub_staging_links")
+    return (
+        inner_links,
+        own_pairs,
+        pairs,
+    )
+
+
+def staged_one_slot_chains(
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    floor: bool,
+    mk: Makespan,
+    reads_af: Any,
+    reads_al: Any,
+    reads_bl: Any,
+    stay_a: Any,
+    stay_b: Any,
+) -> None:
+    """An operand staged in one slot: each chunk's UB->L1 leg after the previous chunk's last read.
+
+    The next chunk's reorder waits for that UB->L1 leg (the destination half), so per chunk the
+    UB->L1 leg and the longer of the chunk's reads and the next reorder
+    (:func:`staged_one_slot_chain`). Pipes: V, MTE3, MTE1.
+    """
+    a_full = lg.a_full
+    a_last = lg.a_last
+    b_full = lg.b_full
+    b_last = lg.b_last
+    bias_cyc = cp.bias_cyc
+    dr_last = bt.dr_last
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    mm = avg.mm
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    rb_kb = avg.rb_kb
+    single_a = ch.single_a
+    single_b = ch.single_b
+    via_a = cp.via_a
+    via_b = cp.via_b
+    for via, one, chunks_, legs, reads in (
+        (via_a, single_a, (kc_a, passes_a), (a_full, a_last), (reads_af, reads_al, stay_a)),
+        (via_b, single_b, (kc_b, passes_b), (b_full, b_last), (rb_kb, reads_bl, stay_b)),
+    ):
+        if floor or not via:
+            continue
+        # An operand staged in one slot: a chunk's UB->L1 leg waits for the last read of the
+        # chunk before, and the next chunk's reorder for that UB->L1 leg (the destination
+        # half), so per chunk its UB->L1 leg, then the longer of its reads and the next
+        # reorder (priced on those candidates).
+        idx = np.flatnonzero(one)
+        if idx.size:
+            (g_f, v_f, u_f), (g_l, v_l, u_l) = ((_sub(x, idx) for x in leg) for leg in legs)
+            path = staged_one_slot_chain(
+                tuple(_sub(x, idx) for x in chunks_),
+                ((g_f, v_f, u_f), (g_l, v_l, u_l)),
+                tuple(_sub(x, idx) for x in reads),
+            )
+            tail = _sub(bias_cyc, idx) + _sub(mm, idx) + _sub(dr_last, idx)
+            mk.raise_at(idx, path + tail, "staged_one_slot_chain")
+
+
+def staged_one_a_slot(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    fix: bool,
+    floor: bool,
+    mk: Makespan,
+) -> None:
+    """Both staged with FixPipe, A in one slot and two chunks, both reloaded every block.
+
+    A per-block cycle through A's first staging legs, B's reorder and UB->L1 leg behind them, the
+    reads to A's first chunk's last read, A's K-tail UB->L1 leg, B's K-tail reorder and the next
+    block's first GM->UB leg (:func:`staged_one_a_slot_cycle`).
+    """
+    a_full = lg.a_full
+    a_last = lg.a_last
+    a_last_start = ch.a_last_start
+    b_full = lg.b_full
+    b_last = lg.b_last
+    b_last_start = ch.b_last_start
+    blocks = g.blocks
+    dr_last = bt.dr_last
+    has_b = ch.has_b
+    k_iter = g.k_iter
+    kc_a = ch.kc_a
+    kc_b = ch.kc_b
+    mm = avg.mm
+    passes_a = ch.passes_a
+    passes_b = ch.passes_b
+    per = avg.per
+    ra = avg.ra
+    rab = avg.rab
+    single_a = ch.single_a
+    step_ka = ch.step_ka
+    via_a = cp.via_a
+    via_b = cp.via_b
+    if not floor and fix and via_a and via_b:
+        # Both staged with FixPipe (no drain in the vector queue), A in one slot and two
+        # chunks per block, both reloaded every block (priced on those candidates).
+        idx = np.flatnonzero(
+            single_a & (kc_a == 2) & (kc_b <= 2) & (b_last_start >= a_last_start)
+            & (passes_a > blocks - 0.5) & (passes_b > blocks - 0.5) & has_b
+        )  # fmt: skip
+        if idx.size:
+            path = staged_one_a_slot_cycle(
+                tuple(_sub(x, idx) for x in (kc_b, step_ka, k_iter, blocks)),
+                tuple(tuple(_sub(x, idx) for x in leg) for leg in (a_full, a_last, b_full, b_last)),
+                (ra.sub(idx), rab.sub(idx), _sub(per, idx), _sub(mm, idx), _sub(dr_last, idx)),
+            )
+            mk.raise_at(idx, path, "staged_one_a_slot_cycle")

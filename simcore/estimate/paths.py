@@ -1,0 +1,115 @@
+"""The MTE2 path and the drain path: the two queues whose totals bound the kernel from below."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from simcore.estimate.arrays import sub as _sub
+from simcore.estimate.copies import Chunking, Copies
+from simcore.estimate.drains import (
+    c1_drain_chain,
+)
+from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.steps import TypicalSteps
+
+
+def copy_and_drain_paths(
+    g: Grid,
+    bt: BlockTypes,
+    typ: TypicalSteps,
+    ch: Chunking,
+    cp: Copies,
+    fix: bool,
+    floor: bool,
+    inner: Any,
+    kf: Any,
+    km_a: Any,
+    km_b: Any,
+    start: Any,
+    start_0: Any,
+) -> tuple[Any, ...]:
+    """The MTE2 path (all copies, then the last chunk's steps and drain) and the drain path.
+
+    MTE2 runs ahead of the step chain; after its last copy the remaining steps of that chunk and
+    the drain are left (through UB the last copy's staging legs too). The drain path: the first
+    block, then every drain in its queue (without FixPipe the L0C->UB and UB->GM legs chain
+    through the one C staging buffer; with one L0C buffer, :func:`c1_drain_chain` over the block
+    types).
+    """
+    c1_path: Any = None  # (set where the term applies)
+    idx_c1: Any = None  # (set where the term applies)
+    stall_c1: Any = None  # (set where the term applies)
+    blk_types = bt.types
+    blocks = g.blocks
+    c1 = g.c1
+    dr_last = bt.dr_last
+    drain_total = bt.drain_total
+    k_iter = g.k_iter
+    la = typ.la
+    lb = typ.lb
+    loads_a = ch.loads_a
+    loads_b = ch.loads_b
+    m3_out = bt.m3_out
+    m_iter = g.m_iter
+    mm = typ.mm
+    mte2 = cp.mte2
+    n_iter = g.n_iter
+    normal = typ.normal
+    order = g.order
+    per = typ.per
+    single_a = ch.single_a
+    single_b = ch.single_b
+    step_ka = ch.step_ka
+    step_kb = ch.step_kb
+    streamed_a = ch.streamed_a
+    streamed_b = ch.streamed_b
+    ua1 = cp.ua1
+    ub1 = cp.ub1
+    va1 = cp.va1
+    vb1 = cp.vb1
+    via_a = cp.via_a
+    via_b = cp.via_b
+    # drain are left.
+    # (``x * (loads > 0)`` is ``np.where(loads > 0, x, 0)`` for x >= 0, about half the cost.)
+    last_step = np.maximum(km_a * step_ka * (loads_a > 0), km_b * step_kb * (loads_b > 0))
+    tail_after = (k_iter - last_step - 1) * per + la + lb + mm + dr_last
+    tail_plain = tail_after
+    if via_a or via_b:
+        tail_after = tail_after + np.where(via_b, vb1 + ub1, va1 + ua1)
+    copy_path = mte2 + tail_after
+    # Without FixPipe a block's L0C->UB move waits for the previous block's UB->GM copy (one C
+    # staging buffer), so the moves and copies of all blocks chain after the first block.
+    drain_path = start + kf * per + mm + drain_total + (0.0 if fix else m3_out)
+    if not fix and not floor:
+        # A chunk copy that waits for a read of its own block (``inner``) holds that block's
+        # MMAD chain back after it has started behind the drain, so the chain carries it too:
+        # with one slot every copy after the block's first waits so. (With two, the first two
+        # wait for reads of the block before, long done when the drain sets the pace: left out.)
+        # (The chain applies with one L0C buffer only: priced on those candidates, which also
+        # halves the cost of the chain itself.)
+        idx_c1 = np.flatnonzero(c1)
+        c1_path = np.zeros(np.shape(blocks))
+        stall_c1: Any = np.zeros(0)
+        if idx_c1.size:
+            i_c = idx_c1
+            one_slot = (_sub(single_a, i_c) | ~_sub(streamed_a, i_c)) & (
+                _sub(single_b, i_c) | ~_sub(streamed_b, i_c)
+            )
+            stall_blk = one_slot * _sub(inner, i_c) / np.maximum(_sub(blocks, i_c), 1)
+            chain_c1 = c1_drain_chain(
+                {key: tuple(_sub(x, i_c) for x in v) for key, v in blk_types.items()},
+                _sub(m_iter, i_c), _sub(n_iter, i_c), _sub(order, i_c) == 0, _sub(normal, i_c),
+                stall_blk,
+            )  # fmt: skip
+            c1_path[i_c] = _sub(start_0, i_c) + chain_c1
+            stall_c1 = stall_blk
+    return (
+        c1_path,
+        copy_path,
+        drain_path,
+        idx_c1,
+        stall_c1,
+        tail_plain,
+    )

@@ -1,0 +1,68 @@
+"""Queue totals as paths: V, MTE3 and the UB staging buffers, each after what must precede it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from simcore.estimate.binding import Makespan
+from simcore.estimate.copies import Copies
+from simcore.estimate.grid import BlockTypes
+from simcore.estimate.steps import TypicalSteps
+
+
+def queue_paths(
+    bt: BlockTypes,
+    typ: TypicalSteps,
+    cp: Copies,
+    fix: bool,
+    mk: Makespan,
+) -> tuple[Any, ...]:
+    """The vector and MTE3 queues and the UB staging totals as paths.
+
+    Without FixPipe (or with UB staging) V runs the reorders and drains after the first copy, MTE3
+    the UB->L1 and UB->GM legs after the first reorder. The UB staging buffers chain the copies
+    of both operands: every GM->UB copy after the previous reorder, every reorder after the
+    previous UB->L1 copy (``ub_staging_mte2``, ``ub_staging_vector``).
+    """
+    after: Any = None  # (set where the term applies)
+    last_u: Any = None  # (set where the term applies)
+    dr_last = bt.dr_last
+    ga = cp.ga
+    ga1 = cp.ga1
+    gb = cp.gb
+    gb1 = cp.gb1
+    la = typ.la
+    lb = typ.lb
+    m3c = typ.m3c
+    mm = typ.mm
+    mte3 = cp.mte3
+    ua = cp.ua
+    ua1 = cp.ua1
+    ub = cp.ub
+    ub1 = cp.ub1
+    va = cp.va
+    va1 = cp.va1
+    vb = cp.vb
+    vec = cp.vec
+    via_a = cp.via_a
+    via_b = cp.via_b
+    if not fix or via_a or via_b:
+        mk.raise_all(ga1 + vec + (m3c if not fix else ua1 + la + lb + mm), "vector_queue")
+        mk.raise_all(ga1 + va1 + mte3, "mte3_queue")
+    if via_a or via_b:
+        # The UB staging buffers chain the copies of both operands: a GM->UB copy waits for the
+        # previous reorder, a reorder for the previous UB->L1 copy.
+        g_ub = (ga if via_a else 0.0) + (gb if via_b else 0.0)
+        v_ub = va + vb
+        u_ub = ua + ub
+        after = la + lb + mm + dr_last
+        last_u = np.where(via_b, ub1, ua1) if (via_a and via_b) else (ub1 if via_b else ua1)
+        first_g = ga1 if via_a else gb1
+        mk.raise_all(g_ub + v_ub + last_u + after, "ub_staging_mte2")
+        mk.raise_all(first_g + v_ub + u_ub + after, "ub_staging_vector")
+    return (
+        after,
+        last_u,
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +13,10 @@ from simcore.estimate.replay import block_replay_path
 from simcore.estimate.steps import AverageSteps
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.mmad import mmad_cycles
+
+if TYPE_CHECKING:
+    from simcore.estimate.slot_a import AHops
+
 
 #: :func:`block_replay_path` runs where the K loop has at most this many steps (its cost is a
 #: numpy pass per step and played block) and the copies' legs take this share of the path so far
@@ -28,6 +32,7 @@ def block_replay_term(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
+    ah: AHops,
     c: Costs,
     f: dict[str, Any],
     fix: bool,
@@ -46,7 +51,7 @@ def block_replay_term(
     a_last = lg.a_last
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     blocks = g.blocks
     dr_last = bt.dr_last
     drain_total = bt.drain_total

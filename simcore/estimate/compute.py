@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -13,18 +13,28 @@ from simcore.estimate.steps import TypicalSteps
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.transfer import l1_to_l0_cycles
 
+if TYPE_CHECKING:
+    from simcore.estimate.stalls import Stalls
+
+
+class ComputePath(NamedTuple):
+    """What :func:`compute_chain` gives the later terms (named as in its formulas)."""
+
+    compute_path: Any
+    start: Any
+    start_0: Any
+
 
 def compute_chain(
     g: Grid,
     bt: BlockTypes,
     typ: TypicalSteps,
     cp: Copies,
-    bound_ex: Any,
+    st: Stalls,
     fix: bool,
     floor: bool,
-    inner: Any,
     p: Any,
-) -> tuple[Any, ...]:
+) -> ComputePath:
     """The compute path: start-up, every block's step chain with its stalls, the last drain.
 
     Start-up is the first copies (A, then B, in MTE2 order; through UB their staging legs) and
@@ -36,10 +46,12 @@ def compute_chain(
     a1 = g.a1
     b1 = g.b1
     blocks = g.blocks
+    bound_ex = st.bound_ex
     dr_last = bt.dr_last
     fr_1 = typ.fr_1
     ga1 = cp.ga1
     gb1 = cp.gb1
+    inner = st.inner
     k_iter = g.k_iter
     ka_t = g.ka_t
     la = typ.la
@@ -96,8 +108,4 @@ def compute_chain(
             compute_path = np.array(compute_path, dtype=np.float64)
             compute_path[idx] += _sub(blocks, idx) * pair
     # MTE2 runs ahead of the chain; after its last copy the remaining steps of that chunk and the
-    return (
-        compute_path,
-        start,
-        start_0,
-    )
+    return ComputePath(compute_path=compute_path, start=start, start_0=start_0)

@@ -8,7 +8,7 @@ copy at its pass starts, and the last two drains behind the slot chains.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,13 @@ from simcore.estimate.steps import AverageSteps
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.transfer import first_last_legs
+
+if TYPE_CHECKING:
+    from simcore.estimate.paths import QueuePaths
+    from simcore.estimate.slot_a import AHops
+    from simcore.estimate.slot_a_pass import AChain
+    from simcore.estimate.slot_b import BChain
+    from simcore.estimate.stalls import Stalls
 
 
 def corner_drain_path(
@@ -268,11 +275,11 @@ def corner_drain(
     bt: BlockTypes,
     avg: AverageSteps,
     ch: Chunking,
-    cp: Copies,
+    ah: AHops,
+    ac: AChain,
+    bc: BChain,
     c: Costs,
     cap: Any,
-    chain_a: Any,
-    chain_b: Any,
     f: dict[str, Any],
     fix: bool,
     floor: bool,
@@ -284,12 +291,14 @@ def corner_drain(
     (one C staging buffer), which may outlast the short corner block's chain
     (:func:`corner_drain_path`). Pipes: V, MTE3.
     """
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     bk = g.bk
     blk_types = bt.types
     blocks = g.blocks
     bm = g.bm
     bn = g.bn
+    chain_a = ac.chain_a
+    chain_b = bc.chain_b
     cols = g.cols
     k = g.k
     kc_a = ch.kc_a
@@ -349,15 +358,13 @@ def c1_pass_start(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    c1_path: Any,
+    st: Stalls,
+    qp: QueuePaths,
     f: dict[str, Any],
     fix: bool,
     floor: bool,
-    idx_c1: Any,
     mk: Makespan,
     mm_kt: Any,
-    normal: Any,
-    stall_c1: Any,
 ) -> None:
     """One L0C buffer without FixPipe: a one-slot outer operand's copy at each of its pass starts.
 
@@ -371,6 +378,8 @@ def c1_pass_start(
     blk_types = bt.types
     blocks = g.blocks
     c1 = g.c1
+    c1_path = qp.c1_path
+    idx_c1 = qp.idx_c1
     kc_a = ch.kc_a
     kc_b = ch.kc_b
     la = avg.la
@@ -378,11 +387,13 @@ def c1_pass_start(
     lb_kt = avg.lb_kt
     m_iter = g.m_iter
     n_iter = g.n_iter
+    normal = st.normal
     order = g.order
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     slots_a = ch.slots_a
     slots_b = ch.slots_b
+    stall_c1 = qp.stall_c1
     via_a = cp.via_a
     via_b = cp.via_b
     if not fix and not floor:

@@ -229,13 +229,8 @@ from simcore.estimate.mte2_linked import linked_pairs, mte2_bias_between_staged
 from simcore.estimate.paths import copy_and_drain_paths
 from simcore.estimate.phases import phase_terms
 from simcore.estimate.queues import queue_paths
-from simcore.estimate.slot_a import (
-    a_hops,
-    a_offset_gains,
-    a_one_slot_holds,
-    a_pass_cycles,
-    a_streamed_chain,
-)
+from simcore.estimate.slot_a import a_hops, a_offset_gains, a_one_slot_holds
+from simcore.estimate.slot_a_pass import a_pass_cycles, a_streamed_chain
 from simcore.estimate.slot_b import b_chain, b_chain_at_a_pass_start, b_hops
 from simcore.estimate.staged_blocks import (
     b_chain_behind_a_staging,
@@ -330,20 +325,20 @@ def _core(
     mte2, vec, mte3 = cp.mte2, cp.vec, cp.mte3
     ga1, va1, ua1, gb1, vb1, ub1 = cp.ga1, cp.va1, cp.ua1, cp.gb1, cp.vb1, cp.ub1
     via_a, via_b, wait_a, wait_b, b_after_a = cp.via_a, cp.via_b, cp.wait_a, cp.wait_b, cp.b_after_a
-    bound_ex, burst_a, co_lcm, co_steps, inner, normal = chunk_stalls(g, typ, ch, cp, fix, km_a, km_b)  # fmt: skip
-    compute_path, start, start_0 = compute_chain(g, bt, typ, cp, bound_ex, fix, floor, inner, p)  # fmt: skip
-    c1_path, copy_path, drain_path, idx_c1, stall_c1, tail_plain = copy_and_drain_paths(g, bt, typ, ch, cp, fix, floor, inner, kf, km_a, km_b, start, start_0)  # fmt: skip
+    st = chunk_stalls(g, typ, ch, cp, fix, km_a, km_b)  # fmt: skip
+    cm = compute_chain(g, bt, typ, cp, st, fix, floor, p)  # fmt: skip
+    qp = copy_and_drain_paths(g, bt, typ, ch, cp, st, cm, fix, floor, kf, km_a, km_b)  # fmt: skip
     if floor:
         # The compute path is not monotone in the L0 flags (its start-up share shrinks as the
         # period grows): left out of the floor (the group bound prices it per L0 class).
-        mk = Makespan(copy_path, "copy", track=False)
+        mk = Makespan(qp.copy_path, "copy", track=False)
     else:
-        mk = Makespan(compute_path, "compute")
-        mk.raise_all(copy_path, "copy")
-    mk.raise_all(drain_path, "drain")
-    if not fix and not floor and idx_c1.size:
-        mk.raise_at(idx_c1, c1_path[idx_c1], "c1_drain_chain")
-    after, last_u = queue_paths(bt, typ, cp, fix, mk)  # fmt: skip
+        mk = Makespan(cm.compute_path, "compute")
+        mk.raise_all(qp.copy_path, "copy")
+    mk.raise_all(qp.drain_path, "drain")
+    if not fix and not floor and qp.idx_c1.size:
+        mk.raise_at(qp.idx_c1, qp.c1_path[qp.idx_c1], "c1_drain_chain")
+    ub = queue_paths(bt, typ, cp, fix, mk)  # fmt: skip
 
     # --- slot cycles ------------------------------------------------------------------------------
     # A copy waits for the last read of the chunk `slots` copies back, so the copies of one
@@ -365,33 +360,33 @@ def _core(
         ch.a_last_start, ch.b_last_start, ch.b_many, ch.has_b
     )  # fmt: skip
     co_frac, co_rest, co_frac_ab = ch.co_frac, ch.co_rest, ch.co_frac_ab
-    inner_links, own_pairs, pairs = staging_links(g, bt, avg, ch, cp, lg, mk)  # fmt: skip
-    linked_pairs(g, avg, ch, cp, lg, after, c, cap, floor, mk, problem, tail_plain)  # fmt: skip
-    b_later, b_tail_co, b_wait, bias_cyc, blocks_n, extra, full_co, gain_f, gain_fl, gain_l, hop_f, hop_l, hop_l_a_own, hops_f, ka_div, kb_off, kb_short, last_co, r_last_a, rab_ka, reads_af, reads_al, rs_a, stay_a, stay_b, wait_af, wait_al = a_hops(g, bt, avg, ch, cp, lg, c, cap, f, fix, floor, km1_a, problem)  # fmt: skip
-    a_many = a_offset_gains(avg, ch, cp, lg, extra, floor, full_co, gain_f, hop_f, hop_l, reads_af)  # fmt: skip
-    extra, gain_f, hop_l, rs_bias = a_one_slot_holds(g, avg, ch, cp, lg, b_later, b_wait, extra, floor, full_co, gain_f, gain_l, hop_l, last_co, problem, reads_af, rs_a, stay_a, wait_al)  # fmt: skip
-    d_a0, gain_pass_a, per_pass_a = a_pass_cycles(g, avg, ch, cp, lg, b_tail_co, extra, fix, floor, gain_f, gain_fl, hop_f, hop_l, hops_f, km1_a, km1_b, rs_a, rs_bias, stay_a, wait_af, wait_al)  # fmt: skip
-    chain_a, own_a, per_pass_a = a_streamed_chain(g, avg, ch, cp, lg, d_a0, floor, hop_l, hop_l_a_own, hops_f, own_pairs, per_pass_a, reads_al, stay_a, wait_af, wait_al)  # fmt: skip
-    a_first0, a_many, hop_f, hop_l, kc_b1, own_b, reads_bl, wait_bf, wait_bl = b_hops(g, avg, ch, cp, lg, fix, floor, problem, reads_al, stay_b)  # fmt: skip
-    chain_b, pass_b_cyc, per_pass_b = b_chain(g, bt, avg, ch, cp, lg, chain_a, hop_f, hop_l, kc_b1, mk, problem, stay_b, wait_bf, wait_bl)  # fmt: skip
-    b_chain_at_a_pass_start(g, bt, avg, ch, cp, lg, chain_b, fix, floor, mk)  # fmt: skip
-    line_stay(g, bt, avg, ch, cp, lg, f, fix, floor, gain_pass_a, mk, reads_af, reads_al, reads_bl, wait_af, wait_al, wait_bf, wait_bl)  # fmt: skip
-    corner_drain(g, bt, avg, ch, cp, c, cap, chain_a, chain_b, f, fix, floor, mk)  # fmt: skip
-    phase_terms(g, bt, avg, ch, cp, bound_ex, c, chain_b, compute_path, copy_path, f, fix, floor, inner, mk, pass_b_cyc, per_pass_a, per_pass_b, start)  # fmt: skip
-    mte2_gap_terms(avg, ch, cp, lg, copy_path, floor, mk, rab_ka, reads_af)  # fmt: skip
-    staged_block_cycle(g, bt, avg, ch, cp, lg, bound_ex, c, cap, fix, floor, inner, inner_links, m3c, mk, mm_kt, pairs, reads_al, reads_bl, start)  # fmt: skip
-    staged_b_block(g, bt, avg, ch, cp, lg, floor, mk)  # fmt: skip
+    sl = staging_links(g, bt, avg, ch, cp, lg, mk)  # fmt: skip
+    linked_pairs(g, avg, ch, cp, lg, qp, ub, c, cap, floor, mk, problem)  # fmt: skip
+    ah = a_hops(g, bt, avg, ch, cp, lg, st, c, cap, f, fix, floor, km1_a, problem)  # fmt: skip
+    a_offset_gains(avg, ch, cp, lg, st, ah, floor)  # fmt: skip
+    ao = a_one_slot_holds(g, avg, ch, cp, lg, ah, floor, problem)  # fmt: skip
+    apc = a_pass_cycles(g, avg, ch, cp, lg, st, ah, ao, fix, floor, km1_a, km1_b)  # fmt: skip
+    ac = a_streamed_chain(g, avg, ch, cp, lg, sl, ah, ao, apc, floor)  # fmt: skip
+    bh = b_hops(g, avg, ch, cp, lg, ah, fix, floor, problem)  # fmt: skip
+    bc = b_chain(g, bt, avg, ch, lg, ah, ac, bh, mk, problem)  # fmt: skip
+    b_chain_at_a_pass_start(g, bt, avg, ch, cp, lg, bc, fix, floor, mk)  # fmt: skip
+    line_stay(g, bt, avg, ch, cp, lg, ah, apc, bh, f, fix, floor, mk)  # fmt: skip
+    corner_drain(g, bt, avg, ch, ah, ac, bc, c, cap, f, fix, floor, mk)  # fmt: skip
+    phase_terms(g, bt, avg, ch, cp, st, cm, qp, ah, ac, bc, c, f, fix, floor, mk)  # fmt: skip
+    mte2_gap_terms(avg, ch, cp, lg, qp, ah, floor, mk)  # fmt: skip
+    staged_block_cycle(g, bt, avg, ch, cp, lg, st, cm, sl, ah, bh, c, cap, fix, floor, m3c, mk, mm_kt)  # fmt: skip
+    staged_b_block(g, bt, avg, ch, cp, lg, ah, floor, mk)  # fmt: skip
     staged_a_block(g, bt, avg, ch, cp, lg, floor, mk)  # fmt: skip
-    b_chain_behind_a_staging(g, bt, avg, ch, cp, lg, chain_b, floor, mk)  # fmt: skip
-    staged_one_slot_chains(bt, avg, ch, cp, lg, floor, mk, reads_af, reads_al, reads_bl, stay_a, stay_b)  # fmt: skip
+    b_chain_behind_a_staging(g, bt, avg, ch, cp, lg, bc, floor, mk)  # fmt: skip
+    staged_one_slot_chains(bt, avg, ch, cp, lg, ah, bh, floor, mk)  # fmt: skip
     staged_one_a_slot(g, bt, avg, ch, cp, lg, fix, floor, mk)  # fmt: skip
-    mte2_behind_slot_waiting_b(bt, avg, ch, cp, lg, floor, mk)  # fmt: skip
-    staged_pass(g, bt, avg, ch, cp, lg, c, cap, f, fix, floor, m3c, mk, mm_kt, reads_al, reads_bl, start)  # fmt: skip
-    c1_pass_start(g, bt, avg, ch, cp, lg, c1_path, f, fix, floor, idx_c1, mk, mm_kt, normal, stall_c1)  # fmt: skip
-    mte2_bias_between_staged(g, ch, cp, lg, after, floor, last_u, mk, problem)  # fmt: skip
-    a_pass, last_copy_step, ub_tail, b_pass = first_block(g, bt, avg, ch, cp, lg, fix, mk, problem)  # fmt: skip
-    first_line(g, bt, avg, ch, cp, a_pass, b_pass, f, fix, floor, last_copy_step, mk, normal, ub_tail)  # fmt: skip
-    block_replay_term(g, bt, avg, ch, cp, lg, c, f, fix, floor, mk, p)  # fmt: skip
+    mte2_behind_slot_waiting_b(bt, avg, ch, cp, lg, ah, floor, mk)  # fmt: skip
+    staged_pass(g, bt, avg, ch, cp, lg, cm, ah, bh, c, cap, f, fix, floor, m3c, mk, mm_kt)  # fmt: skip
+    c1_pass_start(g, bt, avg, ch, cp, lg, st, qp, f, fix, floor, mk, mm_kt)  # fmt: skip
+    mte2_bias_between_staged(g, ch, cp, lg, ub, ah, floor, mk, problem)  # fmt: skip
+    fb = first_block(g, bt, avg, ch, cp, lg, ah, fix, mk, problem)  # fmt: skip
+    first_line(g, bt, avg, ch, cp, st, ah, fb, f, fix, floor, mk)  # fmt: skip
+    block_replay_term(g, bt, avg, ch, cp, lg, ah, c, f, fix, floor, mk, p)  # fmt: skip
     busy = {
         "MTE2": mte2,
         "MTE1": mte1,
@@ -407,8 +402,8 @@ def _core(
         # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
         # pipes that does not depend on the other operand (its copies are >= 0).
         fixed_work = mte1 + cube + drain_total
-        out["own_a"] = own_a + mm + dr_last
-        out["own_b"] = own_b + mm + dr_last
+        out["own_a"] = ac.own_a + mm + dr_last
+        out["own_b"] = bh.own_b + mm + dr_last
         out["seq_a"] = fixed_work + ga
         out["seq_b"] = fixed_work + gb
     return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -17,6 +17,19 @@ from simcore.estimate.grid import BlockTypes, Grid
 from simcore.estimate.steps import AverageSteps
 from simcore.tiling.problem import Problem
 
+if TYPE_CHECKING:
+    from simcore.estimate.slot_a import AHops
+    from simcore.estimate.stalls import Stalls
+
+
+class FirstBlock(NamedTuple):
+    """What :func:`first_block` gives the later terms (named as in its formulas)."""
+
+    a_pass: Any
+    last_copy_step: Any
+    ub_tail: Any
+    b_pass: Any
+
 
 def first_block(
     g: Grid,
@@ -25,10 +38,11 @@ def first_block(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
+    ah: AHops,
     fix: bool,
     mk: Makespan,
     problem: Problem,
-) -> tuple[Any, ...]:
+) -> FirstBlock:
     """The first block: MTE2 brings its chunks, its remaining steps run, every drain follows.
 
     The first block cannot end before MTE2 has copied the first pass of both operands (in order,
@@ -41,7 +55,7 @@ def first_block(
     b_full = lg.b_full
     b_last = lg.b_last
     b_last_start = ch.b_last_start
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     drain_total = bt.drain_total
     k_iter = g.k_iter
     kc_a = ch.kc_a
@@ -72,12 +86,7 @@ def first_block(
     first_end = first_end + (k_iter - last_copy_step - 1) * per + la + lb + mm
     first_all = first_end + drain_total if fix else first_end + drain_total + m3_out
     mk.raise_all(first_all, "first_block")
-    return (
-        a_pass,
-        last_copy_step,
-        ub_tail,
-        b_pass,
-    )
+    return FirstBlock(a_pass=a_pass, last_copy_step=last_copy_step, ub_tail=ub_tail, b_pass=b_pass)
 
 
 def first_line(
@@ -86,15 +95,13 @@ def first_line(
     avg: AverageSteps,
     ch: Chunking,
     cp: Copies,
-    a_pass: Any,
-    b_pass: Any,
+    st: Stalls,
+    ah: AHops,
+    fb: FirstBlock,
     f: dict[str, Any],
     fix: bool,
     floor: bool,
-    last_copy_step: Any,
     mk: Makespan,
-    normal: Any,
-    ub_tail: Any,
 ) -> None:
     """The first line's last block when the inner operand is loaded once, then every later drain.
 
@@ -102,7 +109,9 @@ def first_line(
     bias slice per block before that block's last copy; its steps, then its drain and every later
     one follow (with one L0C buffer through the later blocks' MMAD chains).
     """
-    bias_cyc = cp.bias_cyc
+    a_pass = fb.a_pass
+    b_pass = fb.b_pass
+    bias_cyc = ah.bias_cyc
     blk_types = bt.types
     c1 = g.c1
     drain_total = bt.drain_total
@@ -110,17 +119,20 @@ def first_line(
     gb = cp.gb
     k_iter = g.k_iter
     la = avg.la
+    last_copy_step = fb.last_copy_step
     lb = avg.lb
     m3_out = bt.m3_out
     m_iter = g.m_iter
     mm = avg.mm
     n_iter = g.n_iter
+    normal = st.normal
     order = g.order
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     per = avg.per
     streamed_a = ch.streamed_a
     streamed_b = ch.streamed_b
+    ub_tail = fb.ub_tail
     if not fix and not floor:
         # Likewise the last block of the first line (column with iterateOrder 0, row with 1)
         # when the inner operand is loaded once: MTE2 has brought its whole panel (every

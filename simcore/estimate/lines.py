@@ -7,7 +7,7 @@ steps and copies (a sum of maxima, which exceeds the maximum of the sums).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,11 @@ from simcore.estimate.copies import Chunking, ChunkLegs, Copies
 from simcore.estimate.grid import BlockTypes, Grid
 from simcore.estimate.steps import AverageSteps
 from simcore.pipeline.costs import Costs, at_least
+
+if TYPE_CHECKING:
+    from simcore.estimate.slot_a import AHops
+    from simcore.estimate.slot_a_pass import APassCycles
+    from simcore.estimate.slot_b import BHops
 
 
 def line_stay_path(
@@ -218,18 +223,13 @@ def line_stay(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
+    ah: AHops,
+    apc: APassCycles,
+    bh: BHops,
     f: dict[str, Any],
     fix: bool,
     floor: bool,
-    gain_pass_a: Any,
     mk: Makespan,
-    reads_af: Any,
-    reads_al: Any,
-    reads_bl: Any,
-    wait_af: Any,
-    wait_al: Any,
-    wait_bf: Any,
-    wait_bl: Any,
 ) -> None:
     """An outer operand loaded once per line: its slot chain with the stay priced per line type.
 
@@ -242,10 +242,11 @@ def line_stay(
     a_last = lg.a_last
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     blk_types = bt.types
     blocks = g.blocks
     dr_last = bt.dr_last
+    gain_pass_a = apc.gain_pass_a
     has_b = ch.has_b
     k_iter = g.k_iter
     kc_a = ch.kc_a
@@ -261,10 +262,17 @@ def line_stay(
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     rb_kb = avg.rb_kb
+    reads_af = ah.reads_af
+    reads_al = ah.reads_al
+    reads_bl = bh.reads_bl
     slots_a = ch.slots_a
     slots_b = ch.slots_b
     via_a = cp.via_a
     via_b = cp.via_b
+    wait_af = ah.wait_af
+    wait_al = ah.wait_al
+    wait_bf = bh.wait_bf
+    wait_bl = bh.wait_bl
     if not fix and not floor and blk_types:
         # An outer operand that stays for a whole line of blocks (one pass per line) holds its
         # slots over the line's blocks: the stay above averages their drains over all lines,

@@ -6,7 +6,7 @@ program order, so it idles until that read and every later copy follows it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,10 @@ from simcore.estimate.binding import Makespan
 from simcore.estimate.copies import Chunking, ChunkLegs, Copies
 from simcore.estimate.grid import BlockTypes
 from simcore.estimate.steps import AverageSteps
+
+if TYPE_CHECKING:
+    from simcore.estimate.paths import QueuePaths
+    from simcore.estimate.slot_a import AHops
 
 
 def mte2_gap_path(
@@ -143,11 +147,10 @@ def mte2_gap_terms(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    copy_path: Any,
+    qp: QueuePaths,
+    ah: AHops,
     floor: bool,
     mk: Makespan,
-    rab_ka: Any,
-    reads_af: Any,
 ) -> None:
     """The MTE2 gap of a one-slot operand, and one B slot behind A chunks inside B's first.
 
@@ -161,6 +164,7 @@ def mte2_gap_terms(
     a_last = lg.a_last
     b_full = lg.b_full
     b_last = lg.b_last
+    copy_path = qp.copy_path
     has_b = ch.has_b
     kc_a = ch.kc_a
     kc_b = ch.kc_b
@@ -168,7 +172,9 @@ def mte2_gap_terms(
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     ra = avg.ra
+    rab_ka = ah.rab_ka
     rb_kb = avg.rb_kb
+    reads_af = ah.reads_af
     single_a = ch.single_a
     single_b = ch.single_b
     step_ka = ch.step_ka
@@ -207,6 +213,7 @@ def mte2_behind_slot_waiting_b(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
+    ah: AHops,
     floor: bool,
     mk: Makespan,
 ) -> None:
@@ -220,15 +227,15 @@ def mte2_behind_slot_waiting_b(
     a_many = ch.a_many
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     dr_last = bt.dr_last
     has_b = ch.has_b
-    ka_div = ch.ka_div
+    ka_div = ah.ka_div
     kc_a = ch.kc_a
     lb = avg.lb
     mm = avg.mm
     passes_a = ch.passes_a
-    r_last_a = ch.r_last_a
+    r_last_a = ah.r_last_a
     ra = avg.ra
     slots_b = ch.slots_b
     step_ka = ch.step_ka

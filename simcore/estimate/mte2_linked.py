@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +14,11 @@ from simcore.estimate.steps import AverageSteps
 from simcore.pipeline.costs import Costs
 from simcore.tiling.problem import Problem
 
+if TYPE_CHECKING:
+    from simcore.estimate.paths import QueuePaths
+    from simcore.estimate.queues import UbTails
+    from simcore.estimate.slot_a import AHops
+
 
 def linked_pairs(
     g: Grid,
@@ -21,13 +26,13 @@ def linked_pairs(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    after: Any,
+    qp: QueuePaths,
+    ub: UbTails,
     c: Costs,
     cap: Any,
     floor: bool,
     mk: Makespan,
     problem: Problem,
-    tail_plain: Any,
 ) -> None:
     """One operand staged, the other direct: linked GM->UB pairs on MTE2.
 
@@ -40,6 +45,7 @@ def linked_pairs(
     """
     a_full = lg.a_full
     a_last = lg.a_last
+    after = ub.after
     b_full = lg.b_full
     b_last = lg.b_last
     blocks = g.blocks
@@ -59,6 +65,7 @@ def linked_pairs(
     slots_a = ch.slots_a
     step_ka = ch.step_ka
     step_kb = ch.step_kb
+    tail_plain = qp.tail_plain
     ua1 = cp.ua1
     ub1 = cp.ub1
     va1 = cp.va1
@@ -234,9 +241,9 @@ def mte2_bias_between_staged(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    after: Any,
+    ub: UbTails,
+    ah: AHops,
     floor: bool,
-    last_u: Any,
     mk: Makespan,
     problem: Problem,
 ) -> None:
@@ -247,10 +254,12 @@ def mte2_bias_between_staged(
     """
     a_last = lg.a_last
     a_last_start = ch.a_last_start
+    after = ub.after
     b_last = lg.b_last
     b_last_start = ch.b_last_start
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     blocks = g.blocks
+    last_u = ub.last_u
     mte2 = cp.mte2
     va = cp.va
     vb = cp.vb

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -14,6 +14,21 @@ from simcore.estimate.drains import (
 from simcore.estimate.grid import BlockTypes, Grid
 from simcore.estimate.steps import TypicalSteps
 
+if TYPE_CHECKING:
+    from simcore.estimate.compute import ComputePath
+    from simcore.estimate.stalls import Stalls
+
+
+class QueuePaths(NamedTuple):
+    """What :func:`copy_and_drain_paths` gives the later terms (named as in its formulas)."""
+
+    c1_path: Any
+    copy_path: Any
+    drain_path: Any
+    idx_c1: Any
+    stall_c1: Any
+    tail_plain: Any
+
 
 def copy_and_drain_paths(
     g: Grid,
@@ -21,15 +36,14 @@ def copy_and_drain_paths(
     typ: TypicalSteps,
     ch: Chunking,
     cp: Copies,
+    st: Stalls,
+    cm: ComputePath,
     fix: bool,
     floor: bool,
-    inner: Any,
     kf: Any,
     km_a: Any,
     km_b: Any,
-    start: Any,
-    start_0: Any,
-) -> tuple[Any, ...]:
+) -> QueuePaths:
     """The MTE2 path (all copies, then the last chunk's steps and drain) and the drain path.
 
     MTE2 runs ahead of the step chain; after its last copy the remaining steps of that chunk and
@@ -46,6 +60,7 @@ def copy_and_drain_paths(
     c1 = g.c1
     dr_last = bt.dr_last
     drain_total = bt.drain_total
+    inner = st.inner
     k_iter = g.k_iter
     la = typ.la
     lb = typ.lb
@@ -56,11 +71,13 @@ def copy_and_drain_paths(
     mm = typ.mm
     mte2 = cp.mte2
     n_iter = g.n_iter
-    normal = typ.normal
+    normal = st.normal
     order = g.order
     per = typ.per
     single_a = ch.single_a
     single_b = ch.single_b
+    start = cm.start
+    start_0 = cm.start_0
     step_ka = ch.step_ka
     step_kb = ch.step_kb
     streamed_a = ch.streamed_a
@@ -105,11 +122,11 @@ def copy_and_drain_paths(
             )  # fmt: skip
             c1_path[i_c] = _sub(start_0, i_c) + chain_c1
             stall_c1 = stall_blk
-    return (
-        c1_path,
-        copy_path,
-        drain_path,
-        idx_c1,
-        stall_c1,
-        tail_plain,
+    return QueuePaths(
+        c1_path=c1_path,
+        copy_path=copy_path,
+        drain_path=drain_path,
+        idx_c1=idx_c1,
+        stall_c1=stall_c1,
+        tail_plain=tail_plain,
     )

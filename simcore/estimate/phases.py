@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,14 @@ from simcore.estimate.steps import AverageSteps
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.costs import Costs
 
+if TYPE_CHECKING:
+    from simcore.estimate.compute import ComputePath
+    from simcore.estimate.paths import QueuePaths
+    from simcore.estimate.slot_a import AHops
+    from simcore.estimate.slot_a_pass import AChain
+    from simcore.estimate.slot_b import BChain
+    from simcore.estimate.stalls import Stalls
+
 
 def phase_terms(
     g: Grid,
@@ -25,20 +33,17 @@ def phase_terms(
     avg: AverageSteps,
     ch: Chunking,
     cp: Copies,
-    bound_ex: Any,
+    st: Stalls,
+    cm: ComputePath,
+    qp: QueuePaths,
+    ah: AHops,
+    ac: AChain,
+    bc: BChain,
     c: Costs,
-    chain_b: Any,
-    compute_path: Any,
-    copy_path: Any,
     f: dict[str, Any],
     fix: bool,
     floor: bool,
-    inner: Any,
     mk: Makespan,
-    pass_b_cyc: Any,
-    per_pass_a: Any,
-    per_pass_b: Any,
-    start: Any,
 ) -> None:
     """Phases: per block type (or line) the longer of two chains counts, not the longer of the sums.
 
@@ -49,15 +54,20 @@ def phase_terms(
     """
     blk_types = bt.types
     blocks = g.blocks
-    blocks_n = g.blocks_n
+    blocks_n = ah.blocks_n
     bm = g.bm
     bn = g.bn
+    bound_ex = st.bound_ex
+    chain_b = bc.chain_b
     cn_t = g.cn_t
+    compute_path = cm.compute_path
+    copy_path = qp.copy_path
     dr_last = bt.dr_last
     fc_t = g.fc_t
     fr_t = g.fr_t
     ga = cp.ga
     gb = cp.gb
+    inner = st.inner
     k_iter = g.k_iter
     kc_a = ch.kc_a
     kc_b = ch.kc_b
@@ -66,14 +76,18 @@ def phase_terms(
     mte2 = cp.mte2
     n_iter = g.n_iter
     order = g.order
+    pass_b_cyc = bc.pass_b_cyc
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     per = avg.per
+    per_pass_a = ac.per_pass_a
+    per_pass_b = bc.per_pass_b
     rm_t = g.rm_t
     span = bt.span
     span_corner = bt.span_corner
     span_ctail = bt.span_ctail
     span_tail = bt.span_tail
+    start = cm.start
     via_a = cp.via_a
     via_b = cp.via_b
     zero = g.zero

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -11,6 +11,16 @@ from simcore.estimate.copies import Copies
 from simcore.estimate.grid import BlockTypes
 from simcore.estimate.steps import TypicalSteps
 
+if TYPE_CHECKING:
+    pass
+
+
+class UbTails(NamedTuple):
+    """What :func:`queue_paths` gives the later terms (named as in its formulas)."""
+
+    after: Any
+    last_u: Any
+
 
 def queue_paths(
     bt: BlockTypes,
@@ -18,7 +28,7 @@ def queue_paths(
     cp: Copies,
     fix: bool,
     mk: Makespan,
-) -> tuple[Any, ...]:
+) -> UbTails:
     """The vector and MTE3 queues and the UB staging totals as paths.
 
     Without FixPipe (or with UB staging) V runs the reorders and drains after the first copy, MTE3
@@ -62,7 +72,4 @@ def queue_paths(
         first_g = ga1 if via_a else gb1
         mk.raise_all(g_ub + v_ub + last_u + after, "ub_staging_mte2")
         mk.raise_all(first_g + v_ub + u_ub + after, "ub_staging_vector")
-    return (
-        after,
-        last_u,
-    )
+    return UbTails(after=after, last_u=last_u)

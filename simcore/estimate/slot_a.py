@@ -2,19 +2,53 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
-from simcore.estimate.arrays import raise_at as _raise_at
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.copies import Chunking, ChunkLegs, Copies, leg_after_a
 from simcore.estimate.grid import BlockTypes, Grid
 from simcore.estimate.steps import AverageSteps
 from simcore.pipeline.costs import Costs, at_least
 from simcore.tiling.problem import Problem
+
+if TYPE_CHECKING:
+    from simcore.estimate.stalls import Stalls
+
+
+class AHops(NamedTuple):
+    """What :func:`a_hops` gives the later terms (named as in its formulas)."""
+
+    b_later: Any
+    b_tail_co: Any
+    b_wait: Any
+    bias_cyc: Any
+    blocks_n: Any
+    extra: Any
+    full_co: Any
+    gain_f: Any
+    gain_fl: Any
+    gain_l: Any
+    hop_f: Any
+    hop_l: Any
+    hop_l_a_own: Any
+    hops_f: Any
+    ka_div: Any
+    kb_off: Any
+    kb_short: Any
+    last_co: Any
+    r_last_a: Any
+    rab_ka: Any
+    reads_af: Any
+    reads_al: Any
+    rs_a: Any
+    stay_a: Any
+    stay_b: Any
+    wait_af: Any
+    wait_al: Any
 
 
 def a_hops(
@@ -24,6 +58,7 @@ def a_hops(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
+    st: Stalls,
     c: Costs,
     cap: Any,
     f: dict[str, Any],
@@ -31,7 +66,7 @@ def a_hops(
     floor: bool,
     km1_a: Any,
     problem: Problem,
-) -> tuple[Any, ...]:
+) -> AHops:
     """A's slot-chain hops: the copy's slot-waiting leg, the reads from its arrival, the stay.
 
     A copy waits for the last read of the chunk ``slots`` copies back, so A's copies chain
@@ -56,7 +91,7 @@ def a_hops(
     blocks = g.blocks
     bn = g.bn
     co_frac = ch.co_frac
-    co_steps = ch.co_steps
+    co_steps = st.co_steps
     cols = g.cols
     drain_total = bt.drain_total
     has_b = ch.has_b
@@ -184,34 +219,34 @@ def a_hops(
     last_co = _divides(a_last_start, step_kb) & has_b
     full_co = np.where(kb_short, km1_a, co_steps - last_co) * has_b
     extra = co_frac * (full_co * gain_f + b_tail_co * (gain_fl - gain_f) + last_co * gain_l)
-    return (
-        b_later,
-        b_tail_co,
-        b_wait,
-        bias_cyc,
-        blocks_n,
-        extra,
-        full_co,
-        gain_f,
-        gain_fl,
-        gain_l,
-        hop_f,
-        hop_l,
-        hop_l_a_own,
-        hops_f,
-        ka_div,
-        kb_off,
-        kb_short,
-        last_co,
-        r_last_a,
-        rab_ka,
-        reads_af,
-        reads_al,
-        rs_a,
-        stay_a,
-        stay_b,
-        wait_af,
-        wait_al,
+    return AHops(
+        b_later=b_later,
+        b_tail_co=b_tail_co,
+        b_wait=b_wait,
+        bias_cyc=bias_cyc,
+        blocks_n=blocks_n,
+        extra=extra,
+        full_co=full_co,
+        gain_f=gain_f,
+        gain_fl=gain_fl,
+        gain_l=gain_l,
+        hop_f=hop_f,
+        hop_l=hop_l,
+        hop_l_a_own=hop_l_a_own,
+        hops_f=hops_f,
+        ka_div=ka_div,
+        kb_off=kb_off,
+        kb_short=kb_short,
+        last_co=last_co,
+        r_last_a=r_last_a,
+        rab_ka=rab_ka,
+        reads_af=reads_af,
+        reads_al=reads_al,
+        rs_a=rs_a,
+        stay_a=stay_a,
+        stay_b=stay_b,
+        wait_af=wait_af,
+        wait_al=wait_al,
     )
 
 
@@ -220,14 +255,10 @@ def a_offset_gains(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    extra: Any,
+    st: Stalls,
+    ah: AHops,
     floor: bool,
-    full_co: Any,
-    gain_f: Any,
-    hop_f: Any,
-    hop_l: Any,
-    reads_af: Any,
-) -> Any:
+) -> None:
     """B chunks at varying offsets inside A's: what they hold A's last read back by.
 
     B chunks shorter than A's that do not tile them start at offsets cycling through the
@@ -245,13 +276,19 @@ def a_offset_gains(
     b_next_in = lg.b_next_in
     b_next_in_l = lg.b_next_in_l
     co_frac = ch.co_frac
-    co_lcm = ch.co_lcm
+    co_lcm = st.co_lcm
+    extra = ah.extra
+    full_co = ah.full_co
+    gain_f = ah.gain_f
     has_b = ch.has_b
-    kb_off = ch.kb_off
+    hop_f = ah.hop_f
+    hop_l = ah.hop_l
+    kb_off = ah.kb_off
     kc_a = ch.kc_a
     kt_d = avg.kt_d
-    r_last_a = ch.r_last_a
+    r_last_a = ah.r_last_a
     rab = avg.rab
+    reads_af = ah.reads_af
     single_a = ch.single_a
     step_ka = ch.step_ka
     step_kb = ch.step_kb
@@ -335,7 +372,15 @@ def a_offset_gains(
         cnt = np.maximum(np.floor((kc_s - 2 - jj) / p_cyc) + 1.0, 0.0) * (jj < p_cyc)
         g_sum = np.where(p_cyc <= n_j, (cnt * g_j).sum(axis=0), g_sum)
         extra[idx] += _sub(co_frac, idx) * (g_sum - _sub(full_co, idx) * _sub(gain_f, idx))
-    return a_many
+
+
+class AOneSlot(NamedTuple):
+    """What :func:`a_one_slot_holds` gives the later terms (named as in its formulas)."""
+
+    extra: Any
+    gain_f: Any
+    hop_l: Any
+    rs_bias: Any
 
 
 def a_one_slot_holds(
@@ -344,21 +389,10 @@ def a_one_slot_holds(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    b_later: Any,
-    b_wait: Any,
-    extra: Any,
+    ah: AHops,
     floor: bool,
-    full_co: Any,
-    gain_f: Any,
-    gain_l: Any,
-    hop_l: Any,
-    last_co: Any,
     problem: Problem,
-    reads_af: Any,
-    rs_a: Any,
-    stay_a: Any,
-    wait_al: Any,
-) -> tuple[Any, ...]:
+) -> AOneSlot:
     """One A slot: B copies queued on MTE2 before the next A copy, B chunks inside A's last.
 
     With one slot every B copy from the last A chunk's start on precedes the next A copy on MTE2;
@@ -371,28 +405,40 @@ def a_one_slot_holds(
     b_full = lg.b_full
     b_last = lg.b_last
     b_last_start = ch.b_last_start
+    b_later = ah.b_later
     b_leg_lc = lg.b_leg_lc
     b_next = lg.b_next
-    bias_cyc = cp.bias_cyc
+    b_wait = ah.b_wait
+    bias_cyc = ah.bias_cyc
     co_frac = ch.co_frac
     co_rest = ch.co_rest
+    extra = ah.extra
+    full_co = ah.full_co
+    gain_f = ah.gain_f
+    gain_l = ah.gain_l
     has_b = ch.has_b
+    hop_l = ah.hop_l
     k_iter = g.k_iter
-    kb_short = ch.kb_short
+    kb_short = ah.kb_short
     kc_b = ch.kc_b
     la = avg.la
     la_kt = avg.la_kt
+    last_co = ah.last_co
     lb = avg.lb
     ra = avg.ra
     rab = avg.rab
     rb_kb = avg.rb_kb
+    reads_af = ah.reads_af
+    rs_a = ah.rs_a
     single_a = ch.single_a
     single_bf = ch.single_bf
     slots_b = ch.slots_b
+    stay_a = ah.stay_a
     step_ka = ch.step_ka
     step_kb = ch.step_kb
     via_a = cp.via_a
     via_b = cp.via_b
+    wait_al = ah.wait_al
     zero = g.zero
     if not via_a:
         # One slot, B chunks at least as long as A's: a B boundary inside a full A chunk that is
@@ -492,340 +538,4 @@ def a_one_slot_holds(
     # so the slowest slot's own chain sets the pace, and the slot that holds chunk 0 meets
     # every B chunk that starts with one of its chunks; otherwise the chunks rotate through the
     # slots and the chain averages over them.
-    return (
-        extra,
-        gain_f,
-        hop_l,
-        rs_bias,
-    )
-
-
-def a_pass_cycles(
-    g: Grid,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
-    b_tail_co: Any,
-    extra: Any,
-    fix: bool,
-    floor: bool,
-    gain_f: Any,
-    gain_fl: Any,
-    hop_f: Any,
-    hop_l: Any,
-    hops_f: Any,
-    km1_a: Any,
-    km1_b: Any,
-    rs_a: Any,
-    rs_bias: Any,
-    stay_a: Any,
-    wait_af: Any,
-    wait_al: Any,
-) -> tuple[Any, ...]:
-    """A's cycle per pass: fixed slots, the whole-pass chain with one slot, one-step chunks.
-
-    With ``kc`` a multiple of the slots each slot keeps its K positions and the slowest sets the
-    pace (a group change reloads a resident panel back to back); otherwise the hops average over
-    the slots. With one slot the next pass's first A copy waits for the pass's last A read, which
-    queues on MTE1 behind B's read of the step before (every B copy of the pass before it).
-    """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    a_last_start = ch.a_last_start
-    a_many = ch.a_many
-    b_last_start = ch.b_last_start
-    b_leg_f = lg.b_leg_f
-    b_next = lg.b_next
-    b_next_in = lg.b_next_in
-    b_next_in_l = lg.b_next_in_l
-    b_next_l = lg.b_next_l
-    co_frac = ch.co_frac
-    co_lcm = ch.co_lcm
-    co_rest = ch.co_rest
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    la = avg.la
-    la_kt = avg.la_kt
-    lb = avg.lb
-    mm = avg.mm
-    ra = avg.ra
-    rab = avg.rab
-    single_a = ch.single_a
-    slots_a = ch.slots_a
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    via_a = cp.via_a
-    via_b = cp.via_b
-    wa = g.wa
-    zero = g.zero
-    rounds = np.floor(kc_a / slots_a)
-    fixed_a = (slots_a > 1) & (rounds * slots_a == kc_a)
-    per_pass_a = (hops_f + hop_l + extra) / slots_a
-    # (What B's copies add to a pass of A, for line_stay_path.)
-    gain_pass_a = extra / slots_a
-    # (Fixed slots priced on the candidates that have them only.)
-    idx = np.flatnonzero(fixed_a)
-    if idx.size:
-        sk_a, n_sl, r_s, hf_s = (_sub(x, idx) for x in (step_ka, slots_a, rounds, hop_f))
-        # B boundaries meet the chunks of slot 0 every lcm(slots, q) chunks, q = lcm / stepKa.
-        q = _sub(co_lcm, idx) / sk_a
-        n_co0 = _sub(has_b, idx) * _cdiv(_sub(kc_a, idx), np.where(_divides(q, n_sl), q, q * n_sl))
-        gf_s = _sub(gain_f, idx)
-        gain_co0 = n_co0 * gf_s
-        if not fix and not floor:
-            # One of slot 0's meetings may be with B's short K-tail chunk (the A chunk starting
-            # with it is in slot 0): that copy, not a full one. (Seen: 910A fp16 512 x 1024 x
-            # 3000, A in ten two-step chunks over two slots, B's 16 + 3 steps copied every
-            # block: the 1663-cycle tail copy priced as the 4979-cycle full one: +12.6 %.)
-            j_tail = np.floor(_sub(b_last_start, idx) / sk_a)
-            tail0 = _sub(b_tail_co, idx) & _divides(j_tail, n_sl) & (n_co0 >= 1)
-            gain_co0 = gain_co0 + tail0 * (_sub(gain_fl, idx) - gf_s)
-        co_gain0 = _sub(co_frac, idx) * gain_co0
-        # With the whole K panel resident (one slot per chunk) and read by several blocks, a
-        # group change reloads every chunk back to back on MTE2 (each waits for the old chunk's
-        # read in the group's last block) before the first block of the new group can run
-        # through.
-        st_s = _sub(stay_a, idx)
-        burst_a = (
-            _sub(km1_a, idx) * _sub(wait_af, idx) + _sub(wait_al, idx) + st_s + _sub(ra(1), idx)
-        )
-        per_pass_a[idx] = np.maximum(
-            np.maximum(r_s * hf_s, (r_s - 1) * hf_s + _sub(hop_l, idx)) + co_gain0,
-            ((r_s == 1) & (st_s > 0)) * burst_a,
-        )
-        gain_pass_a[idx] = co_gain0
-    # One slot, a whole pass: the next pass's first A copy waits for this pass's last A read,
-    # which queues on MTE1 behind the B read of the step before, whose chunk came through every
-    # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
-    # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
-    n_star1 = np.floor(np.maximum(k_iter - 2, zero) / step_kb)  # B boundaries <= k - 2, less one
-    sigma = n_star1 * step_kb
-    # B copies with no A copy between them (all in one A chunk) chain through B's reads too.
-    no_a_between = sigma < step_ka
-    b_nx = np.where(no_a_between, b_next_in, b_next)
-    b_nx_l = np.where(no_a_between, b_next_in_l, b_next_l)
-    w_pass = (
-        np.where(a_many, wait_af, wait_al)
-        + b_leg_f
-        + n_star1 * b_nx
-        + ((n_star1 == km1_b) & (n_star1 > 0)) * (b_nx_l - b_nx)
-        + rab(k_iter - sigma)
-        - la
-        + la_kt
-    )
-    # (The K-tail A copy's MTE2 leg less a full one's.)
-    d_a0 = a_last[0] - a_full[0] if not (via_a and via_b) else 0.0
-    if not via_b:
-        # Direct B copies share MTE2 with the A copies issued between them.
-        w_pass = (
-            w_pass
-            + np.floor(sigma / step_ka) * a_full[0]
-            + ((a_last_start <= sigma) & a_many) * d_a0
-        )
-    # One-step A chunks, one pass of slots + 1 chunks: the next step's A read (the last read of
-    # the next chunk, which frees a slot) queues on MTE1 behind this step's B read, and with one
-    # L0A buffer behind its MMAD too: the A copy, the B copy behind it, the B read, (the
-    # MMAD,) the next A read.
-    # Only the share co_frac of the passes reloads B: the other passes run A's own chain (its
-    # hops, the last one behind the bias slice on MTE2), so price the two kinds apart.
-    own_pass = hops_f + wait_al + (rs_bias if not via_a else np.maximum(rs_a, 0.0))
-    w_mix = co_frac * w_pass + co_rest * own_pass
-    per_pass_a = np.maximum(per_pass_a, single_a * (k_iter >= 2) * has_b * w_mix)
-    # (Priced on the candidates where it applies only.)
-    idx = np.flatnonzero((step_ka == 1) & (kc_a == slots_a + 1) & has_b)
-    if idx.size:
-        k_s = _sub(k_iter, idx)
-        w_next = (
-            _sub(wait_af, idx)
-            + _sub(b_leg_f, idx)
-            + _sub(lb, idx)
-            + _sub(wa * mm, idx)
-            + np.where(k_s == 2, _sub(la_kt, idx), _sub(la, idx))
-        )
-        one_step = _divides(_sub(kc_a, idx), _sub(step_kb, idx))
-        per_pass_a = _raise_at(
-            per_pass_a, idx, _sub(co_frac, idx) * one_step * w_next, step_ka.shape
-        )
-    # A streamed pass (more chunks than slots): the next pass's first copy waits for the last
-    # read of chunk kc - slots, and the reads of chunks 0 .. kc - slots run in order from the
-    # arrival of chunk 0 (the hops above restart at every chunk's arrival; with unequal chunks
-    # rotating through the slots this longer chain can be the binding one).
-    # (Where chunk kc - slots is the K-tail chunk its last read is the K-tail step's, which
-    # queues on MTE1 behind every read of the pass from chunk 0's arrival on, and the MMADs a
-    # single L0 buffer puts between: the chain runs all k_iter reads, the last one short. The
-    # floors keep the chain to k_iter - 1 reads.)
-    return (
-        d_a0,
-        gain_pass_a,
-        per_pass_a,
-    )
-
-
-def a_streamed_chain(
-    g: Grid,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
-    d_a0: Any,
-    floor: bool,
-    hop_l: Any,
-    hop_l_a_own: Any,
-    hops_f: Any,
-    own_pairs: Any,
-    per_pass_a: Any,
-    reads_al: Any,
-    stay_a: Any,
-    wait_af: Any,
-    wait_al: Any,
-) -> tuple[Any, ...]:
-    """A streamed pass's chain through chunk ``kc - slots``, and A's whole slot chain.
-
-    The next pass's first copy waits for the last read of chunk ``kc - slots``, and the reads of
-    chunks 0 .. kc - slots run in order from chunk 0's arrival (in a pass that reloads B, through
-    MTE2 in program order). One A slot holding a block's K with B staged: A's chain over two
-    blocks runs through B's staging chain. ``chain_a`` = passes x per-pass cycle + bias slice.
-    """
-    a_full = lg.a_full
-    b_first = lg.b_first
-    b_full = lg.b_full
-    b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
-    blocks = g.blocks
-    co_frac = ch.co_frac
-    co_rest = ch.co_rest
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    kt_d = avg.kt_d
-    la_kt = avg.la_kt
-    lb_kt = avg.lb_kt
-    mm = avg.mm
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    ra = avg.ra
-    rab = avg.rab
-    rb = avg.rb
-    single_a = ch.single_a
-    slots_a = ch.slots_a
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    streamed_a = ch.streamed_a
-    vb = cp.vb
-    via_a = cp.via_a
-    via_b = cp.via_b
-    wa = g.wa
-    thru_x = (kc_a - slots_a + 1) * step_ka
-    thru_k = np.minimum(thru_x, k_iter)
-    end_kt = (thru_k >= k_iter) * kt_d  # (the chain ends at the K-tail step)
-    if floor:
-        own_thru = wait_af + ra(np.minimum(thru_x, k_iter - 1))
-    else:
-        own_thru = wait_af + ra(thru_k) + end_kt
-    per_pass_a = np.maximum(per_pass_a, streamed_a * own_thru)
-    if not via_a:
-        # In a pass that reloads B the same chain runs through MTE2 in program order: every A
-        # and B copy issued up to the B chunk under chunk kc - slots's last step (B's staging
-        # legs when it comes through UB), then the reads from that B chunk's arrival to the
-        # last read of A's chunk (where the A read of that step precedes B's, B is not on it).
-        end_a = thru_k - 1
-        f_bq = np.floor(end_a / step_kb)
-        n_bq = f_bq + 1
-        s_bq = f_bq * step_kb
-        n_aq = np.floor(s_bq / step_ka) + 1
-        g_q = (
-            n_aq * a_full[0]
-            + (n_aq >= kc_a) * d_a0
-            + n_bq * b_full[0]
-            + (n_bq >= kc_b) * (b_last[0] - b_full[0])
-        )
-        if via_b:
-            g_q = g_q + np.where(n_bq >= kc_b, b_last[1] + b_last[2], b_full[1] + b_full[2])
-        r_q = thru_k - s_bq
-        thru_q = (r_q >= 2) * (g_q + rab(at_least(r_q, 2)) + end_kt)
-        if not floor:
-            # Or through B's first chunk: A's first copy, B's behind it (its staging legs when
-            # staged), then every read of the pass from that arrival up to chunk kc - slots's
-            # last step; longer than the chain through the later B chunk where the reads take
-            # longer than the B copies issued between (those run ahead on MTE2). (end_a >= 1 on
-            # the streamed passes this counts on; elsewhere rab's _NEVER drops out.)
-            thru_0 = a_full[0] + b_first[0] + rab(thru_k) + end_kt
-            if via_b:
-                thru_0 = thru_0 + b_first[1] + b_first[2]
-            thru_q = np.maximum(thru_q, thru_0)
-        per_pass_a = np.maximum(
-            per_pass_a,
-            (streamed_a & has_b) * (co_frac * thru_q + co_rest * own_thru),
-        )
-    if not floor and not via_a and via_b:
-        # One A slot holding a block's whole K (one chunk per block), B staged through UB: in a
-        # block that reloads B the next block's A reads follow B's last read of this block on
-        # MTE1, which waits for B's whole staging chain (each GM->UB leg after the reorder
-        # before it, each reorder after the UB->L1 leg before it). So A's chain over the two
-        # blocks runs: A's copy, B's staging, B's last read, the next block's A reads, the
-        # next A copy -- instead of two hops of A's own.
-        g_f, v_f, u_f = b_full
-        g_l, v_l, u_l = b_last
-        stage_b = np.where(
-            kc_b > 1,
-            g_f
-            + v_f
-            + np.maximum(kc_b - 2, 0) * (np.maximum(g_f, u_f) + v_f)
-            + np.maximum(g_l, u_f)
-            + v_l
-            + u_l,
-            g_l + v_l + u_l,
-        )
-        jump2 = wait_al + stage_b + lb_kt + reads_al + stay_a
-        one_blk = single_a & (kc_a == 1) & (k_iter >= 2) & has_b
-        per_pass_a = np.maximum(
-            per_pass_a, one_blk * (hop_l + co_frac * np.maximum(jump2 - 2.0 * hop_l, 0.0))
-        )
-        # The same A staying for several blocks, B staged in every block: from A's copy the
-        # staging chain runs through B's copies of the pass's blocks (B's first GM->UB leg
-        # behind A's copy on MTE2, each reorder after the link before it), in the last block
-        # up to the chunk under step k - 2, then that chunk's reads, (with one L0A buffer the
-        # MMAD,) and A's last read, which the next A copy waits for. (Seen: 910A fp16 4096 x
-        # 512 x 768, A's whole K read by a row of three blocks, B staged in two chunks per
-        # block: 5147 cycles per row, priced 4464: -13.1 %; the rest is the drain on MTE3
-        # before the last block's UB->L1 leg.) (Priced on the candidates where it applies.)
-        idx = np.flatnonzero(
-            single_a & (kc_a == 1) & (k_iter >= 2) & has_b & (passes_b > blocks - 0.5)
-            & (passes_a < blocks - 0.5)
-        )  # fmt: skip
-        if idx.size:
-            n_pb = _sub(blocks, idx) / np.maximum(_sub(passes_a, idx), 1)
-            kb_s, sk_b, ki = _sub(kc_b, idx), _sub(step_kb, idx), _sub(k_iter, idx)
-            (g_f, v_f, u_f), (g_l, v_l, u_l) = (
-                tuple(_sub(x, idx) for x in leg) for leg in (b_full, b_last)
-            )
-            stage_blk = _sub((vb + own_pairs[1]) / np.maximum(passes_b, 1), idx)
-            c_st = np.floor((ki - 2) / sk_b)
-            at_l = c_st >= kb_s - 1
-            part = (
-                np.where(kb_s > 1, v_f, v_l)
-                + np.maximum(c_st - 1, 0) * (np.maximum(g_f, u_f) + v_f)
-                + (c_st >= 1) * (np.maximum(np.where(at_l, g_l, g_f), u_f))
-                + (c_st >= 1) * np.where(at_l, v_l, v_f)
-                + np.where(at_l, u_l, u_f)
-            )
-            hop_st = (
-                _sub(wait_al, idx) + np.where(kb_s > 1, g_f, g_l) + (n_pb - 1.0) * stage_blk
-                + part + rb.sub(idx)(np.maximum(ki - 1 - c_st * sk_b, 1))
-                + _sub(wa * mm + la_kt, idx)
-            )  # fmt: skip
-            per_pass_a = _raise_at(per_pass_a, idx, hop_st, step_ka.shape)
-    # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).
-    chain_a = passes_a * per_pass_a + bias_cyc
-    # per_pass_a >= ((kc_a - 1) * hop_f + hop_l) / slots_a: equal without fixed slots; with
-    # them (kc_a = rounds x slots_a) rounds x hop_f >= it when hop_l <= hop_f, and
-    # (rounds - 1) x hop_f + hop_l >= it otherwise (hop_l - hop_f >= (hop_l - hop_f) / slots).
-    own_a = passes_a * (hops_f + hop_l_a_own) / slots_a + bias_cyc if floor else 0.0
-    return (
-        chain_a,
-        own_a,
-        per_pass_a,
-    )
+    return AOneSlot(extra=extra, gain_f=gain_f, hop_l=hop_l, rs_bias=rs_bias)

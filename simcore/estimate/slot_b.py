@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -15,6 +15,22 @@ from simcore.estimate.grid import BlockTypes, Grid
 from simcore.estimate.steps import AverageSteps
 from simcore.tiling.problem import Problem
 
+if TYPE_CHECKING:
+    from simcore.estimate.slot_a import AHops
+    from simcore.estimate.slot_a_pass import AChain
+
+
+class BHops(NamedTuple):
+    """What :func:`b_hops` gives the later terms (named as in its formulas)."""
+
+    hop_f: Any
+    hop_l: Any
+    kc_b1: Any
+    own_b: Any
+    reads_bl: Any
+    wait_bf: Any
+    wait_bl: Any
+
 
 def b_hops(
     g: Grid,
@@ -22,12 +38,11 @@ def b_hops(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
+    ah: AHops,
     fix: bool,
     floor: bool,
     problem: Problem,
-    reads_al: Any,
-    stay_b: Any,
-) -> tuple[Any, ...]:
+) -> BHops:
     """B's slot-chain hops, with one B slot the A copies queued between two B copies on MTE2.
 
     Per chunk the slot-waiting leg, B's reads from its arrival and the stay; with one direct slot
@@ -44,12 +59,12 @@ def b_hops(
     b_full = lg.b_full
     b_last = lg.b_last
     b_last_start = ch.b_last_start
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     blocks = g.blocks
     co_frac_ab = ch.co_frac_ab
     has_b = ch.has_b
     k_iter = g.k_iter
-    kb_off = ch.kb_off
+    kb_off = ah.kb_off
     kc_a = ch.kc_a
     kc_b = ch.kc_b
     la = avg.la
@@ -61,12 +76,14 @@ def b_hops(
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     per_kt = avg.per_kt
-    r_last_a = ch.r_last_a
+    r_last_a = ah.r_last_a
     ra = avg.ra
     rb = avg.rb
     rb_kb = avg.rb_kb
+    reads_al = ah.reads_al
     single_b = ch.single_b
     slots_b = ch.slots_b
+    stay_b = ah.stay_b
     step_ka = ch.step_ka
     step_kb = ch.step_kb
     via_a = cp.via_a
@@ -234,17 +251,23 @@ def b_hops(
                 hop_l = _raise_at(
                     hop_l, idx, h_l + w_ab * np.maximum(alt_l - h_l, 0.0), np.shape(blocks)
                 )
-    return (
-        a_first0,
-        a_many,
-        hop_f,
-        hop_l,
-        kc_b1,
-        own_b,
-        reads_bl,
-        wait_bf,
-        wait_bl,
+    return BHops(
+        hop_f=hop_f,
+        hop_l=hop_l,
+        kc_b1=kc_b1,
+        own_b=own_b,
+        reads_bl=reads_bl,
+        wait_bf=wait_bf,
+        wait_bl=wait_bl,
     )
+
+
+class BChain(NamedTuple):
+    """What :func:`b_chain` gives the later terms (named as in its formulas)."""
+
+    chain_b: Any
+    pass_b_cyc: Any
+    per_pass_b: Any
 
 
 def b_chain(
@@ -252,18 +275,13 @@ def b_chain(
     bt: BlockTypes,
     avg: AverageSteps,
     ch: Chunking,
-    cp: Copies,
     lg: ChunkLegs,
-    chain_a: Any,
-    hop_f: Any,
-    hop_l: Any,
-    kc_b1: Any,
+    ah: AHops,
+    ac: AChain,
+    bh: BHops,
     mk: Makespan,
     problem: Problem,
-    stay_b: Any,
-    wait_bf: Any,
-    wait_bl: Any,
-) -> tuple[Any, ...]:
+) -> BChain:
     """B's slot chain per pass (fixed slots, streamed passes) and the slot-chain terms.
 
     ``chain_b`` = passes x per-pass cycle + bias slice + A's first copy (issued before B's); the
@@ -271,16 +289,23 @@ def b_chain(
     (``slot_chain_a`` / ``slot_chain_b``). Pipes: MTE2 (MTE3 through UB), MTE1, M.
     """
     a_first0 = lg.a_first0
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
+    chain_a = ac.chain_a
     dr_last = bt.dr_last
+    hop_f = bh.hop_f
+    hop_l = bh.hop_l
     k_iter = g.k_iter
     kc_b = ch.kc_b
+    kc_b1 = bh.kc_b1
     mm = avg.mm
     passes_b = ch.passes_b
     rb = avg.rb
     slots_b = ch.slots_b
+    stay_b = ah.stay_b
     step_kb = ch.step_kb
     streamed_b = ch.streamed_b
+    wait_bf = bh.wait_bf
+    wait_bl = bh.wait_bl
     rounds = np.floor(kc_b / slots_b)
     fixed_b = (slots_b > 1) & (rounds * slots_b == kc_b)
     burst_b = kc_b1 * wait_bf + wait_bl + stay_b + rb(1)
@@ -301,11 +326,7 @@ def b_chain(
         np.maximum(chain_a, chain_b) + mm + dr_last,
         mk.pick(chain_b > chain_a, "slot_chain_b", "slot_chain_a"),
     )
-    return (
-        chain_b,
-        pass_b_cyc,
-        per_pass_b,
-    )
+    return BChain(chain_b=chain_b, pass_b_cyc=pass_b_cyc, per_pass_b=per_pass_b)
 
 
 def b_chain_at_a_pass_start(
@@ -315,7 +336,7 @@ def b_chain_at_a_pass_start(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    chain_b: Any,
+    bc: BChain,
     fix: bool,
     floor: bool,
     mk: Makespan,
@@ -329,6 +350,7 @@ def b_chain_at_a_pass_start(
     a_full = lg.a_full
     a_last = lg.a_last
     blocks = g.blocks
+    chain_b = bc.chain_b
     dr_last = bt.dr_last
     has_b = ch.has_b
     kc_a = ch.kc_a

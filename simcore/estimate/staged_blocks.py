@@ -6,7 +6,7 @@ the staging chain, the reads and the MMAD chain, and through MTE2's program orde
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,10 @@ from simcore.estimate.staging import (
     staging_chain_to,
 )
 from simcore.estimate.steps import AverageSteps
+
+if TYPE_CHECKING:
+    from simcore.estimate.slot_a import AHops
+    from simcore.estimate.slot_b import BChain
 
 
 def staged_b_block_cycle(
@@ -215,6 +219,7 @@ def staged_b_block(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
+    ah: AHops,
     floor: bool,
     mk: Makespan,
 ) -> None:
@@ -227,7 +232,7 @@ def staged_b_block(
     a_last = lg.a_last
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     blocks = g.blocks
     dr_last = bt.dr_last
     ga1 = cp.ga1
@@ -355,7 +360,7 @@ def b_chain_behind_a_staging(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    chain_b: Any,
+    bc: BChain,
     floor: bool,
     mk: Makespan,
 ) -> None:
@@ -370,6 +375,7 @@ def b_chain_behind_a_staging(
     b_full = lg.b_full
     b_last = lg.b_last
     blocks = g.blocks
+    chain_b = bc.chain_b
     dr_last = bt.dr_last
     has_b = ch.has_b
     kc_a = ch.kc_a

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,13 @@ from simcore.estimate.staging import (
 from simcore.estimate.steps import AverageSteps
 from simcore.pipeline.costs import Costs
 
+if TYPE_CHECKING:
+    from simcore.estimate.compute import ComputePath
+    from simcore.estimate.slot_a import AHops
+    from simcore.estimate.slot_b import BHops
+    from simcore.estimate.staging import StagingLinks
+    from simcore.estimate.stalls import Stalls
+
 
 def staged_block_cycle(
     g: Grid,
@@ -28,20 +35,18 @@ def staged_block_cycle(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    bound_ex: Any,
+    st: Stalls,
+    cm: ComputePath,
+    sl: StagingLinks,
+    ah: AHops,
+    bh: BHops,
     c: Costs,
     cap: Any,
     fix: bool,
     floor: bool,
-    inner: Any,
-    inner_links: Any,
     m3c: Any,
     mk: Makespan,
     mm_kt: Any,
-    pairs: Any,
-    reads_al: Any,
-    reads_bl: Any,
-    start: Any,
 ) -> None:
     """An operand staged and reloaded in every block, without FixPipe: the per-block cycle.
 
@@ -56,14 +61,17 @@ def staged_block_cycle(
     b_full = lg.b_full
     b_last = lg.b_last
     b_last_start = ch.b_last_start
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     blocks = g.blocks
-    blocks_n = g.blocks_n
+    blocks_n = ah.blocks_n
+    bound_ex = st.bound_ex
     cn_t = g.cn_t
     dr_last = bt.dr_last
     drain_total = bt.drain_total
     ga = cp.ga
     gb = cp.gb
+    inner = st.inner
+    inner_links = sl.inner_links
     k_iter = g.k_iter
     kc_a = ch.kc_a
     kc_b = ch.kc_b
@@ -74,11 +82,15 @@ def staged_block_cycle(
     loads_b = ch.loads_b
     m3_out = bt.m3_out
     mm = avg.mm
+    pairs = sl.pairs
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     per = avg.per
+    reads_al = ah.reads_al
+    reads_bl = bh.reads_bl
     rm_t = g.rm_t
     span = bt.span
+    start = cm.start
     step_ka = ch.step_ka
     step_kb = ch.step_kb
     ua = cp.ua

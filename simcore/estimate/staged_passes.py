@@ -6,7 +6,7 @@ UB->GM copy the UB->L1 legs in MTE3's, so a cycle runs per pass (and per column 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,11 @@ from simcore.estimate.grid import BlockTypes, Grid
 from simcore.estimate.steps import AverageSteps
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.transfer import first_last_legs
+
+if TYPE_CHECKING:
+    from simcore.estimate.compute import ComputePath
+    from simcore.estimate.slot_a import AHops
+    from simcore.estimate.slot_b import BHops
 
 
 def staged_pass_paths(
@@ -165,6 +170,9 @@ def staged_pass(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
+    cm: ComputePath,
+    ah: AHops,
+    bh: BHops,
     c: Costs,
     cap: Any,
     f: dict[str, Any],
@@ -173,9 +181,6 @@ def staged_pass(
     m3c: Any,
     mk: Makespan,
     mm_kt: Any,
-    reads_al: Any,
-    reads_bl: Any,
-    start: Any,
 ) -> None:
     """An operand staged per pass of several blocks, without FixPipe: the per-pass cycles.
 
@@ -188,7 +193,7 @@ def staged_pass(
     b_last = lg.b_last
     bk = g.bk
     blocks = g.blocks
-    blocks_n = g.blocks_n
+    blocks_n = ah.blocks_n
     bm = g.bm
     bn = g.bn
     dr_last = bt.dr_last
@@ -206,10 +211,13 @@ def staged_pass(
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     per = avg.per
+    reads_al = ah.reads_al
+    reads_bl = bh.reads_bl
     slots_a = ch.slots_a
     slots_b = ch.slots_b
     span = bt.span
     span_seq = bt.span_seq
+    start = cm.start
     step_ka = ch.step_ka
     step_kb = ch.step_kb
     ua = cp.ua

@@ -7,7 +7,7 @@ and the chains through them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -16,6 +16,10 @@ from simcore.estimate.binding import Makespan
 from simcore.estimate.copies import Chunking, ChunkLegs, Copies
 from simcore.estimate.grid import BlockTypes, Grid
 from simcore.estimate.steps import AverageSteps
+
+if TYPE_CHECKING:
+    from simcore.estimate.slot_a import AHops
+    from simcore.estimate.slot_b import BHops
 
 
 def staged_b_between_a(
@@ -250,6 +254,14 @@ def staged_one_a_slot_cycle(
     return out
 
 
+class StagingLinks(NamedTuple):
+    """What :func:`staging_links` gives the later terms (named as in its formulas)."""
+
+    inner_links: Any
+    own_pairs: Any
+    pairs: Any
+
+
 def staging_links(
     g: Grid,
     bt: BlockTypes,
@@ -258,7 +270,7 @@ def staging_links(
     cp: Copies,
     lg: ChunkLegs,
     mk: Makespan,
-) -> tuple[Any, ...]:
+) -> StagingLinks:
     """The UB staging links: reorders chained through max(GM->UB, UB->L1) of consecutive copies.
 
     Between two reorders sits the later of the previous copy's UB->L1 leg (the destination
@@ -377,11 +389,7 @@ def staging_links(
                 inner_links = (idx, links_blk - wrap)
         first = a_full[0] if via_a else b_full[0]
         mk.raise_all(first + va + vb + pairs + la + lb + mm + dr_last, "ub_staging_links")
-    return (
-        inner_links,
-        own_pairs,
-        pairs,
-    )
+    return StagingLinks(inner_links=inner_links, own_pairs=own_pairs, pairs=pairs)
 
 
 def staged_one_slot_chains(
@@ -390,13 +398,10 @@ def staged_one_slot_chains(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
+    ah: AHops,
+    bh: BHops,
     floor: bool,
     mk: Makespan,
-    reads_af: Any,
-    reads_al: Any,
-    reads_bl: Any,
-    stay_a: Any,
-    stay_b: Any,
 ) -> None:
     """An operand staged in one slot: each chunk's UB->L1 leg after the previous chunk's last read.
 
@@ -408,7 +413,7 @@ def staged_one_slot_chains(
     a_last = lg.a_last
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
+    bias_cyc = ah.bias_cyc
     dr_last = bt.dr_last
     kc_a = ch.kc_a
     kc_b = ch.kc_b
@@ -416,8 +421,13 @@ def staged_one_slot_chains(
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     rb_kb = avg.rb_kb
+    reads_af = ah.reads_af
+    reads_al = ah.reads_al
+    reads_bl = bh.reads_bl
     single_a = ch.single_a
     single_b = ch.single_b
+    stay_a = ah.stay_a
+    stay_b = ah.stay_b
     via_a = cp.via_a
     via_b = cp.via_b
     for via, one, chunks_, legs, reads in (

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from simcore.estimate.copies import Chunking, Copies
 from simcore.estimate.grid import Grid
 from simcore.estimate.steps import TypicalSteps
+
+if TYPE_CHECKING:
+    pass
+
+
+class Stalls(NamedTuple):
+    """What :func:`chunk_stalls` gives the later terms (named as in its formulas)."""
+
+    bound_ex: Any
+    burst_a: Any
+    co_lcm: Any
+    co_steps: Any
+    inner: Any
+    normal: Any
 
 
 def chunk_stalls(
@@ -19,7 +33,7 @@ def chunk_stalls(
     fix: bool,
     km_a: Any,
     km_b: Any,
-) -> tuple[Any, ...]:
+) -> Stalls:
     """Stalls at chunk boundaries inside a block and at block boundaries, added to the step chain.
 
     A chunk copy waits for the last read of the chunk ``slots`` copies back (MTE2 or MTE3 on the
@@ -153,11 +167,11 @@ def chunk_stalls(
         + (bounds - both - only_a - only_b) * ex_c
     )
 
-    return (
-        bound_ex,
-        burst_a,
-        co_lcm,
-        co_steps,
-        inner,
-        normal,
+    return Stalls(
+        bound_ex=bound_ex,
+        burst_a=burst_a,
+        co_lcm=co_lcm,
+        co_steps=co_steps,
+        inner=inner,
+        normal=normal,
     )

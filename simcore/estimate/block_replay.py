@@ -15,7 +15,7 @@ from simcore.pipeline.costs import Costs
 from simcore.pipeline.mmad import mmad_cycles
 
 if TYPE_CHECKING:
-    from simcore.estimate.slot_a import AHops
+    pass
 
 
 #: :func:`block_replay_path` runs where the K loop has at most this many steps (its cost is a
@@ -32,7 +32,6 @@ def block_replay_term(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    ah: AHops,
     c: Costs,
     f: dict[str, Any],
     fix: bool,
@@ -51,7 +50,7 @@ def block_replay_term(
     a_last = lg.a_last
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     blocks = g.blocks
     dr_last = bt.dr_last
     drain_total = bt.drain_total

@@ -24,7 +24,6 @@ from simcore.pipeline.transfer import first_last_legs
 
 if TYPE_CHECKING:
     from simcore.estimate.paths import QueuePaths
-    from simcore.estimate.slot_a import AHops
     from simcore.estimate.slot_a_pass import AChain
     from simcore.estimate.slot_b import BChain
     from simcore.estimate.stalls import Stalls
@@ -275,7 +274,7 @@ def corner_drain(
     bt: BlockTypes,
     avg: AverageSteps,
     ch: Chunking,
-    ah: AHops,
+    cp: Copies,
     ac: AChain,
     bc: BChain,
     c: Costs,
@@ -291,7 +290,7 @@ def corner_drain(
     (one C staging buffer), which may outlast the short corner block's chain
     (:func:`corner_drain_path`). Pipes: V, MTE3.
     """
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     bk = g.bk
     blk_types = bt.types
     blocks = g.blocks

@@ -362,31 +362,31 @@ def _core(
     co_frac, co_rest, co_frac_ab = ch.co_frac, ch.co_rest, ch.co_frac_ab
     sl = staging_links(g, bt, avg, ch, cp, lg, mk)  # fmt: skip
     linked_pairs(g, avg, ch, cp, lg, qp, ub, c, cap, floor, mk, problem)  # fmt: skip
-    ah = a_hops(g, bt, avg, ch, cp, lg, st, c, cap, f, fix, floor, km1_a, problem)  # fmt: skip
-    a_offset_gains(avg, ch, cp, lg, st, ah, floor)  # fmt: skip
+    ah = a_hops(g, bt, avg, ch, cp, lg, c, cap, f, fix, floor, km1_a, problem)  # fmt: skip
+    a_offset_gains(avg, ch, cp, lg, ah, floor)  # fmt: skip
     ao = a_one_slot_holds(g, avg, ch, cp, lg, ah, floor, problem)  # fmt: skip
-    apc = a_pass_cycles(g, avg, ch, cp, lg, st, ah, ao, fix, floor, km1_a, km1_b)  # fmt: skip
+    apc = a_pass_cycles(g, avg, ch, cp, lg, ah, ao, fix, floor, km1_a, km1_b)  # fmt: skip
     ac = a_streamed_chain(g, avg, ch, cp, lg, sl, ah, ao, apc, floor)  # fmt: skip
     bh = b_hops(g, avg, ch, cp, lg, ah, fix, floor, problem)  # fmt: skip
-    bc = b_chain(g, bt, avg, ch, lg, ah, ac, bh, mk, problem)  # fmt: skip
+    bc = b_chain(g, bt, avg, ch, cp, lg, ah, ac, bh, mk, problem)  # fmt: skip
     b_chain_at_a_pass_start(g, bt, avg, ch, cp, lg, bc, fix, floor, mk)  # fmt: skip
     line_stay(g, bt, avg, ch, cp, lg, ah, apc, bh, f, fix, floor, mk)  # fmt: skip
-    corner_drain(g, bt, avg, ch, ah, ac, bc, c, cap, f, fix, floor, mk)  # fmt: skip
-    phase_terms(g, bt, avg, ch, cp, st, cm, qp, ah, ac, bc, c, f, fix, floor, mk)  # fmt: skip
+    corner_drain(g, bt, avg, ch, cp, ac, bc, c, cap, f, fix, floor, mk)  # fmt: skip
+    phase_terms(g, bt, avg, ch, cp, st, cm, qp, ac, bc, c, f, fix, floor, mk)  # fmt: skip
     mte2_gap_terms(avg, ch, cp, lg, qp, ah, floor, mk)  # fmt: skip
     staged_block_cycle(g, bt, avg, ch, cp, lg, st, cm, sl, ah, bh, c, cap, fix, floor, m3c, mk, mm_kt)  # fmt: skip
-    staged_b_block(g, bt, avg, ch, cp, lg, ah, floor, mk)  # fmt: skip
+    staged_b_block(g, bt, avg, ch, cp, lg, floor, mk)  # fmt: skip
     staged_a_block(g, bt, avg, ch, cp, lg, floor, mk)  # fmt: skip
     b_chain_behind_a_staging(g, bt, avg, ch, cp, lg, bc, floor, mk)  # fmt: skip
     staged_one_slot_chains(bt, avg, ch, cp, lg, ah, bh, floor, mk)  # fmt: skip
     staged_one_a_slot(g, bt, avg, ch, cp, lg, fix, floor, mk)  # fmt: skip
-    mte2_behind_slot_waiting_b(bt, avg, ch, cp, lg, ah, floor, mk)  # fmt: skip
+    mte2_behind_slot_waiting_b(bt, avg, ch, cp, lg, floor, mk)  # fmt: skip
     staged_pass(g, bt, avg, ch, cp, lg, cm, ah, bh, c, cap, f, fix, floor, m3c, mk, mm_kt)  # fmt: skip
     c1_pass_start(g, bt, avg, ch, cp, lg, st, qp, f, fix, floor, mk, mm_kt)  # fmt: skip
-    mte2_bias_between_staged(g, ch, cp, lg, ub, ah, floor, mk, problem)  # fmt: skip
-    fb = first_block(g, bt, avg, ch, cp, lg, ah, fix, mk, problem)  # fmt: skip
-    first_line(g, bt, avg, ch, cp, st, ah, fb, f, fix, floor, mk)  # fmt: skip
-    block_replay_term(g, bt, avg, ch, cp, lg, ah, c, f, fix, floor, mk, p)  # fmt: skip
+    mte2_bias_between_staged(g, ch, cp, lg, ub, floor, mk, problem)  # fmt: skip
+    fb = first_block(g, bt, avg, ch, cp, lg, fix, mk, problem)  # fmt: skip
+    first_line(g, bt, avg, ch, cp, st, fb, f, fix, floor, mk)  # fmt: skip
+    block_replay_term(g, bt, avg, ch, cp, lg, c, f, fix, floor, mk, p)  # fmt: skip
     busy = {
         "MTE2": mte2,
         "MTE1": mte1,

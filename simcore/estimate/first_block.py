@@ -18,7 +18,6 @@ from simcore.estimate.steps import AverageSteps
 from simcore.tiling.problem import Problem
 
 if TYPE_CHECKING:
-    from simcore.estimate.slot_a import AHops
     from simcore.estimate.stalls import Stalls
 
 
@@ -38,7 +37,6 @@ def first_block(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    ah: AHops,
     fix: bool,
     mk: Makespan,
     problem: Problem,
@@ -55,7 +53,7 @@ def first_block(
     b_full = lg.b_full
     b_last = lg.b_last
     b_last_start = ch.b_last_start
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     drain_total = bt.drain_total
     k_iter = g.k_iter
     kc_a = ch.kc_a
@@ -96,7 +94,6 @@ def first_line(
     ch: Chunking,
     cp: Copies,
     st: Stalls,
-    ah: AHops,
     fb: FirstBlock,
     f: dict[str, Any],
     fix: bool,
@@ -111,7 +108,7 @@ def first_line(
     """
     a_pass = fb.a_pass
     b_pass = fb.b_pass
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     blk_types = bt.types
     c1 = g.c1
     drain_total = bt.drain_total

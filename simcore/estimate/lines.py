@@ -242,7 +242,7 @@ def line_stay(
     a_last = lg.a_last
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     blk_types = bt.types
     blocks = g.blocks
     dr_last = bt.dr_last

@@ -213,7 +213,6 @@ def mte2_behind_slot_waiting_b(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    ah: AHops,
     floor: bool,
     mk: Makespan,
 ) -> None:
@@ -227,15 +226,15 @@ def mte2_behind_slot_waiting_b(
     a_many = ch.a_many
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     dr_last = bt.dr_last
     has_b = ch.has_b
-    ka_div = ah.ka_div
+    ka_div = ch.ka_div
     kc_a = ch.kc_a
     lb = avg.lb
     mm = avg.mm
     passes_a = ch.passes_a
-    r_last_a = ah.r_last_a
+    r_last_a = ch.r_last_a
     ra = avg.ra
     slots_b = ch.slots_b
     step_ka = ch.step_ka

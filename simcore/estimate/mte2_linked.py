@@ -17,7 +17,6 @@ from simcore.tiling.problem import Problem
 if TYPE_CHECKING:
     from simcore.estimate.paths import QueuePaths
     from simcore.estimate.queues import UbTails
-    from simcore.estimate.slot_a import AHops
 
 
 def linked_pairs(
@@ -242,7 +241,6 @@ def mte2_bias_between_staged(
     cp: Copies,
     lg: ChunkLegs,
     ub: UbTails,
-    ah: AHops,
     floor: bool,
     mk: Makespan,
     problem: Problem,
@@ -257,7 +255,7 @@ def mte2_bias_between_staged(
     after = ub.after
     b_last = lg.b_last
     b_last_start = ch.b_last_start
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     blocks = g.blocks
     last_u = ub.last_u
     mte2 = cp.mte2

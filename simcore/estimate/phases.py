@@ -21,7 +21,6 @@ from simcore.pipeline.costs import Costs
 if TYPE_CHECKING:
     from simcore.estimate.compute import ComputePath
     from simcore.estimate.paths import QueuePaths
-    from simcore.estimate.slot_a import AHops
     from simcore.estimate.slot_a_pass import AChain
     from simcore.estimate.slot_b import BChain
     from simcore.estimate.stalls import Stalls
@@ -36,7 +35,6 @@ def phase_terms(
     st: Stalls,
     cm: ComputePath,
     qp: QueuePaths,
-    ah: AHops,
     ac: AChain,
     bc: BChain,
     c: Costs,
@@ -54,7 +52,7 @@ def phase_terms(
     """
     blk_types = bt.types
     blocks = g.blocks
-    blocks_n = ah.blocks_n
+    blocks_n = g.blocks_n
     bm = g.bm
     bn = g.bn
     bound_ex = st.bound_ex

@@ -16,7 +16,7 @@ from simcore.pipeline.costs import Costs, at_least
 from simcore.tiling.problem import Problem
 
 if TYPE_CHECKING:
-    from simcore.estimate.stalls import Stalls
+    pass
 
 
 class AHops(NamedTuple):
@@ -25,8 +25,6 @@ class AHops(NamedTuple):
     b_later: Any
     b_tail_co: Any
     b_wait: Any
-    bias_cyc: Any
-    blocks_n: Any
     extra: Any
     full_co: Any
     gain_f: Any
@@ -36,11 +34,7 @@ class AHops(NamedTuple):
     hop_l: Any
     hop_l_a_own: Any
     hops_f: Any
-    ka_div: Any
-    kb_off: Any
-    kb_short: Any
     last_co: Any
-    r_last_a: Any
     rab_ka: Any
     reads_af: Any
     reads_al: Any
@@ -58,7 +52,6 @@ def a_hops(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    st: Stalls,
     c: Costs,
     cap: Any,
     f: dict[str, Any],
@@ -91,7 +84,7 @@ def a_hops(
     blocks = g.blocks
     bn = g.bn
     co_frac = ch.co_frac
-    co_steps = st.co_steps
+    co_steps = ch.co_steps
     cols = g.cols
     drain_total = bt.drain_total
     has_b = ch.has_b
@@ -223,8 +216,6 @@ def a_hops(
         b_later=b_later,
         b_tail_co=b_tail_co,
         b_wait=b_wait,
-        bias_cyc=bias_cyc,
-        blocks_n=blocks_n,
         extra=extra,
         full_co=full_co,
         gain_f=gain_f,
@@ -234,11 +225,7 @@ def a_hops(
         hop_l=hop_l,
         hop_l_a_own=hop_l_a_own,
         hops_f=hops_f,
-        ka_div=ka_div,
-        kb_off=kb_off,
-        kb_short=kb_short,
         last_co=last_co,
-        r_last_a=r_last_a,
         rab_ka=rab_ka,
         reads_af=reads_af,
         reads_al=reads_al,
@@ -255,7 +242,6 @@ def a_offset_gains(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    st: Stalls,
     ah: AHops,
     floor: bool,
 ) -> None:
@@ -276,17 +262,17 @@ def a_offset_gains(
     b_next_in = lg.b_next_in
     b_next_in_l = lg.b_next_in_l
     co_frac = ch.co_frac
-    co_lcm = st.co_lcm
+    co_lcm = ch.co_lcm
     extra = ah.extra
     full_co = ah.full_co
     gain_f = ah.gain_f
     has_b = ch.has_b
     hop_f = ah.hop_f
     hop_l = ah.hop_l
-    kb_off = ah.kb_off
+    kb_off = ch.kb_off
     kc_a = ch.kc_a
     kt_d = avg.kt_d
-    r_last_a = ah.r_last_a
+    r_last_a = ch.r_last_a
     rab = avg.rab
     reads_af = ah.reads_af
     single_a = ch.single_a
@@ -409,7 +395,7 @@ def a_one_slot_holds(
     b_leg_lc = lg.b_leg_lc
     b_next = lg.b_next
     b_wait = ah.b_wait
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     co_frac = ch.co_frac
     co_rest = ch.co_rest
     extra = ah.extra
@@ -419,7 +405,7 @@ def a_one_slot_holds(
     has_b = ch.has_b
     hop_l = ah.hop_l
     k_iter = g.k_iter
-    kb_short = ah.kb_short
+    kb_short = ch.kb_short
     kc_b = ch.kc_b
     la = avg.la
     la_kt = avg.la_kt

@@ -18,7 +18,6 @@ from simcore.pipeline.costs import at_least
 if TYPE_CHECKING:
     from simcore.estimate.slot_a import AHops, AOneSlot
     from simcore.estimate.staging import StagingLinks
-    from simcore.estimate.stalls import Stalls
 
 
 class APassCycles(NamedTuple):
@@ -35,7 +34,6 @@ def a_pass_cycles(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    st: Stalls,
     ah: AHops,
     ao: AOneSlot,
     fix: bool,
@@ -62,7 +60,7 @@ def a_pass_cycles(
     b_next_l = lg.b_next_l
     b_tail_co = ah.b_tail_co
     co_frac = ch.co_frac
-    co_lcm = st.co_lcm
+    co_lcm = ch.co_lcm
     co_rest = ch.co_rest
     extra = ao.extra
     gain_f = ao.gain_f
@@ -222,7 +220,7 @@ def a_streamed_chain(
     b_first = lg.b_first
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     blocks = g.blocks
     co_frac = ch.co_frac
     co_rest = ch.co_rest

@@ -59,12 +59,12 @@ def b_hops(
     b_full = lg.b_full
     b_last = lg.b_last
     b_last_start = ch.b_last_start
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     blocks = g.blocks
     co_frac_ab = ch.co_frac_ab
     has_b = ch.has_b
     k_iter = g.k_iter
-    kb_off = ah.kb_off
+    kb_off = ch.kb_off
     kc_a = ch.kc_a
     kc_b = ch.kc_b
     la = avg.la
@@ -76,7 +76,7 @@ def b_hops(
     passes_a = ch.passes_a
     passes_b = ch.passes_b
     per_kt = avg.per_kt
-    r_last_a = ah.r_last_a
+    r_last_a = ch.r_last_a
     ra = avg.ra
     rb = avg.rb
     rb_kb = avg.rb_kb
@@ -275,6 +275,7 @@ def b_chain(
     bt: BlockTypes,
     avg: AverageSteps,
     ch: Chunking,
+    cp: Copies,
     lg: ChunkLegs,
     ah: AHops,
     ac: AChain,
@@ -289,7 +290,7 @@ def b_chain(
     (``slot_chain_a`` / ``slot_chain_b``). Pipes: MTE2 (MTE3 through UB), MTE1, M.
     """
     a_first0 = lg.a_first0
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     chain_a = ac.chain_a
     dr_last = bt.dr_last
     hop_f = bh.hop_f

@@ -21,7 +21,6 @@ from simcore.estimate.staging import (
 from simcore.estimate.steps import AverageSteps
 
 if TYPE_CHECKING:
-    from simcore.estimate.slot_a import AHops
     from simcore.estimate.slot_b import BChain
 
 
@@ -219,7 +218,6 @@ def staged_b_block(
     ch: Chunking,
     cp: Copies,
     lg: ChunkLegs,
-    ah: AHops,
     floor: bool,
     mk: Makespan,
 ) -> None:
@@ -232,7 +230,7 @@ def staged_b_block(
     a_last = lg.a_last
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     blocks = g.blocks
     dr_last = bt.dr_last
     ga1 = cp.ga1

@@ -61,9 +61,9 @@ def staged_block_cycle(
     b_full = lg.b_full
     b_last = lg.b_last
     b_last_start = ch.b_last_start
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     blocks = g.blocks
-    blocks_n = ah.blocks_n
+    blocks_n = g.blocks_n
     bound_ex = st.bound_ex
     cn_t = g.cn_t
     dr_last = bt.dr_last

@@ -193,7 +193,7 @@ def staged_pass(
     b_last = lg.b_last
     bk = g.bk
     blocks = g.blocks
-    blocks_n = ah.blocks_n
+    blocks_n = g.blocks_n
     bm = g.bm
     bn = g.bn
     dr_last = bt.dr_last

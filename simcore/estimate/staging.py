@@ -413,7 +413,7 @@ def staged_one_slot_chains(
     a_last = lg.a_last
     b_full = lg.b_full
     b_last = lg.b_last
-    bias_cyc = ah.bias_cyc
+    bias_cyc = cp.bias_cyc
     dr_last = bt.dr_last
     kc_a = ch.kc_a
     kc_b = ch.kc_b

@@ -19,8 +19,6 @@ class Stalls(NamedTuple):
 
     bound_ex: Any
     burst_a: Any
-    co_lcm: Any
-    co_steps: Any
     inner: Any
     normal: Any
 
@@ -167,11 +165,4 @@ def chunk_stalls(
         + (bounds - both - only_a - only_b) * ex_c
     )
 
-    return Stalls(
-        bound_ex=bound_ex,
-        burst_a=burst_a,
-        co_lcm=co_lcm,
-        co_steps=co_steps,
-        inner=inner,
-        normal=normal,
-    )
+    return Stalls(bound_ex=bound_ex, burst_a=burst_a, inner=inner, normal=normal)

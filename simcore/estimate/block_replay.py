@@ -42,7 +42,8 @@ def block_replay_term(
     """Both operands reloaded every block (or staged with FixPipe): the block replay's path.
 
     Every block repeats the same copies, so the first blocks are replayed in program order with
-    the simulator's queue, slot, L0 and UB staging rules (:func:`simcore.estimate.replay.block_replay_path`)
+    the simulator's queue, slot, L0 and UB staging rules
+    (:func:`simcore.estimate.replay.block_replay_path`)
     and the rest run at the last played block's period. Priced where the K loop is short and the
     copies take a large share of the path so far.
     """

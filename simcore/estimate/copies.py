@@ -349,7 +349,7 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     b_many = ch.b_many
     b_first: Legs
     if via_b:
-        b_first = tuple(np.where(b_many, x, y) for x, y in zip(b_full, b_last, strict=True))  # type: ignore[assignment]
+        b_first = tuple(np.where(b_many, x, y) for x, y in zip(b_full, b_last, strict=True))
     else:
         b_first = (np.where(b_many, b_full[0], b_last[0]), 0.0, 0.0)
     # A further B copy queued behind the previous one (MTE2 order, or the UB staging chain).

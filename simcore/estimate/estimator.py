@@ -282,52 +282,32 @@ def _core(
     traffic: tuple[Any, Any, Any, Any] | None = None,
     floor: bool = False,
 ) -> dict[str, Any]:
-    """Closed-form schedule of one core with a rows x cols share (arrays).
+    """Closed-form schedule of one core with a rows x cols share (arrays): the terms composed.
+
+    Builds the shared records (the block grid, each block type's K loop and drain, the typical
+    and the average block's step times, the chunking, the copies and the chunk legs), then calls
+    the terms in order; each raises the makespan where its path is longer and :class:`Makespan`
+    keeps which term set it. Some terms read the makespan so far (they are priced only where
+    they may exceed it), so the order is part of the model (docs/estimator.md).
 
     ``traffic`` passes the (loads, elements) of A and B from :func:`operand_traffic` when the
     caller already has them for this shape. With ``floor`` the makespan returned is a lower
     bound over every dbL0A / dbL0B / dbL0C (see :func:`makespan_floor_arrays`; the caller
-    passes the three flags as 2).
+    passes the three flags as 2) and no binding term is kept.
     """
     p = c.preset
-    k = problem.k
     fix = c.has_fixpipe
-    g = block_grid(c, k, f, rows, cols)
+    g = block_grid(c, problem.k, f, rows, cols)
     bt = block_types(c, g, f, cap, floor)
     typ = typical_steps(c, g, cap)
-    bm, bn, bk = g.bm, g.bn, g.bk
-    m_iter, n_iter, k_iter, blocks = g.m_iter, g.n_iter, g.k_iter, g.blocks
-    kf = k_iter - 1
-    rm_t, cn_t = g.rm_t, g.cn_t
-    a1, b1, c1, wa, zero, ones = g.a1, g.b1, g.c1, g.wa, g.zero, g.ones
-    fr_t, fc_t, ka_t = g.fr_t, g.fc_t, g.ka_t
-    span, cube, drain_total, m3_out = bt.span, bt.cube, bt.drain_total, bt.m3_out
-    span_tail, span_ctail, span_corner, span_seq = (
-        bt.span_tail, bt.span_ctail, bt.span_corner, bt.span_seq
-    )  # fmt: skip
-    mte1, blk_types, dr_last = bt.mte1, bt.types, bt.dr_last
-    fr_1, la, lb, mm, per = typ.fr_1, typ.la, typ.lb, typ.mm, typ.per
-    lead_a, lead_b, mm_kt, per_bd, dr, m3c = (
-        typ.lead_a, typ.lead_b, typ.mm_kt, typ.per_bd, typ.dr, typ.m3c
-    )  # fmt: skip
-
-    # --- chunk copies ---------------------------------------------------------------------------
-    order = g.order
     ch = chunking(c, g, f, traffic)
     cp = copy_record(c, g, bt, ch, f, problem.bias, cap)
-    step_ka, step_kb, slots_a, slots_b = ch.step_ka, ch.step_kb, ch.slots_a, ch.slots_b
-    loads_a, loads_b = ch.loads_a, ch.loads_b
-    kc_a, kc_b, passes_a, passes_b = ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
-    km_a, km_b = kc_a - 1, kc_b - 1
-    single_a, single_b, single_af, single_bf = ch.single_a, ch.single_b, ch.single_af, ch.single_bf
-    streamed_a, streamed_b, st_a, st_b = ch.streamed_a, ch.streamed_b, ch.st_a, ch.st_b
-    ga, va, ua, gb, vb, ub = cp.ga, cp.va, cp.ua, cp.gb, cp.vb, cp.ub
-    mte2, vec, mte3 = cp.mte2, cp.vec, cp.mte3
-    ga1, va1, ua1, gb1, vb1, ub1 = cp.ga1, cp.va1, cp.ua1, cp.gb1, cp.vb1, cp.ub1
-    via_a, via_b, wait_a, wait_b, b_after_a = cp.via_a, cp.via_b, cp.wait_a, cp.wait_b, cp.b_after_a
-    st = chunk_stalls(g, typ, ch, cp, fix, km_a, km_b)  # fmt: skip
-    cm = compute_chain(g, bt, typ, cp, st, fix, floor, p)  # fmt: skip
-    qp = copy_and_drain_paths(g, bt, typ, ch, cp, st, cm, fix, floor, kf, km_a, km_b)  # fmt: skip
+    kf, km_a, km_b = g.k_iter - 1, ch.kc_a - 1, ch.kc_b - 1
+
+    # The step chain with its stalls, the MTE2 and drain queues, V / MTE3 and the UB staging.
+    st = chunk_stalls(g, typ, ch, cp, fix, km_a, km_b)
+    cm = compute_chain(g, bt, typ, cp, st, fix, floor, p)
+    qp = copy_and_drain_paths(g, bt, typ, ch, cp, st, cm, fix, floor, kf, km_a, km_b)
     if floor:
         # The compute path is not monotone in the L0 flags (its start-up share shrinks as the
         # period grows): left out of the floor (the group bound prices it per L0 class).
@@ -338,62 +318,49 @@ def _core(
     mk.raise_all(qp.drain_path, "drain")
     if not fix and not floor and qp.idx_c1.size:
         mk.raise_at(qp.idx_c1, qp.c1_path[qp.idx_c1], "c1_drain_chain")
-    ub = queue_paths(bt, typ, cp, fix, mk)  # fmt: skip
+    uq = queue_paths(bt, typ, cp, fix, mk)
 
-    # --- slot cycles ------------------------------------------------------------------------------
-    # A copy waits for the last read of the chunk `slots` copies back, so the copies of one
-    # operand chain through their chunks' reads: the slot-waiting leg plus the arrival-to-last-
-    # read per chunk, the reads restarting from the arrival, and what queues between (the other
-    # operand's copies on MTE2 or in the UB staging buffers). The legs are those of the chunk
-    # itself (full chunks, and the last one with the K tail), not averages.
-    # These paths repeat per block: price the steps with the block dimensions averaged over
-    # the core's blocks (full and tail rows and columns), not the full block's.
-    avg = average_steps(c, g, step_kb)
-    la, lb, mm, per, ra, rb, rab = avg.la, avg.lb, avg.mm, avg.per, avg.ra, avg.rb, avg.rab
-    rb_kb, la_kt, lb_kt, per_kt, kt_d = avg.rb_kb, avg.la_kt, avg.lb_kt, avg.per_kt, avg.kt_d
-    lg = chunk_legs_of(c, g, ch, cp, rb_kb, cap)
-    a_full, a_last, b_full, b_last, b_first = lg.a_full, lg.a_last, lg.b_full, lg.b_last, lg.b_first
-    b_leg_f, b_leg_lc, b_next, b_next_l = lg.b_leg_f, lg.b_leg_lc, lg.b_next, lg.b_next_l
-    b_next_in, b_next_in_l = lg.b_next_in, lg.b_next_in_l
-    km1_a, km1_b = kc_a - 1, kc_b - 1
-    a_last_start, b_last_start, b_many, has_b = (
-        ch.a_last_start, ch.b_last_start, ch.b_many, ch.has_b
-    )  # fmt: skip
-    co_frac, co_rest, co_frac_ab = ch.co_frac, ch.co_rest, ch.co_frac_ab
-    sl = staging_links(g, bt, avg, ch, cp, lg, mk)  # fmt: skip
-    linked_pairs(g, avg, ch, cp, lg, qp, ub, c, cap, floor, mk, problem)  # fmt: skip
-    ah = a_hops(g, bt, avg, ch, cp, lg, c, cap, f, fix, floor, km1_a, problem)  # fmt: skip
-    a_offset_gains(avg, ch, cp, lg, ah, floor)  # fmt: skip
-    ao = a_one_slot_holds(g, avg, ch, cp, lg, ah, floor, problem)  # fmt: skip
-    apc = a_pass_cycles(g, avg, ch, cp, lg, ah, ao, fix, floor, km1_a, km1_b)  # fmt: skip
-    ac = a_streamed_chain(g, avg, ch, cp, lg, sl, ah, ao, apc, floor)  # fmt: skip
-    bh = b_hops(g, avg, ch, cp, lg, ah, fix, floor, problem)  # fmt: skip
-    bc = b_chain(g, bt, avg, ch, cp, lg, ah, ac, bh, mk, problem)  # fmt: skip
-    b_chain_at_a_pass_start(g, bt, avg, ch, cp, lg, bc, fix, floor, mk)  # fmt: skip
-    line_stay(g, bt, avg, ch, cp, lg, ah, apc, bh, f, fix, floor, mk)  # fmt: skip
-    corner_drain(g, bt, avg, ch, cp, ac, bc, c, cap, f, fix, floor, mk)  # fmt: skip
-    phase_terms(g, bt, avg, ch, cp, st, cm, qp, ac, bc, c, f, fix, floor, mk)  # fmt: skip
-    mte2_gap_terms(avg, ch, cp, lg, qp, ah, floor, mk)  # fmt: skip
-    staged_block_cycle(g, bt, avg, ch, cp, lg, st, cm, sl, ah, bh, c, cap, fix, floor, m3c, mk, mm_kt)  # fmt: skip
-    staged_b_block(g, bt, avg, ch, cp, lg, floor, mk)  # fmt: skip
-    staged_a_block(g, bt, avg, ch, cp, lg, floor, mk)  # fmt: skip
-    b_chain_behind_a_staging(g, bt, avg, ch, cp, lg, bc, floor, mk)  # fmt: skip
-    staged_one_slot_chains(bt, avg, ch, cp, lg, ah, bh, floor, mk)  # fmt: skip
-    staged_one_a_slot(g, bt, avg, ch, cp, lg, fix, floor, mk)  # fmt: skip
-    mte2_behind_slot_waiting_b(bt, avg, ch, cp, lg, floor, mk)  # fmt: skip
-    staged_pass(g, bt, avg, ch, cp, lg, cm, ah, bh, c, cap, f, fix, floor, m3c, mk, mm_kt)  # fmt: skip
-    c1_pass_start(g, bt, avg, ch, cp, lg, st, qp, f, fix, floor, mk, mm_kt)  # fmt: skip
-    mte2_bias_between_staged(g, ch, cp, lg, ub, floor, mk, problem)  # fmt: skip
-    fb = first_block(g, bt, avg, ch, cp, lg, fix, mk, problem)  # fmt: skip
-    first_line(g, bt, avg, ch, cp, st, fb, f, fix, floor, mk)  # fmt: skip
-    block_replay_term(g, bt, avg, ch, cp, lg, c, f, fix, floor, mk, p)  # fmt: skip
+    # Slot cycles and the paths that repeat per block: the steps of the block averaged over the
+    # core's blocks (full and tail rows and columns), each chunk's own legs (full, K tail).
+    avg = average_steps(c, g, ch.step_kb)
+    lg = chunk_legs_of(c, g, ch, cp, avg.rb_kb, cap)
+    sl = staging_links(g, bt, avg, ch, cp, lg, mk)
+    linked_pairs(g, avg, ch, cp, lg, qp, uq, c, cap, floor, mk, problem)
+    ah = a_hops(g, bt, avg, ch, cp, lg, c, cap, f, fix, floor, km_a, problem)
+    a_offset_gains(avg, ch, cp, lg, ah, floor)
+    ao = a_one_slot_holds(g, avg, ch, cp, lg, ah, floor, problem)
+    apc = a_pass_cycles(g, avg, ch, cp, lg, ah, ao, fix, floor, km_a, km_b)
+    ac = a_streamed_chain(g, avg, ch, cp, lg, sl, ah, ao, apc, floor)
+    bh = b_hops(g, avg, ch, cp, lg, ah, fix, floor, problem)
+    bc = b_chain(g, bt, avg, ch, cp, lg, ah, ac, bh, mk, problem)
+    b_chain_at_a_pass_start(g, bt, avg, ch, cp, lg, bc, fix, floor, mk)
+    line_stay(g, bt, avg, ch, cp, lg, ah, apc, bh, f, fix, floor, mk)
+    corner_drain(g, bt, avg, ch, cp, ac, bc, c, cap, f, fix, floor, mk)
+    phase_terms(g, bt, avg, ch, cp, st, cm, qp, ac, bc, c, f, fix, floor, mk)
+    mte2_gap_terms(avg, ch, cp, lg, qp, ah, floor, mk)
+    staged_block_cycle(
+        g, bt, avg, ch, cp, lg, st, cm, sl, ah, bh, c, cap, fix, floor, typ.m3c, mk, typ.mm_kt
+    )
+    staged_b_block(g, bt, avg, ch, cp, lg, floor, mk)
+    staged_a_block(g, bt, avg, ch, cp, lg, floor, mk)
+    b_chain_behind_a_staging(g, bt, avg, ch, cp, lg, bc, floor, mk)
+    staged_one_slot_chains(bt, avg, ch, cp, lg, ah, bh, floor, mk)
+    staged_one_a_slot(g, bt, avg, ch, cp, lg, fix, floor, mk)
+    mte2_behind_slot_waiting_b(bt, avg, ch, cp, lg, floor, mk)
+    staged_pass(g, bt, avg, ch, cp, lg, cm, ah, bh, c, cap, f, fix, floor, typ.m3c, mk, typ.mm_kt)
+    c1_pass_start(g, bt, avg, ch, cp, lg, st, qp, f, fix, floor, mk, typ.mm_kt)
+    mte2_bias_between_staged(g, ch, cp, lg, uq, floor, mk, problem)
+    fb = first_block(g, bt, avg, ch, cp, lg, fix, mk, problem)
+    first_line(g, bt, avg, ch, cp, st, fb, f, fix, floor, mk)
+    block_replay_term(g, bt, avg, ch, cp, lg, c, f, fix, floor, mk, p)
+
     busy = {
-        "MTE2": mte2,
-        "MTE1": mte1,
-        "M": cube,
-        "FIX": drain_total if fix else 0.0 * drain_total,
-        "V": vec,
-        "MTE3": mte3,
+        "MTE2": cp.mte2,
+        "MTE1": bt.mte1,
+        "M": bt.cube,
+        "FIX": bt.drain_total if fix else 0.0 * bt.drain_total,
+        "V": cp.vec,
+        "MTE3": cp.mte3,
     }
     out: dict[str, Any] = {"makespan": mk.value, "busy": busy}
     if mk.track:
@@ -401,20 +368,12 @@ def _core(
     if floor:
         # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
         # pipes that does not depend on the other operand (its copies are >= 0).
-        fixed_work = mte1 + cube + drain_total
-        out["own_a"] = ac.own_a + mm + dr_last
-        out["own_b"] = bh.own_b + mm + dr_last
-        out["seq_a"] = fixed_work + ga
-        out["seq_b"] = fixed_work + gb
+        fixed_work = bt.mte1 + bt.cube + bt.drain_total
+        out["own_a"] = ac.own_a + avg.mm + bt.dr_last
+        out["own_b"] = bh.own_b + avg.mm + bt.dr_last
+        out["seq_a"] = fixed_work + cp.ga
+        out["seq_b"] = fixed_work + cp.gb
     return out
-
-
-def _leg_after_a(via_a: bool, via_b: bool, legs_b: tuple[Any, Any, Any]) -> Any:
-    """Cycles a B copy issued with an A copy adds after the A copy's slot-waiting leg."""
-    g, v, u = legs_b
-    if via_a:
-        return v + u if via_b else 0.0 * g
-    return g + v + u if via_b else g
 
 
 def estimate_arrays(

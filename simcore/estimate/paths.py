@@ -108,7 +108,7 @@ def copy_and_drain_paths(
         # halves the cost of the chain itself.)
         idx_c1 = np.flatnonzero(c1)
         c1_path = np.zeros(np.shape(blocks))
-        stall_c1: Any = np.zeros(0)
+        stall_c1 = np.zeros(0)
         if idx_c1.size:
             i_c = idx_c1
             one_slot = (_sub(single_a, i_c) | ~_sub(streamed_a, i_c)) & (

@@ -169,10 +169,7 @@ def a_hops(
     n_in1 = np.floor((at_least(step_ka, 2) - 2) / step_kb)  # their count less one
     r_in = step_ka - n_in1 * step_kb
     # (B's reads between its copies count where its chunks tile the A chunk.)
-    ka_div = _divides(step_ka, step_kb)
-    # B chunks shorter than A's that do not tile them (start at varying offsets inside).
-    kb_short = step_kb < step_ka
-    kb_off = kb_short & ~ka_div
+    ka_div, kb_short = ch.ka_div, ch.kb_short
     b_in = np.where(ka_div, b_next_in, b_next)
     # (The B chunk at the A chunk's start holds all of its reads back too: the larger of the
     # two chains through the first and the last B chunk inside.)

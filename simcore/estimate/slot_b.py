@@ -342,7 +342,7 @@ def b_chain_at_a_pass_start(
     floor: bool,
     mk: Makespan,
 ) -> None:
-    """B copied every block in several slots, A per pass: B's chain takes A's copy at A's pass starts.
+    """B copied every block in several slots, A per pass: B's chain takes A's pass-start copy.
 
     Without FixPipe, at an A pass start MTE2 issues A's first copy before B's, and A's copy waits
     for A's last read of that chunk in the pass before, no later than B's slot-freeing read by the

@@ -224,7 +224,8 @@ def staged_b_block(
     """A direct and streamed, B staged, both reloaded every block: the per-block A / B cycle.
 
     The next block's first A copy waits for A's read of chunk kc_a - S and B's first GM->UB copy
-    queues behind it; B's staging chain runs to the chunk under that step (:func:`staged_b_block_cycle`).
+    queues behind it; B's staging chain runs to the chunk under that step
+    (:func:`staged_b_block_cycle`).
     """
     a_full = lg.a_full
     a_last = lg.a_last

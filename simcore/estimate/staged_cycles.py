@@ -222,7 +222,7 @@ def staged_block_cycle(
                         )  # fmt: skip
                 other = other + per_a * (passes_b < blocks) * (passes_b - 1) * b_pass
             if via_a:
-                a_u0 = np.where(kc_a > 1, a_full[2], a_last[2])
+                a_u0: Any = np.where(kc_a > 1, a_full[2], a_last[2])
                 if via_b:
                     # B's first GM->UB leg, issued after A's copy, waits for A's reorder (the
                     # source half) instead of running ahead: the longer of it and A's UB->L1

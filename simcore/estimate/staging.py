@@ -309,8 +309,8 @@ def staging_links(
         # half) and the next copy's GM->UB leg (it waits for the previous reorder: the source
         # half), so the reorders chain through max(GM->UB, UB->L1) of consecutive copies: per
         # pass, chunk j's GM->UB pairs with chunk j-1's UB->L1 (the first with the last one).
-        pairs: Any = 0.0
-        own_pairs: list[Any] = []
+        pairs = 0.0
+        own_pairs = []
         for via, kc, passes, legs_f, legs_l in (
             (via_a, kc_a, passes_a, a_full, a_last),
             (via_b, kc_b, passes_b, b_full, b_last),

@@ -109,7 +109,7 @@ def chunk_stalls(
     ex_b_alone = ex_b_alone / m_b
     # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
     # the A copy), so such a step costs the larger one, not the sum.
-    co_lcm, co_steps = ch.co_lcm, ch.co_steps
+    co_steps = ch.co_steps
     co = (co_steps - 1) * np.minimum(passes_a, passes_b) * (st_a * st_b)
     inner = (
         co * np.maximum(ex_a_with_b, ex_b_alone)

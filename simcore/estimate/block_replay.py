@@ -47,37 +47,14 @@ def block_replay_term(
     and the rest run at the last played block's period. Priced where the K loop is short and the
     copies take a large share of the path so far.
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
-    b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
-    blocks = g.blocks
-    dr_last = bt.dr_last
-    drain_total = bt.drain_total
-    ga = cp.ga
-    gb = cp.gb
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    la = avg.la
-    la_kt = avg.la_kt
-    lb = avg.lb
-    lb_kt = avg.lb_kt
-    m3_out = bt.m3_out
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    slots_a = ch.slots_a
-    slots_b = ch.slots_b
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    ua = cp.ua
-    ub = cp.ub
-    va = cp.va
-    vb = cp.vb
-    via_a = cp.via_a
-    via_b = cp.via_b
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    bias_cyc, ga, gb, ua, ub, va, vb = cp.bias_cyc, cp.ga, cp.gb, cp.ua, cp.ub, cp.va, cp.vb
+    via_a, via_b = cp.via_a, cp.via_b
+    blocks, k_iter = g.blocks, g.k_iter
+    dr_last, drain_total, m3_out = bt.dr_last, bt.drain_total, bt.m3_out
+    has_b, kc_a, kc_b, passes_a, passes_b = ch.has_b, ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    slots_a, slots_b, step_ka, step_kb = ch.slots_a, ch.slots_b, ch.step_ka, ch.step_kb
+    la, la_kt, lb, lb_kt = avg.la, avg.la_kt, avg.lb, avg.lb_kt
     replay: np.ndarray | None = None
     resident: tuple[Any, Any] = (False, False)
     if not fix and not floor:

@@ -43,28 +43,11 @@ def compute_chain(
     next step's loads, so the K-tail step's short loads follow a full MMAD. Pipes: MTE2, MTE1, M,
     FIX / V / MTE3.
     """
-    a1 = g.a1
-    b1 = g.b1
-    blocks = g.blocks
-    bound_ex = st.bound_ex
-    dr_last = bt.dr_last
-    fr_1 = typ.fr_1
-    ga1 = cp.ga1
-    gb1 = cp.gb1
-    inner = st.inner
-    k_iter = g.k_iter
-    ka_t = g.ka_t
-    la = typ.la
-    lb = typ.lb
-    mm = typ.mm
-    mm_kt = typ.mm_kt
-    per = typ.per
-    span = bt.span
-    ua1 = cp.ua1
-    ub1 = cp.ub1
-    va1 = cp.va1
-    vb1 = cp.vb1
-    via_a = cp.via_a
+    a1, b1, blocks, k_iter, ka_t = g.a1, g.b1, g.blocks, g.k_iter, g.ka_t
+    bound_ex, inner = st.bound_ex, st.inner
+    dr_last, span = bt.dr_last, bt.span
+    fr_1, la, lb, mm, mm_kt, per = typ.fr_1, typ.la, typ.lb, typ.mm, typ.mm_kt, typ.per
+    ga1, gb1, ua1, ub1, va1, vb1, via_a = cp.ga1, cp.gb1, cp.ua1, cp.ub1, cp.va1, cp.vb1, cp.via_a
     via_b = cp.via_b
     # --- start-up: first copies (A then B) and the first reads --------------------------------
     if via_a and via_b:

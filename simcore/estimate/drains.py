@@ -291,26 +291,14 @@ def corner_drain(
     (:func:`corner_drain_path`). Pipes: V, MTE3.
     """
     bias_cyc = cp.bias_cyc
-    bk = g.bk
+    bk, blocks, bm, bn, cols, k, m_iter = g.bk, g.blocks, g.bm, g.bn, g.cols, g.k, g.m_iter
+    n_iter, order, rows = g.n_iter, g.order, g.rows
     blk_types = bt.types
-    blocks = g.blocks
-    bm = g.bm
-    bn = g.bn
     chain_a = ac.chain_a
     chain_b = bc.chain_b
-    cols = g.cols
-    k = g.k
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    m_iter = g.m_iter
-    mm = avg.mm
-    n_iter = g.n_iter
-    order = g.order
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    rows = g.rows
-    step_ka = ch.step_ka
+    kc_a, kc_b, passes_a, passes_b, step_ka = ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b, ch.step_ka
     step_kb = ch.step_kb
+    mm = avg.mm
     if not fix and not floor and blk_types:
         # The slot chains end at the last block's last MMAD, its drain after it. Without
         # FixPipe the drain of the block before (its long UB->GM copy on MTE3) can still be
@@ -370,31 +358,15 @@ def c1_pass_start(
     Its copy waits for the previous block's last read, which the drain chain does not see; over
     two blocks the chain takes both MMAD chains and the copy (:func:`c1_pass_start_extra`).
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
-    b_last = lg.b_last
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     blk_types = bt.types
-    blocks = g.blocks
-    c1 = g.c1
-    c1_path = qp.c1_path
-    idx_c1 = qp.idx_c1
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    la = avg.la
-    lb = avg.lb
-    lb_kt = avg.lb_kt
-    m_iter = g.m_iter
-    n_iter = g.n_iter
-    normal = st.normal
-    order = g.order
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    slots_a = ch.slots_a
+    blocks, c1, m_iter, n_iter, order = g.blocks, g.c1, g.m_iter, g.n_iter, g.order
+    c1_path, idx_c1, stall_c1 = qp.c1_path, qp.idx_c1, qp.stall_c1
+    kc_a, kc_b, passes_a, passes_b, slots_a = ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b, ch.slots_a
     slots_b = ch.slots_b
-    stall_c1 = qp.stall_c1
-    via_a = cp.via_a
-    via_b = cp.via_b
+    la, lb, lb_kt = avg.la, avg.lb, avg.lb_kt
+    normal = st.normal
+    via_a, via_b = cp.via_a, cp.via_b
     if not fix and not floor:
         # One L0C buffer without FixPipe: a one-slot outer operand holding its whole K in one
         # chunk is copied again at each of its pass starts (a new column of blocks with

@@ -237,7 +237,7 @@ from simcore.estimate.staged_blocks import (
     staged_a_block,
     staged_b_block,
 )
-from simcore.estimate.staged_cycles import staged_block_cycle
+from simcore.estimate.staged_cycles import staged_block_cycle, staged_first_chunk
 from simcore.estimate.staged_passes import staged_pass
 from simcore.estimate.staging import (
     staged_one_a_slot,
@@ -341,6 +341,7 @@ def _core(
     staged_block_cycle(
         g, bt, avg, ch, cp, lg, st, cm, sl, ah, bh, c, cap, fix, floor, typ.m3c, mk, typ.mm_kt
     )
+    staged_first_chunk(g, bt, avg, ch, cp, lg, cm, c, cap, fix, floor, mk)
     staged_b_block(g, bt, avg, ch, cp, lg, floor, mk)
     staged_a_block(g, bt, avg, ch, cp, lg, floor, mk)
     b_chain_behind_a_staging(g, bt, avg, ch, cp, lg, bc, floor, mk)

@@ -47,24 +47,12 @@ def first_block(
     with the bias slice and the UB staging of the last) and the steps after the last copy have
     run; the drains of all blocks follow in their queue. Pipes: MTE2, MTE1, M, FIX / V / MTE3.
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    a_last_start = ch.a_last_start
-    b_full = lg.b_full
-    b_last = lg.b_last
-    b_last_start = ch.b_last_start
-    bias_cyc = cp.bias_cyc
-    drain_total = bt.drain_total
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    a_last_start, b_last_start, kc_a, kc_b = ch.a_last_start, ch.b_last_start, ch.kc_a, ch.kc_b
+    bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
+    drain_total, m3_out = bt.drain_total, bt.m3_out
     k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    la = avg.la
-    lb = avg.lb
-    m3_out = bt.m3_out
-    mm = avg.mm
-    per = avg.per
-    via_a = cp.via_a
-    via_b = cp.via_b
+    la, lb, mm, per = avg.la, avg.lb, avg.mm, avg.per
     # The first block cannot end before MTE2 has brought in every chunk it reads (the first
     # pass of both operands, in order) and the steps after the last of them have run; the
     # drains of all blocks follow it in their queue (with the UB->GM copies without FixPipe).
@@ -106,30 +94,14 @@ def first_line(
     bias slice per block before that block's last copy; its steps, then its drain and every later
     one follow (with one L0C buffer through the later blocks' MMAD chains).
     """
-    a_pass = fb.a_pass
-    b_pass = fb.b_pass
-    bias_cyc = cp.bias_cyc
-    blk_types = bt.types
-    c1 = g.c1
-    drain_total = bt.drain_total
-    ga = cp.ga
-    gb = cp.gb
-    k_iter = g.k_iter
-    la = avg.la
-    last_copy_step = fb.last_copy_step
-    lb = avg.lb
-    m3_out = bt.m3_out
-    m_iter = g.m_iter
-    mm = avg.mm
-    n_iter = g.n_iter
+    a_pass, b_pass, last_copy_step, ub_tail = fb.a_pass, fb.b_pass, fb.last_copy_step, fb.ub_tail
+    bias_cyc, ga, gb = cp.bias_cyc, cp.ga, cp.gb
+    blk_types, drain_total, m3_out = bt.types, bt.drain_total, bt.m3_out
+    c1, k_iter, m_iter, n_iter, order = g.c1, g.k_iter, g.m_iter, g.n_iter, g.order
+    la, lb, mm, per = avg.la, avg.lb, avg.mm, avg.per
     normal = st.normal
-    order = g.order
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per = avg.per
-    streamed_a = ch.streamed_a
+    passes_a, passes_b, streamed_a = ch.passes_a, ch.passes_b, ch.streamed_a
     streamed_b = ch.streamed_b
-    ub_tail = fb.ub_tail
     if not fix and not floor:
         # Likewise the last block of the first line (column with iterateOrder 0, row with 1)
         # when the inner operand is loaded once: MTE2 has brought its whole panel (every

@@ -238,41 +238,16 @@ def line_stay(
     the other operand's one-slot copies and reads (:func:`line_stay_path`). Pipes: MTE2, MTE1,
     M, V, MTE3.
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
-    b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
-    blk_types = bt.types
-    blocks = g.blocks
-    dr_last = bt.dr_last
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
+    blk_types, dr_last = bt.types, bt.dr_last
+    blocks, k_iter, m_iter, n_iter, order = g.blocks, g.k_iter, g.m_iter, g.n_iter, g.order
     gain_pass_a = apc.gain_pass_a
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    la = avg.la
-    la_kt = avg.la_kt
-    lb = avg.lb
-    lb_kt = avg.lb_kt
-    m_iter = g.m_iter
-    mm = avg.mm
-    n_iter = g.n_iter
-    order = g.order
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    rb_kb = avg.rb_kb
-    reads_af = ah.reads_af
-    reads_al = ah.reads_al
-    reads_bl = bh.reads_bl
-    slots_a = ch.slots_a
-    slots_b = ch.slots_b
-    via_a = cp.via_a
-    via_b = cp.via_b
-    wait_af = ah.wait_af
-    wait_al = ah.wait_al
-    wait_bf = bh.wait_bf
-    wait_bl = bh.wait_bl
+    has_b, kc_a, kc_b, passes_a, passes_b = ch.has_b, ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    slots_a, slots_b = ch.slots_a, ch.slots_b
+    la, la_kt, lb, lb_kt, mm, rb_kb = avg.la, avg.la_kt, avg.lb, avg.lb_kt, avg.mm, avg.rb_kb
+    reads_af, reads_al, wait_af, wait_al = ah.reads_af, ah.reads_al, ah.wait_af, ah.wait_al
+    reads_bl, wait_bf, wait_bl = bh.reads_bl, bh.wait_bf, bh.wait_bl
     if not fix and not floor and blk_types:
         # An outer operand that stays for a whole line of blocks (one pass per line) holds its
         # slots over the line's blocks: the stay above averages their drains over all lines,

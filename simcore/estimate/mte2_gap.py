@@ -159,29 +159,15 @@ def mte2_gap_terms(
     slot and shorter A chunks, B's second copy waits for B's read behind the A chunk under it
     (:func:`b_slot_gap_behind_a`).
     """
-    a_first0 = lg.a_first0
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
+    a_first0, a_full, a_last, b_full = lg.a_first0, lg.a_full, lg.a_last, lg.b_full
     b_last = lg.b_last
     copy_path = qp.copy_path
-    has_b = ch.has_b
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    lb = avg.lb
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    ra = avg.ra
-    rab_ka = ah.rab_ka
-    rb_kb = avg.rb_kb
-    reads_af = ah.reads_af
-    single_a = ch.single_a
-    single_b = ch.single_b
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
+    has_b, kc_a, kc_b, passes_a, passes_b = ch.has_b, ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    single_a, single_b, step_ka, step_kb = ch.single_a, ch.single_b, ch.step_ka, ch.step_kb
     streamed_b = ch.streamed_b
-    via_a = cp.via_a
-    via_b = cp.via_b
+    lb, ra, rb_kb = avg.lb, avg.ra, avg.rb_kb
+    rab_ka, reads_af = ah.rab_ka, ah.reads_af
+    via_a, via_b = cp.via_a, cp.via_b
     mk.raise_all(
         mte2_gap_path(
             copy_path, via_a, via_b, a_first0, a_full, a_last, b_full, b_last,
@@ -221,27 +207,13 @@ def mte2_behind_slot_waiting_b(
     B streams its chunks through its slots, so the B copy issued at an A chunk's last step waits
     for a B read of this A chunk's steps, and the next A copy queues behind it on MTE2.
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    a_many = ch.a_many
-    b_full = lg.b_full
-    b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
-    dr_last = bt.dr_last
-    has_b = ch.has_b
-    ka_div = ch.ka_div
-    kc_a = ch.kc_a
-    lb = avg.lb
-    mm = avg.mm
-    passes_a = ch.passes_a
-    r_last_a = ch.r_last_a
-    ra = avg.ra
-    slots_b = ch.slots_b
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    a_many, has_b, ka_div, kc_a, passes_a = ch.a_many, ch.has_b, ch.ka_div, ch.kc_a, ch.passes_a
+    r_last_a, slots_b, step_ka, step_kb = ch.r_last_a, ch.slots_b, ch.step_ka, ch.step_kb
     streamed_b = ch.streamed_b
-    via_a = cp.via_a
-    via_b = cp.via_b
+    bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
+    dr_last = bt.dr_last
+    lb, mm, ra = avg.lb, avg.mm, avg.ra
     if not floor and not via_b:
         # A chunks longer than B's slots hold: B streams its chunks through its slots, so the
         # B copy issued at the A chunk's last step waits for the B read slots_b chunks back, a

@@ -42,35 +42,16 @@ def linked_pairs(
     (``mte2_direct_between_staged``); A direct per block with B staged per pass idles once per B
     pass for B's staging legs (``mte2_idle_behind_staged_pass``).
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     after = ub.after
-    b_full = lg.b_full
-    b_last = lg.b_last
-    blocks = g.blocks
-    bn = g.bn
-    cols = g.cols
-    gb1 = cp.gb1
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    loads_a = ch.loads_a
-    loads_b = ch.loads_b
-    mte2 = cp.mte2
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    rab = avg.rab
-    slots_a = ch.slots_a
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    tail_plain = qp.tail_plain
-    ua1 = cp.ua1
-    ub1 = cp.ub1
-    va1 = cp.va1
-    vb1 = cp.vb1
-    via_a = cp.via_a
+    blocks, bn, cols, k_iter = g.blocks, g.bn, g.cols, g.k_iter
+    gb1, mte2, ua1, ub1, va1, vb1, via_a = cp.gb1, cp.mte2, cp.ua1, cp.ub1, cp.va1, cp.vb1, cp.via_a
     via_b = cp.via_b
+    has_b, kc_a, kc_b, loads_a, loads_b = ch.has_b, ch.kc_a, ch.kc_b, ch.loads_a, ch.loads_b
+    passes_a, passes_b, slots_a, step_ka = ch.passes_a, ch.passes_b, ch.slots_a, ch.step_ka
+    step_kb = ch.step_kb
+    rab = avg.rab
+    tail_plain = qp.tail_plain
     if via_a != via_b:
         # One operand through UB, the other direct: MTE2 runs every copy in program order, and
         # a GM->UB copy right after another one (no direct copy or bias slice between) also
@@ -250,19 +231,11 @@ def mte2_bias_between_staged(
     MTE2 runs the GM->UB legs and the bias slices; between two GM->UB legs it idles for the
     reorder the second waits for, less a bias slice between them.
     """
-    a_last = lg.a_last
-    a_last_start = ch.a_last_start
-    after = ub.after
-    b_last = lg.b_last
-    b_last_start = ch.b_last_start
-    bias_cyc = cp.bias_cyc
+    a_last, b_last = lg.a_last, lg.b_last
+    a_last_start, b_last_start = ch.a_last_start, ch.b_last_start
+    after, last_u = ub.after, ub.last_u
+    bias_cyc, mte2, va, vb, via_a, via_b = cp.bias_cyc, cp.mte2, cp.va, cp.vb, cp.via_a, cp.via_b
     blocks = g.blocks
-    last_u = ub.last_u
-    mte2 = cp.mte2
-    va = cp.va
-    vb = cp.vb
-    via_a = cp.via_a
-    via_b = cp.via_b
     if via_a and via_b and problem.bias and not floor:
         # Both staged, with a bias slice per block on MTE2 besides the GM->UB legs: MTE2 runs
         # all of them, and between two GM->UB legs it idles for the reorder the second waits

@@ -50,45 +50,19 @@ def phase_terms(
     drains or by MMAD / slot chains (``line_phase``); one operand (or both) reloaded every block
     puts the same copies in blocks of different step chains (``phase_copies``).
     """
-    blk_types = bt.types
-    blocks = g.blocks
-    blocks_n = g.blocks_n
-    bm = g.bm
-    bn = g.bn
-    bound_ex = st.bound_ex
-    chain_b = bc.chain_b
-    cn_t = g.cn_t
-    compute_path = cm.compute_path
+    blk_types, dr_last, span, span_corner = bt.types, bt.dr_last, bt.span, bt.span_corner
+    span_ctail, span_tail = bt.span_ctail, bt.span_tail
+    blocks, blocks_n, bm, bn, cn_t, fc_t = g.blocks, g.blocks_n, g.bm, g.bn, g.cn_t, g.fc_t
+    fr_t, k_iter, m_iter, n_iter, order = g.fr_t, g.k_iter, g.m_iter, g.n_iter, g.order
+    rm_t, zero = g.rm_t, g.zero
+    bound_ex, inner = st.bound_ex, st.inner
+    chain_b, pass_b_cyc, per_pass_b = bc.chain_b, bc.pass_b_cyc, bc.per_pass_b
+    compute_path, start = cm.compute_path, cm.start
     copy_path = qp.copy_path
-    dr_last = bt.dr_last
-    fc_t = g.fc_t
-    fr_t = g.fr_t
-    ga = cp.ga
-    gb = cp.gb
-    inner = st.inner
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    m_iter = g.m_iter
-    mm = avg.mm
-    mte2 = cp.mte2
-    n_iter = g.n_iter
-    order = g.order
-    pass_b_cyc = bc.pass_b_cyc
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per = avg.per
+    ga, gb, mte2, via_a, via_b = cp.ga, cp.gb, cp.mte2, cp.via_a, cp.via_b
+    kc_a, kc_b, passes_a, passes_b = ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    mm, per = avg.mm, avg.per
     per_pass_a = ac.per_pass_a
-    per_pass_b = bc.per_pass_b
-    rm_t = g.rm_t
-    span = bt.span
-    span_corner = bt.span_corner
-    span_ctail = bt.span_ctail
-    span_tail = bt.span_tail
-    start = cm.start
-    via_a = cp.via_a
-    via_b = cp.via_b
-    zero = g.zero
     if not floor:
         # Phases: a B reloaded in every block runs its slot chain once per block, and the blocks
         # of the tail row take a shorter step chain, so those may be bound by B's copies while

@@ -39,25 +39,10 @@ def queue_paths(
     after: Any = None  # (set where the term applies)
     last_u: Any = None  # (set where the term applies)
     dr_last = bt.dr_last
-    ga = cp.ga
-    ga1 = cp.ga1
-    gb = cp.gb
-    gb1 = cp.gb1
-    la = typ.la
-    lb = typ.lb
-    m3c = typ.m3c
-    mm = typ.mm
-    mte3 = cp.mte3
-    ua = cp.ua
-    ua1 = cp.ua1
-    ub = cp.ub
-    ub1 = cp.ub1
-    va = cp.va
-    va1 = cp.va1
-    vb = cp.vb
-    vec = cp.vec
-    via_a = cp.via_a
+    ga, ga1, gb, gb1, mte3, ua, ua1 = cp.ga, cp.ga1, cp.gb, cp.gb1, cp.mte3, cp.ua, cp.ua1
+    ub, ub1, va, va1, vb, vec, via_a = cp.ub, cp.ub1, cp.va, cp.va1, cp.vb, cp.vec, cp.via_a
     via_b = cp.via_b
+    la, lb, m3c, mm = typ.la, typ.lb, typ.m3c, typ.mm
     if not fix or via_a or via_b:
         mk.raise_all(ga1 + vec + (m3c if not fix else ua1 + la + lb + mm), "vector_queue")
         mk.raise_all(ga1 + va1 + mte3, "mte3_queue")

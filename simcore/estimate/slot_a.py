@@ -70,45 +70,17 @@ def a_hops(
     b_later: Any = None  # (set where the term applies)
     b_wait: Any = None  # (set where the term applies)
     hop_l_a_own: Any = None  # (set where the term applies)
-    a_full = lg.a_full
-    a_last = lg.a_last
-    a_last_start = ch.a_last_start
-    b_first = lg.b_first
-    b_last = lg.b_last
-    b_last_start = ch.b_last_start
-    b_leg_f = lg.b_leg_f
-    b_leg_lc = lg.b_leg_lc
-    b_many = ch.b_many
-    b_next = lg.b_next
-    b_next_in = lg.b_next_in
-    blocks = g.blocks
-    bn = g.bn
-    co_frac = ch.co_frac
-    co_steps = ch.co_steps
-    cols = g.cols
-    drain_total = bt.drain_total
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    la = avg.la
-    la_kt = avg.la_kt
-    lb = avg.lb
-    m3_out = bt.m3_out
-    mm = avg.mm
-    ones = g.ones
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    ra = avg.ra
-    rab = avg.rab
-    single_a = ch.single_a
-    single_af = ch.single_af
-    single_bf = ch.single_bf
-    span = bt.span
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    via_a = cp.via_a
-    via_b = cp.via_b
-    wa = g.wa
+    a_full, a_last, b_first, b_last = lg.a_full, lg.a_last, lg.b_first, lg.b_last
+    b_leg_f, b_leg_lc, b_next, b_next_in = lg.b_leg_f, lg.b_leg_lc, lg.b_next, lg.b_next_in
+    a_last_start, b_last_start, b_many = ch.a_last_start, ch.b_last_start, ch.b_many
+    co_frac, co_steps, has_b, passes_a = ch.co_frac, ch.co_steps, ch.has_b, ch.passes_a
+    passes_b, single_a, single_af, single_bf = ch.passes_b, ch.single_a, ch.single_af, ch.single_bf
+    step_ka, step_kb = ch.step_ka, ch.step_kb
+    blocks, bn, cols, k_iter, ones, wa = g.blocks, g.bn, g.cols, g.k_iter, g.ones, g.wa
     zero = g.zero
+    drain_total, m3_out, span = bt.drain_total, bt.m3_out, bt.span
+    la, la_kt, lb, mm, ra, rab = avg.la, avg.la_kt, avg.lb, avg.mm, avg.ra, avg.rab
+    via_a, via_b = cp.via_a, cp.via_b
 
     # A: hops of its full chunks and of its last (K-tail) chunk.
     wait_af = a_full[2] if via_a else a_full[0]
@@ -249,34 +221,15 @@ def a_offset_gains(
     the A reads before it. The first chunks are priced at their own offsets, the rest at their
     average (or each offset's chunks counted where the offsets cycle). Pipes: MTE2, MTE1.
     """
-    a_last_start = ch.a_last_start
-    b_first = lg.b_first
-    b_full = lg.b_full
-    b_last = lg.b_last
-    b_last_start = ch.b_last_start
-    b_leg_f = lg.b_leg_f
-    b_leg_lc = lg.b_leg_lc
-    b_next_in = lg.b_next_in
-    b_next_in_l = lg.b_next_in_l
-    co_frac = ch.co_frac
-    co_lcm = ch.co_lcm
-    extra = ah.extra
-    full_co = ah.full_co
-    gain_f = ah.gain_f
-    has_b = ch.has_b
-    hop_f = ah.hop_f
-    hop_l = ah.hop_l
-    kb_off = ch.kb_off
-    kc_a = ch.kc_a
-    kt_d = avg.kt_d
-    r_last_a = ch.r_last_a
-    rab = avg.rab
+    a_last_start, b_last_start, co_frac = ch.a_last_start, ch.b_last_start, ch.co_frac
+    co_lcm, has_b, kb_off, kc_a, r_last_a = ch.co_lcm, ch.has_b, ch.kb_off, ch.kc_a, ch.r_last_a
+    single_a, step_ka, step_kb = ch.single_a, ch.step_ka, ch.step_kb
+    b_first, b_full, b_last, b_leg_f = lg.b_first, lg.b_full, lg.b_last, lg.b_leg_f
+    b_leg_lc, b_next_in, b_next_in_l = lg.b_leg_lc, lg.b_next_in, lg.b_next_in_l
+    extra, full_co, gain_f, hop_f, hop_l = ah.extra, ah.full_co, ah.gain_f, ah.hop_f, ah.hop_l
     reads_af = ah.reads_af
-    single_a = ch.single_a
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    via_a = cp.via_a
-    via_b = cp.via_b
+    kt_d, rab = avg.kt_d, avg.rab
+    via_a, via_b = cp.via_a, cp.via_b
     # B chunks shorter than A's that do not tile them start at varying offsets o inside the A
     # chunks (o cycles through the multiples of gcd(stepKa, stepKb)): the B copies queue behind
     # the A copy, and A's last read waits for them only by what exceeds the A reads before the
@@ -384,45 +337,17 @@ def a_one_slot_holds(
     read back by their copies and the reads from the last one's arrival.
     """
     rs_bias: Any = None  # (set where the term applies)
-    a_last_start = ch.a_last_start
-    b_full = lg.b_full
-    b_last = lg.b_last
-    b_last_start = ch.b_last_start
-    b_later = ah.b_later
-    b_leg_lc = lg.b_leg_lc
-    b_next = lg.b_next
-    b_wait = ah.b_wait
-    bias_cyc = cp.bias_cyc
-    co_frac = ch.co_frac
-    co_rest = ch.co_rest
-    extra = ah.extra
-    full_co = ah.full_co
-    gain_f = ah.gain_f
-    gain_l = ah.gain_l
-    has_b = ch.has_b
-    hop_l = ah.hop_l
-    k_iter = g.k_iter
-    kb_short = ch.kb_short
-    kc_b = ch.kc_b
-    la = avg.la
-    la_kt = avg.la_kt
-    last_co = ah.last_co
-    lb = avg.lb
-    ra = avg.ra
-    rab = avg.rab
-    rb_kb = avg.rb_kb
-    reads_af = ah.reads_af
-    rs_a = ah.rs_a
-    single_a = ch.single_a
-    single_bf = ch.single_bf
-    slots_b = ch.slots_b
-    stay_a = ah.stay_a
-    step_ka = ch.step_ka
+    a_last_start, b_last_start, co_frac = ch.a_last_start, ch.b_last_start, ch.co_frac
+    co_rest, has_b, kb_short, kc_b = ch.co_rest, ch.has_b, ch.kb_short, ch.kc_b
+    single_a, single_bf, slots_b, step_ka = ch.single_a, ch.single_bf, ch.slots_b, ch.step_ka
     step_kb = ch.step_kb
-    via_a = cp.via_a
-    via_b = cp.via_b
-    wait_al = ah.wait_al
-    zero = g.zero
+    b_full, b_last, b_leg_lc, b_next = lg.b_full, lg.b_last, lg.b_leg_lc, lg.b_next
+    b_later, b_wait, extra, full_co, gain_f = ah.b_later, ah.b_wait, ah.extra, ah.full_co, ah.gain_f
+    gain_l, hop_l, last_co, reads_af, rs_a = ah.gain_l, ah.hop_l, ah.last_co, ah.reads_af, ah.rs_a
+    stay_a, wait_al = ah.stay_a, ah.wait_al
+    bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
+    k_iter, zero = g.k_iter, g.zero
+    la, la_kt, lb, ra, rab, rb_kb = avg.la, avg.la_kt, avg.lb, avg.ra, avg.rab, avg.rb_kb
     if not via_a:
         # One slot, B chunks at least as long as A's: a B boundary inside a full A chunk that is
         # not its start still puts that B copy on MTE2 before the next A copy.

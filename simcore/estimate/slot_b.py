@@ -51,44 +51,16 @@ def b_hops(
     chunk adds A's copy and reads before B's read; A staged in chunks tiling B's adds A's staging
     chain.
     """
-    a1 = g.a1
-    a_full = lg.a_full
-    a_last = lg.a_last
-    a_last_start = ch.a_last_start
-    b1 = g.b1
-    b_full = lg.b_full
-    b_last = lg.b_last
-    b_last_start = ch.b_last_start
-    bias_cyc = cp.bias_cyc
-    blocks = g.blocks
-    co_frac_ab = ch.co_frac_ab
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    kb_off = ch.kb_off
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    la = avg.la
-    la_kt = avg.la_kt
-    lb = avg.lb
-    lb_kt = avg.lb_kt
-    mm = avg.mm
-    ones = g.ones
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per_kt = avg.per_kt
-    r_last_a = ch.r_last_a
-    ra = avg.ra
-    rb = avg.rb
-    rb_kb = avg.rb_kb
-    reads_al = ah.reads_al
-    single_b = ch.single_b
-    slots_b = ch.slots_b
-    stay_b = ah.stay_b
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    via_a = cp.via_a
-    via_b = cp.via_b
-    zero = g.zero
+    a1, b1, blocks, k_iter, ones, zero = g.a1, g.b1, g.blocks, g.k_iter, g.ones, g.zero
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    a_last_start, b_last_start, co_frac_ab = ch.a_last_start, ch.b_last_start, ch.co_frac_ab
+    has_b, kb_off, kc_a, kc_b, passes_a = ch.has_b, ch.kb_off, ch.kc_a, ch.kc_b, ch.passes_a
+    passes_b, r_last_a, single_b, slots_b = ch.passes_b, ch.r_last_a, ch.single_b, ch.slots_b
+    step_ka, step_kb = ch.step_ka, ch.step_kb
+    bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
+    la, la_kt, lb, lb_kt, mm, per_kt = avg.la, avg.la_kt, avg.lb, avg.lb_kt, avg.mm, avg.per_kt
+    ra, rb, rb_kb = avg.ra, avg.rb, avg.rb_kb
+    reads_al, stay_b = ah.reads_al, ah.stay_b
 
     # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
     # slice and the A copy that the block start issues before it.
@@ -293,20 +265,12 @@ def b_chain(
     bias_cyc = cp.bias_cyc
     chain_a = ac.chain_a
     dr_last = bt.dr_last
-    hop_f = bh.hop_f
-    hop_l = bh.hop_l
+    hop_f, hop_l, kc_b1, wait_bf, wait_bl = bh.hop_f, bh.hop_l, bh.kc_b1, bh.wait_bf, bh.wait_bl
     k_iter = g.k_iter
-    kc_b = ch.kc_b
-    kc_b1 = bh.kc_b1
-    mm = avg.mm
-    passes_b = ch.passes_b
-    rb = avg.rb
-    slots_b = ch.slots_b
-    stay_b = ah.stay_b
-    step_kb = ch.step_kb
+    kc_b, passes_b, slots_b, step_kb = ch.kc_b, ch.passes_b, ch.slots_b, ch.step_kb
     streamed_b = ch.streamed_b
-    wait_bf = bh.wait_bf
-    wait_bl = bh.wait_bl
+    mm, rb = avg.mm, avg.rb
+    stay_b = ah.stay_b
     rounds = np.floor(kc_b / slots_b)
     fixed_b = (slots_b > 1) & (rounds * slots_b == kc_b)
     burst_b = kc_b1 * wait_bf + wait_bl + stay_b + rb(1)
@@ -348,23 +312,14 @@ def b_chain_at_a_pass_start(
     for A's last read of that chunk in the pass before, no later than B's slot-freeing read by the
     steps B's first chunk has more. Pipes: MTE2, MTE1.
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
+    a_full, a_last = lg.a_full, lg.a_last
     blocks = g.blocks
     chain_b = bc.chain_b
     dr_last = bt.dr_last
-    has_b = ch.has_b
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    mm = avg.mm
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per = avg.per
-    slots_b = ch.slots_b
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    via_a = cp.via_a
-    via_b = cp.via_b
+    has_b, kc_a, kc_b, passes_a, passes_b = ch.has_b, ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    slots_b, step_ka, step_kb = ch.slots_b, ch.step_ka, ch.step_kb
+    mm, per = avg.mm, avg.per
+    via_a, via_b = cp.via_a, cp.via_b
     if not fix and not floor and not (via_a or via_b):
         # B in several slots copied in every block, A once per pass of several blocks: at an A
         # pass start MTE2 issues A's first copy before B's, and A's copy waits for A's last

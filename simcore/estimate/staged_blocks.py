@@ -227,33 +227,14 @@ def staged_b_block(
     queues behind it; B's staging chain runs to the chunk under that step
     (:func:`staged_b_block_cycle`).
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
-    b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
-    blocks = g.blocks
-    dr_last = bt.dr_last
-    ga1 = cp.ga1
-    gb = cp.gb
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    la = avg.la
-    la_kt = avg.la_kt
-    mm = avg.mm
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per = avg.per
-    rab = avg.rab
-    slots_a = ch.slots_a
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    ub1 = cp.ub1
-    vb = cp.vb
-    via_a = cp.via_a
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    bias_cyc, ga1, gb, ub1, vb, via_a = cp.bias_cyc, cp.ga1, cp.gb, cp.ub1, cp.vb, cp.via_a
     via_b = cp.via_b
+    blocks, k_iter = g.blocks, g.k_iter
+    dr_last = bt.dr_last
+    has_b, kc_a, kc_b, passes_a, passes_b = ch.has_b, ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    slots_a, step_ka, step_kb = ch.slots_a, ch.step_ka, ch.step_kb
+    la, la_kt, mm, per, rab = avg.la, avg.la_kt, avg.mm, avg.per, avg.rab
     if not floor and not via_a and via_b:
         # A direct and B staged, both reloaded in every block, A streamed through its S slots:
         # the next block's first A copy waits for A's read of chunk kc_a - S (its last step
@@ -299,31 +280,13 @@ def staged_a_block(
     B's last copy waits for B's read of chunk kc_b - 1 - S, A's GM->UB copies queue behind it and
     the next block's first GM->UB copy waits for their last reorder (:func:`staged_a_block_cycle`).
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
-    b_last = lg.b_last
-    blocks = g.blocks
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    blocks, k_iter = g.blocks, g.k_iter
     dr_last = bt.dr_last
-    ga = cp.ga
-    gb = cp.gb
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    lb = avg.lb
-    mm = avg.mm
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per = avg.per
-    ra = avg.ra
-    slots_b = ch.slots_b
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    ua1 = cp.ua1
-    va = cp.va
-    via_a = cp.via_a
-    via_b = cp.via_b
+    ga, gb, ua1, va, via_a, via_b = cp.ga, cp.gb, cp.ua1, cp.va, cp.via_a, cp.via_b
+    has_b, kc_a, kc_b, passes_a, passes_b = ch.has_b, ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    slots_b, step_ka, step_kb = ch.slots_b, ch.step_ka, ch.step_kb
+    lb, mm, per, ra = avg.lb, avg.mm, avg.per, avg.ra
     if not floor and via_a and not via_b:
         # A staged and B direct, both reloaded in every block, B streamed through its S slots:
         # B's last copy of a block waits for B's read of chunk kc_b - 1 - S, A's GM->UB copies
@@ -369,24 +332,14 @@ def b_chain_behind_a_staging(
     through UB after the bias slice (GM->UB after the reorder before it, reorder after the UB->L1
     leg before it); that replaces B's first copy in B's hop once per A pass.
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
-    b_last = lg.b_last
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     blocks = g.blocks
     chain_b = bc.chain_b
     dr_last = bt.dr_last
-    has_b = ch.has_b
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
+    has_b, kc_a, kc_b, passes_a, passes_b = ch.has_b, ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    single_b, step_ka, step_kb = ch.single_b, ch.step_ka, ch.step_kb
     mm = avg.mm
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    single_b = ch.single_b
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    via_a = cp.via_a
-    via_b = cp.via_b
+    via_a, via_b = cp.via_a, cp.via_b
     if not floor and via_a and not via_b:
         # One B slot and B reloaded in every block: B's copies chain through its reads
         # (chain_b). At the block that starts an A pass, B's first chunk's last read waits for

@@ -53,52 +53,22 @@ def staged_block_cycle(
     The drain's L0C->UB leg and the reorders share the vector queue, and the drain's UB->GM copy
     precedes the next UB->L1 legs in MTE3's: per block the drain, the staging chain, the last
     UB->L1 leg, its reads and the MMAD (``staged_block_cycle``, with the other operand's staging
-    at its pass starts), and the same cycle through the first chunk (``staged_first_chunk``).
+    at its pass starts).
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    a_last_start = ch.a_last_start
-    b_full = lg.b_full
-    b_last = lg.b_last
-    b_last_start = ch.b_last_start
-    bias_cyc = cp.bias_cyc
-    blocks = g.blocks
-    blocks_n = g.blocks_n
-    bound_ex = st.bound_ex
-    cn_t = g.cn_t
-    dr_last = bt.dr_last
-    drain_total = bt.drain_total
-    ga = cp.ga
-    gb = cp.gb
-    inner = st.inner
-    inner_links = sl.inner_links
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    la = avg.la
-    lb = avg.lb
-    lb_kt = avg.lb_kt
-    loads_a = ch.loads_a
-    loads_b = ch.loads_b
-    m3_out = bt.m3_out
-    mm = avg.mm
-    pairs = sl.pairs
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per = avg.per
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    a_last_start, b_last_start, kc_a, kc_b = ch.a_last_start, ch.b_last_start, ch.kc_a, ch.kc_b
+    loads_a, loads_b, passes_a, passes_b = ch.loads_a, ch.loads_b, ch.passes_a, ch.passes_b
+    step_ka, step_kb = ch.step_ka, ch.step_kb
+    bias_cyc, ga, gb, ua, ub, va, vb = cp.bias_cyc, cp.ga, cp.gb, cp.ua, cp.ub, cp.va, cp.vb
+    via_a, via_b = cp.via_a, cp.via_b
+    blocks, blocks_n, _cn_t, k_iter, _rm_t = g.blocks, g.blocks_n, g.cn_t, g.k_iter, g.rm_t
+    bound_ex, inner = st.bound_ex, st.inner
+    dr_last, drain_total, _m3_out, span = bt.dr_last, bt.drain_total, bt.m3_out, bt.span
+    inner_links, pairs = sl.inner_links, sl.pairs
+    _la, _lb, lb_kt, mm, per = avg.la, avg.lb, avg.lb_kt, avg.mm, avg.per
     reads_al = ah.reads_al
     reads_bl = bh.reads_bl
-    rm_t = g.rm_t
-    span = bt.span
     start = cm.start
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    ua = cp.ua
-    ub = cp.ub
-    va = cp.va
-    vb = cp.vb
-    via_a = cp.via_a
-    via_b = cp.via_b
     if not fix and (via_a or via_b):
         # Without FixPipe the drain's L0C->UB leg and the reorders share the vector queue: an
         # operand staged through UB and reloaded in every block puts a cycle through each block
@@ -252,16 +222,45 @@ def staged_block_cycle(
                 )
             v_cycle = v_cycle + (n_blk >= 1.0) * np.maximum(other, 0.0)
         mk.raise_all(v_cycle, "staged_block_cycle")
-        if not floor:
-            # The same cycle through the first chunk: the whole MMAD chain of the block
-            # follows its first UB->L1 leg. (Priced on the candidates where it applies only.)
-            idx = np.flatnonzero(np.asarray(per_a | per_b) & (blocks >= 2))
-            if idx.size:
-                path = staged_first_chunk_path(
-                    idx, (via_a, via_b), (per_a, per_b),
-                    (a_full, a_last, b_full, b_last), (kc_a, kc_b, passes_a, passes_b, blocks),
-                    (drain_total, m3_out, span, start + (k_iter - 1) * per + mm,
-                     (la, lb + mm - per)),
-                    c.c_ub_to_gm_cycles(rm_t, cn_t, cap),
-                )  # fmt: skip
-                mk.raise_at(idx, path, "staged_first_chunk")
+
+
+def staged_first_chunk(
+    g: Grid,
+    bt: BlockTypes,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    cm: ComputePath,
+    c: Costs,
+    cap: Any,
+    fix: bool,
+    floor: bool,
+    mk: Makespan,
+) -> None:
+    """The staged per-block cycle through the first chunk: the block's MMADs after its arrival.
+
+    Without FixPipe, an operand staged and reloaded in every block: a block's first reorder
+    follows the previous block's L0C->UB leg (V), its UB->L1 leg the previous UB->GM copy
+    (MTE3), and the block's whole MMAD chain follows that chunk's arrival
+    (:func:`staged_first_chunk_path`; term ``staged_first_chunk``).
+    """
+    via_a, via_b = cp.via_a, cp.via_b
+    if fix or not (via_a or via_b) or floor:
+        return
+    blocks, k_iter = g.blocks, g.k_iter
+    passes_a, passes_b, kc_a, kc_b = ch.passes_a, ch.passes_b, ch.kc_a, ch.kc_b
+    la, lb, mm, per = avg.la, avg.lb, avg.mm, avg.per
+    per_a = (passes_a >= blocks) if via_a else False
+    per_b = (passes_b >= blocks) if via_b else False
+    # (Priced on the candidates where it applies only.)
+    idx = np.flatnonzero(np.asarray(per_a | per_b) & (blocks >= 2))
+    if idx.size:
+        path = staged_first_chunk_path(
+            idx, (via_a, via_b), (per_a, per_b),
+            (lg.a_full, lg.a_last, lg.b_full, lg.b_last), (kc_a, kc_b, passes_a, passes_b, blocks),
+            (bt.drain_total, bt.m3_out, bt.span, cm.start + (k_iter - 1) * per + mm,
+             (la, lb + mm - per)),
+            c.c_ub_to_gm_cycles(g.rm_t, g.cn_t, cap),
+        )  # fmt: skip
+        mk.raise_at(idx, path, "staged_first_chunk")

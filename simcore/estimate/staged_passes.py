@@ -187,45 +187,18 @@ def staged_pass(
     The drain before a pass precedes its reorders (V) and UB->L1 legs (MTE3), so a cycle runs per
     pass and per column of passes (:func:`staged_pass_paths`).
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
-    b_last = lg.b_last
-    bk = g.bk
-    blocks = g.blocks
-    blocks_n = g.blocks_n
-    bm = g.bm
-    bn = g.bn
-    dr_last = bt.dr_last
-    drain_total = bt.drain_total
-    k = g.k
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    lb_kt = avg.lb_kt
-    loads_a = ch.loads_a
-    loads_b = ch.loads_b
-    m_iter = g.m_iter
-    mm = avg.mm
-    n_iter = g.n_iter
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per = avg.per
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    bk, blocks, blocks_n, bm, bn, k, k_iter = g.bk, g.blocks, g.blocks_n, g.bm, g.bn, g.k, g.k_iter
+    m_iter, n_iter = g.m_iter, g.n_iter
+    dr_last, drain_total, span, span_seq = bt.dr_last, bt.drain_total, bt.span, bt.span_seq
+    kc_a, kc_b, loads_a, loads_b, passes_a = ch.kc_a, ch.kc_b, ch.loads_a, ch.loads_b, ch.passes_a
+    passes_b, slots_a, slots_b, step_ka = ch.passes_b, ch.slots_a, ch.slots_b, ch.step_ka
+    step_kb = ch.step_kb
+    lb_kt, mm, per = avg.lb_kt, avg.mm, avg.per
     reads_al = ah.reads_al
     reads_bl = bh.reads_bl
-    slots_a = ch.slots_a
-    slots_b = ch.slots_b
-    span = bt.span
-    span_seq = bt.span_seq
     start = cm.start
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    ua = cp.ua
-    ub = cp.ub
-    va = cp.va
-    vb = cp.vb
-    via_a = cp.via_a
-    via_b = cp.via_b
+    ua, ub, va, vb, via_a, via_b = cp.ua, cp.ub, cp.va, cp.vb, cp.via_a, cp.via_b
     if not fix and (via_a or via_b) and not floor:
         # Passes of several blocks, for an operand staged through UB: the drain of the block
         # before a pass precedes the pass's reorders in the vector queue (and its UB->GM copy

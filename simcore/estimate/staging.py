@@ -281,28 +281,13 @@ def staging_links(
     """
     own_pairs: Any = None  # (set where the term applies)
     pairs: Any = None  # (set where the term applies)
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
-    b_last = lg.b_last
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     blocks = g.blocks
     dr_last = bt.dr_last
-    has_b = ch.has_b
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    la = avg.la
-    lb = avg.lb
-    loads_a = ch.loads_a
-    loads_b = ch.loads_b
-    mm = avg.mm
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    step_ka = ch.step_ka
-    step_kb = ch.step_kb
-    va = cp.va
-    vb = cp.vb
-    via_a = cp.via_a
-    via_b = cp.via_b
+    has_b, kc_a, kc_b, loads_a, loads_b = ch.has_b, ch.kc_a, ch.kc_b, ch.loads_a, ch.loads_b
+    passes_a, passes_b, step_ka, step_kb = ch.passes_a, ch.passes_b, ch.step_ka, ch.step_kb
+    la, lb, mm = avg.la, avg.lb, avg.mm
+    va, vb, via_a, via_b = cp.va, cp.vb, cp.via_a, cp.via_b
     inner_links: tuple[np.ndarray, Any] | None = None
     if via_a or via_b:
         # Between two reorders sits the later of the previous copy's UB->L1 leg (the destination
@@ -409,27 +394,14 @@ def staged_one_slot_chains(
     UB->L1 leg and the longer of the chunk's reads and the next reorder
     (:func:`staged_one_slot_chain`). Pipes: V, MTE3, MTE1.
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    b_full = lg.b_full
-    b_last = lg.b_last
-    bias_cyc = cp.bias_cyc
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
     dr_last = bt.dr_last
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    mm = avg.mm
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    rb_kb = avg.rb_kb
-    reads_af = ah.reads_af
-    reads_al = ah.reads_al
+    kc_a, kc_b, passes_a, passes_b = ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    single_a, single_b = ch.single_a, ch.single_b
+    mm, rb_kb = avg.mm, avg.rb_kb
+    reads_af, reads_al, stay_a, stay_b = ah.reads_af, ah.reads_al, ah.stay_a, ah.stay_b
     reads_bl = bh.reads_bl
-    single_a = ch.single_a
-    single_b = ch.single_b
-    stay_a = ah.stay_a
-    stay_b = ah.stay_b
-    via_a = cp.via_a
-    via_b = cp.via_b
     for via, one, chunks_, legs, reads in (
         (via_a, single_a, (kc_a, passes_a), (a_full, a_last), (reads_af, reads_al, stay_a)),
         (via_b, single_b, (kc_b, passes_b), (b_full, b_last), (rb_kb, reads_bl, stay_b)),
@@ -469,28 +441,14 @@ def staged_one_a_slot(
     reads to A's first chunk's last read, A's K-tail UB->L1 leg, B's K-tail reorder and the next
     block's first GM->UB leg (:func:`staged_one_a_slot_cycle`).
     """
-    a_full = lg.a_full
-    a_last = lg.a_last
-    a_last_start = ch.a_last_start
-    b_full = lg.b_full
-    b_last = lg.b_last
-    b_last_start = ch.b_last_start
-    blocks = g.blocks
-    dr_last = bt.dr_last
-    has_b = ch.has_b
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    mm = avg.mm
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per = avg.per
-    ra = avg.ra
-    rab = avg.rab
-    single_a = ch.single_a
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    a_last_start, b_last_start, has_b, kc_a = ch.a_last_start, ch.b_last_start, ch.has_b, ch.kc_a
+    kc_b, passes_a, passes_b, single_a = ch.kc_b, ch.passes_a, ch.passes_b, ch.single_a
     step_ka = ch.step_ka
-    via_a = cp.via_a
-    via_b = cp.via_b
+    blocks, k_iter = g.blocks, g.k_iter
+    dr_last = bt.dr_last
+    mm, per, ra, rab = avg.mm, avg.per, avg.ra, avg.rab
+    via_a, via_b = cp.via_a, cp.via_b
     if not floor and fix and via_a and via_b:
         # Both staged with FixPipe (no drain in the vector queue), A in one slot and two
         # chunks per block, both reloaded every block (priced on those candidates).

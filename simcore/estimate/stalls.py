@@ -45,43 +45,15 @@ def chunk_stalls(
         ``inner`` (the stalls inside blocks) and ``bound_ex`` (at block boundaries), and the
         parts other terms reuse.
     """
-    b_after_a = cp.b_after_a
-    blocks = g.blocks
-    c1 = g.c1
-    dr = typ.dr
-    k_iter = g.k_iter
-    kc_a = ch.kc_a
-    kc_b = ch.kc_b
-    la = typ.la
-    lb = typ.lb
-    lead_a = typ.lead_a
-    lead_b = typ.lead_b
-    m3c = typ.m3c
-    mm = typ.mm
-    mm_kt = typ.mm_kt
-    passes_a = ch.passes_a
-    passes_b = ch.passes_b
-    per = typ.per
-    per_bd = typ.per_bd
-    single_a = ch.single_a
-    single_af = ch.single_af
-    single_b = ch.single_b
-    single_bf = ch.single_bf
-    slots_a = ch.slots_a
-    slots_b = ch.slots_b
-    st_a = ch.st_a
-    st_b = ch.st_b
-    step_ka = ch.step_ka
+    b_after_a, ua1, ub1, va1, vb1, via_a = cp.b_after_a, cp.ua1, cp.ub1, cp.va1, cp.vb1, cp.via_a
+    via_b, wait_a, wait_b = cp.via_b, cp.wait_a, cp.wait_b
+    blocks, c1, k_iter, zero = g.blocks, g.c1, g.k_iter, g.zero
+    dr, la, lb, lead_a, lead_b, m3c = typ.dr, typ.la, typ.lb, typ.lead_a, typ.lead_b, typ.m3c
+    mm, mm_kt, per, per_bd = typ.mm, typ.mm_kt, typ.per, typ.per_bd
+    kc_a, kc_b, passes_a, passes_b = ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    single_a, single_af, single_b, single_bf = ch.single_a, ch.single_af, ch.single_b, ch.single_bf
+    slots_a, slots_b, st_a, st_b, step_ka = ch.slots_a, ch.slots_b, ch.st_a, ch.st_b, ch.step_ka
     step_kb = ch.step_kb
-    ua1 = cp.ua1
-    ub1 = cp.ub1
-    va1 = cp.va1
-    vb1 = cp.vb1
-    via_a = cp.via_a
-    via_b = cp.via_b
-    wait_a = cp.wait_a
-    wait_b = cp.wait_b
-    zero = g.zero
 
     # --- stalls at chunk boundaries inside a block (steps > 0) ------------------------------------
     # How far ahead a copy may run: it waits for the last read of the chunk `slots` loads back.

@@ -225,7 +225,7 @@ from simcore.estimate.mte2_gap import (
     mte2_behind_slot_waiting_b,
     mte2_gap_terms,
 )
-from simcore.estimate.mte2_linked import linked_pairs, mte2_bias_between_staged
+from simcore.estimate.mte2_linked import linked_pair_gaps, linked_pairs, mte2_bias_between_staged
 from simcore.estimate.paths import copy_and_drain_paths
 from simcore.estimate.phases import phase_terms
 from simcore.estimate.queues import queue_paths
@@ -326,6 +326,7 @@ def _core(
     lg = chunk_legs_of(c, g, ch, cp, avg.rb_kb, cap)
     sl = staging_links(g, bt, avg, ch, cp, lg, mk)
     linked_pairs(g, avg, ch, cp, lg, qp, uq, c, cap, floor, mk, problem)
+    linked_pair_gaps(g, avg, ch, cp, lg, qp, uq, c, cap, floor, mk, problem)
     ah = a_hops(g, bt, avg, ch, cp, lg, c, cap, f, fix, floor, km_a, problem)
     a_offset_gains(avg, ch, cp, lg, ah, floor)
     ao = a_one_slot_holds(g, avg, ch, cp, lg, ah, floor, problem)

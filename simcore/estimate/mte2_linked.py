@@ -47,11 +47,9 @@ def linked_pairs(
     blocks, bn, cols, k_iter = g.blocks, g.bn, g.cols, g.k_iter
     gb1, mte2, ua1, ub1, va1, vb1, via_a = cp.gb1, cp.mte2, cp.ua1, cp.ub1, cp.va1, cp.vb1, cp.via_a
     via_b = cp.via_b
-    has_b, kc_a, kc_b, loads_a, loads_b = ch.has_b, ch.kc_a, ch.kc_b, ch.loads_a, ch.loads_b
-    passes_a, passes_b, slots_a, step_ka = ch.passes_a, ch.passes_b, ch.slots_a, ch.step_ka
+    kc_a, kc_b, loads_a, loads_b = ch.kc_a, ch.kc_b, ch.loads_a, ch.loads_b
+    passes_a, passes_b, step_ka = ch.passes_a, ch.passes_b, ch.step_ka
     step_kb = ch.step_kb
-    rab = avg.rab
-    tail_plain = qp.tail_plain
     if via_a != via_b:
         # One operand through UB, the other direct: MTE2 runs every copy in program order, and
         # a GM->UB copy right after another one (no direct copy or bias slice between) also
@@ -157,63 +155,104 @@ def linked_pairs(
                     links = np.where(alone & (s_d >= s_u), passes_u * per_pass, links)
                 base_u = _sub(mte2 + v_u1 + u_u1 + after, idx) + links
                 mk.raise_at(idx, base_u + n_tail * _sub(excess, idx), "mte2_linked_by_place")
-        if not floor:
-            # Both in chunks of the same steps and reloaded together (the same passes):
-            # between two GM->UB copies MTE2 runs one direct copy (A first at a step), and
-            # the second GM->UB copy waits for the first one's reorder, so MTE2 idles for what
-            # that reorder takes beyond the direct copy (full chunk j before the direct chunk
-            # j + 1, the K-tail one the last; the last reorder before the next pass's first
-            # direct copy and the bias slice).
-            u_f, u_l = (a_full, a_last) if via_a else (b_full, b_last)
-            d_f, d_l = (b_full, b_last) if via_a else (a_full, a_last)
-            kc_u = kc_a if via_a else kc_b
-            passes_u = passes_a if via_a else passes_b
-            # Direct operand reloaded with every staged pass (its passes are a superset): inside
-            # a staged pass one direct copy sits between two GM->UB copies; after the pass's
-            # last one, only where both are reloaded together (else more direct copies).
-            together = np.abs(passes_d - passes_u) < 0.5
-            if via_a:
-                # A copy first at a step: B's copy of the same step sits between.
-                gaps = (kc_u - 1) * np.maximum(u_f[1] - d_f[0], 0.0) + together * np.maximum(
-                    u_l[1] - d_l[0] - bias_1, 0.0
-                )
-            else:
-                d_first = np.where(kc_u > 1, d_f[0], d_l[0])
-                gaps = (
-                    np.maximum(kc_u - 2, 0) * np.maximum(u_f[1] - d_f[0], 0.0)
-                    + (kc_u >= 2) * np.maximum(u_f[1] - d_l[0], 0.0)
-                    + together * np.maximum(u_l[1] - d_first - bias_1, 0.0)
-                )
-            same = (step_d == step_u) & (passes_d > passes_u - 0.5) & has_b
-            path_gap = mte2 + passes_u * gaps + u_l[1] + u_l[2] + after
-            mk.raise_all(same * path_gap, "mte2_direct_between_staged")
-        if not floor and via_b:
-            # A direct and reloaded every block, B staged and reloaded per pass of several
-            # blocks: at a B pass's first block the reads after its step-0 A read wait for B's
-            # GM->UB, reorder and UB->L1 legs, and A's copy S (A's slots) copies after the
-            # first A chunk read after step 0 waits for that read (FIFO slots). MTE2 runs B's
-            # GM->UB leg and the A copies in between (with their blocks' bias slices), then
-            # idles for the rest, once per B pass. (A's last read of that chunk from B's
-            # arrival: rab, its steps from step 0 on.)
-            j_st = (step_ka == 1) * 1.0
-            t_st = j_st * step_ka + step_ka
-            n_between = j_st + slots_a - 1
-            b_stage = np.where(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
-            # The copies in between: A's chunks j* + 1 .. j* + n (K-tail ones every kc_a).
-            n_tail = np.floor((j_st + n_between + 1) / kc_a) - np.floor((j_st + 1) / kc_a)
-            a_between = n_between * a_full[0] + n_tail * (a_last[0] - a_full[0])
-            idle = (
-                b_stage
-                + rab(np.minimum(t_st, k_iter))
-                - a_between
-                - np.floor(n_between / kc_a) * bias_1
+
+
+def linked_pair_gaps(
+    g: Grid,
+    avg: AverageSteps,
+    ch: Chunking,
+    cp: Copies,
+    lg: ChunkLegs,
+    qp: QueuePaths,
+    ub: UbTails,
+    c: Costs,
+    cap: Any,
+    floor: bool,
+    mk: Makespan,
+    problem: Problem,
+) -> None:
+    """One operand staged, the other direct: MTE2 idling between staged copies (two terms).
+
+    MTE2 runs every copy in program order, and a GM->UB copy right after another one (no direct
+    copy or bias slice between) waits for that one's reorder (the staging buffer's source half),
+    so MTE2 idles for it (``mte2_linked_pairs``, priced by place in ``mte2_linked_by_place``);
+    with both reloaded together MTE2 idles for what a reorder exceeds the direct copy between
+    (``mte2_direct_between_staged``); A direct per block with B staged per pass idles once per B
+    pass for B's staging legs (``mte2_idle_behind_staged_pass``).
+    """
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    after = ub.after
+    blocks, bn, cols, k_iter = g.blocks, g.bn, g.cols, g.k_iter
+    mte2, via_a = cp.mte2, cp.via_a
+    via_b = cp.via_b
+    has_b, kc_a, kc_b = ch.has_b, ch.kc_a, ch.kc_b
+    passes_a, passes_b, slots_a, step_ka = ch.passes_a, ch.passes_b, ch.slots_a, ch.step_ka
+    step_kb = ch.step_kb
+    rab = avg.rab
+    tail_plain = qp.tail_plain
+    if via_a == via_b:
+        return
+    step_u, step_d = (step_ka, step_kb) if via_a else (step_kb, step_ka)
+    passes_d = passes_b if via_a else passes_a
+    # The bias slice of a block (MTE2).
+    bias_1 = c.bias_load_cycles(np.minimum(bn, cols), cap) if problem.bias else 0.0
+    if not floor:
+        # Both in chunks of the same steps and reloaded together (the same passes):
+        # between two GM->UB copies MTE2 runs one direct copy (A first at a step), and
+        # the second GM->UB copy waits for the first one's reorder, so MTE2 idles for what
+        # that reorder takes beyond the direct copy (full chunk j before the direct chunk
+        # j + 1, the K-tail one the last; the last reorder before the next pass's first
+        # direct copy and the bias slice).
+        u_f, u_l = (a_full, a_last) if via_a else (b_full, b_last)
+        d_f, d_l = (b_full, b_last) if via_a else (a_full, a_last)
+        kc_u = kc_a if via_a else kc_b
+        passes_u = passes_a if via_a else passes_b
+        # Direct operand reloaded with every staged pass (its passes are a superset): inside
+        # a staged pass one direct copy sits between two GM->UB copies; after the pass's
+        # last one, only where both are reloaded together (else more direct copies).
+        together = np.abs(passes_d - passes_u) < 0.5
+        if via_a:
+            # A copy first at a step: B's copy of the same step sits between.
+            gaps = (kc_u - 1) * np.maximum(u_f[1] - d_f[0], 0.0) + together * np.maximum(
+                u_l[1] - d_l[0] - bias_1, 0.0
             )
-            ok = (t_st <= k_iter) & (passes_a > blocks - 0.5) & (passes_b < blocks) & has_b
-            # (The last copy is an A copy: its steps and the drain follow, no B staging.)
-            mk.raise_all(
-                mte2 + tail_plain + ok * passes_b * np.maximum(idle, 0.0),
-                "mte2_idle_behind_staged_pass",
+        else:
+            d_first = np.where(kc_u > 1, d_f[0], d_l[0])
+            gaps = (
+                np.maximum(kc_u - 2, 0) * np.maximum(u_f[1] - d_f[0], 0.0)
+                + (kc_u >= 2) * np.maximum(u_f[1] - d_l[0], 0.0)
+                + together * np.maximum(u_l[1] - d_first - bias_1, 0.0)
             )
+        same = (step_d == step_u) & (passes_d > passes_u - 0.5) & has_b
+        path_gap = mte2 + passes_u * gaps + u_l[1] + u_l[2] + after
+        mk.raise_all(same * path_gap, "mte2_direct_between_staged")
+    if not floor and via_b:
+        # A direct and reloaded every block, B staged and reloaded per pass of several
+        # blocks: at a B pass's first block the reads after its step-0 A read wait for B's
+        # GM->UB, reorder and UB->L1 legs, and A's copy S (A's slots) copies after the
+        # first A chunk read after step 0 waits for that read (FIFO slots). MTE2 runs B's
+        # GM->UB leg and the A copies in between (with their blocks' bias slices), then
+        # idles for the rest, once per B pass. (A's last read of that chunk from B's
+        # arrival: rab, its steps from step 0 on.)
+        j_st = (step_ka == 1) * 1.0
+        t_st = j_st * step_ka + step_ka
+        n_between = j_st + slots_a - 1
+        b_stage = np.where(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
+        # The copies in between: A's chunks j* + 1 .. j* + n (K-tail ones every kc_a).
+        n_tail = np.floor((j_st + n_between + 1) / kc_a) - np.floor((j_st + 1) / kc_a)
+        a_between = n_between * a_full[0] + n_tail * (a_last[0] - a_full[0])
+        idle = (
+            b_stage
+            + rab(np.minimum(t_st, k_iter))
+            - a_between
+            - np.floor(n_between / kc_a) * bias_1
+        )
+        ok = (t_st <= k_iter) & (passes_a > blocks - 0.5) & (passes_b < blocks) & has_b
+        # (The last copy is an A copy: its steps and the drain follow, no B staging.)
+        mk.raise_all(
+            mte2 + tail_plain + ok * passes_b * np.maximum(idle, 0.0),
+            "mte2_idle_behind_staged_pass",
+        )
 
 
 def mte2_bias_between_staged(

@@ -32,6 +32,67 @@ class BHops(NamedTuple):
     wait_bl: Any
 
 
+def _hops_behind_staged_a(
+    g: Grid,
+    avg: AverageSteps,
+    ch: Chunking,
+    lg: ChunkLegs,
+    waits: tuple[Any, Any],
+    hop_f: Any,
+    hop_l: Any,
+) -> tuple[Any, Any]:
+    """B's one-slot hops where A is staged in chunks that tile B's (full and last B chunk)."""
+    wait_bf, wait_bl = waits
+    a_full, a_last = lg.a_full, lg.a_last
+    single_b, has_b, step_ka, step_kb = ch.single_b, ch.has_b, ch.step_ka, ch.step_kb
+    passes_a, co_frac_ab, r_last_a, r_last_b = ch.passes_a, ch.co_frac_ab, ch.r_last_a, ch.r_last_b
+    blocks = g.blocks
+    ra, la, lb, la_kt, lb_kt = avg.ra, avg.la, avg.lb, avg.la_kt, avg.lb_kt
+    # A staged in chunks that tile B's: the A chunks starting after a B chunk's first
+    # step have their GM->UB legs behind that B copy on MTE2, and B's last read of the
+    # chunk follows A's read of its step on MTE1, so the next B copy waits for the A
+    # staging chain (each GM->UB leg after the reorder before it) and the last A
+    # chunk's reads. (Seen: 910A fp16 1024 x 4096 x 1024, one-step A chunks staged,
+    # two-step B chunks in one slot: 1820 cycles per B chunk, priced 980: -3.5 %.)
+    # (Priced on the candidates where it applies only.)
+    idx = np.flatnonzero(
+        single_b & has_b & _divides(step_kb, step_ka) & (step_kb > step_ka)
+        & (passes_a > blocks - 0.5)
+    )  # fmt: skip
+    if idx.size:
+        n_in = _sub(step_kb / step_ka, idx) - 1.0
+        (g_f, v_f, u_f), (g_l, v_l, u_l) = (
+            tuple(_sub(x, idx) for x in leg) for leg in (a_full, a_last)
+        )
+        link = np.maximum(g_f, u_f)
+        ra_s, sk_a = ra.sub(idx), _sub(step_ka, idx)
+        lb_s, lbk = _sub(lb, idx), _sub(lb_kt, idx)
+        # Full B chunks: full A chunks inside; B's last chunk: A's last one ends it.
+        alt_f = (
+            _sub(wait_bf, idx) + g_f + n_in * v_f + (n_in - 1.0) * link + u_f
+            + ra_s(sk_a) + lb_s
+        )  # fmt: skip
+        n_l = np.floor((_sub(r_last_b, idx) - 1) / sk_a)
+        alt_l = (
+            _sub(wait_bl, idx)
+            + np.where(n_l > 1, g_f, g_l)
+            + np.maximum(n_l - 1.0, 0.0) * v_f
+            + v_l
+            + np.maximum(n_l - 2.0, 0.0) * link
+            + np.maximum(g_l, u_f) * (n_l > 1)
+            + u_l
+            + _sub(ra(r_last_a) - la + la_kt, idx)
+            + lbk
+        )
+        # (Only the share co_frac_ab of B's passes copies A.)
+        w_ab = _sub(co_frac_ab, idx)
+        h_f, h_l = _sub(hop_f, idx), _sub(hop_l, idx)
+        alt_l = np.where(n_l >= 1, alt_l, 0.0)
+        hop_f = _raise_at(hop_f, idx, h_f + w_ab * np.maximum(alt_f - h_f, 0.0), np.shape(blocks))
+        hop_l = _raise_at(hop_l, idx, h_l + w_ab * np.maximum(alt_l - h_l, 0.0), np.shape(blocks))
+    return hop_f, hop_l
+
+
 def b_hops(
     g: Grid,
     avg: AverageSteps,
@@ -51,14 +112,14 @@ def b_hops(
     chunk adds A's copy and reads before B's read; A staged in chunks tiling B's adds A's staging
     chain.
     """
-    a1, b1, blocks, k_iter, ones, zero = g.a1, g.b1, g.blocks, g.k_iter, g.ones, g.zero
+    a1, b1, k_iter, ones, zero = g.a1, g.b1, g.k_iter, g.ones, g.zero
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     a_last_start, b_last_start, co_frac_ab = ch.a_last_start, ch.b_last_start, ch.co_frac_ab
     has_b, kb_off, kc_a, kc_b, passes_a = ch.has_b, ch.kb_off, ch.kc_a, ch.kc_b, ch.passes_a
-    passes_b, r_last_a, single_b, slots_b = ch.passes_b, ch.r_last_a, ch.single_b, ch.slots_b
+    passes_b, single_b, slots_b = ch.passes_b, ch.single_b, ch.slots_b
     step_ka, step_kb = ch.step_ka, ch.step_kb
     bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
-    la, la_kt, lb, lb_kt, mm, per_kt = avg.la, avg.la_kt, avg.lb, avg.lb_kt, avg.mm, avg.per_kt
+    la_kt, lb, lb_kt, mm, per_kt = avg.la_kt, avg.lb, avg.lb_kt, avg.mm, avg.per_kt
     ra, rb, rb_kb = avg.ra, avg.rb, avg.rb_kb
     reads_al, stay_b = ah.reads_al, ah.stay_b
 
@@ -177,52 +238,7 @@ def b_hops(
         )
         hop_l = np.where(single_b, hop_l_one, hop_l)
         if via_a and not floor:
-            # A staged in chunks that tile B's: the A chunks starting after a B chunk's first
-            # step have their GM->UB legs behind that B copy on MTE2, and B's last read of the
-            # chunk follows A's read of its step on MTE1, so the next B copy waits for the A
-            # staging chain (each GM->UB leg after the reorder before it) and the last A
-            # chunk's reads. (Seen: 910A fp16 1024 x 4096 x 1024, one-step A chunks staged,
-            # two-step B chunks in one slot: 1820 cycles per B chunk, priced 980: -3.5 %.)
-            # (Priced on the candidates where it applies only.)
-            idx = np.flatnonzero(
-                single_b & has_b & _divides(step_kb, step_ka) & (step_kb > step_ka)
-                & (passes_a > blocks - 0.5)
-            )  # fmt: skip
-            if idx.size:
-                n_in = _sub(step_kb / step_ka, idx) - 1.0
-                (g_f, v_f, u_f), (g_l, v_l, u_l) = (
-                    tuple(_sub(x, idx) for x in leg) for leg in (a_full, a_last)
-                )
-                link = np.maximum(g_f, u_f)
-                ra_s, sk_a = ra.sub(idx), _sub(step_ka, idx)
-                lb_s, lbk = _sub(lb, idx), _sub(lb_kt, idx)
-                # Full B chunks: full A chunks inside; B's last chunk: A's last one ends it.
-                alt_f = (
-                    _sub(wait_bf, idx) + g_f + n_in * v_f + (n_in - 1.0) * link + u_f
-                    + ra_s(sk_a) + lb_s
-                )  # fmt: skip
-                n_l = np.floor((_sub(r_last_b, idx) - 1) / sk_a)
-                alt_l = (
-                    _sub(wait_bl, idx)
-                    + np.where(n_l > 1, g_f, g_l)
-                    + np.maximum(n_l - 1.0, 0.0) * v_f
-                    + v_l
-                    + np.maximum(n_l - 2.0, 0.0) * link
-                    + np.maximum(g_l, u_f) * (n_l > 1)
-                    + u_l
-                    + _sub(ra(r_last_a) - la + la_kt, idx)
-                    + lbk
-                )
-                # (Only the share co_frac_ab of B's passes copies A.)
-                w_ab = _sub(co_frac_ab, idx)
-                h_f, h_l = _sub(hop_f, idx), _sub(hop_l, idx)
-                alt_l = np.where(n_l >= 1, alt_l, 0.0)
-                hop_f = _raise_at(
-                    hop_f, idx, h_f + w_ab * np.maximum(alt_f - h_f, 0.0), np.shape(blocks)
-                )
-                hop_l = _raise_at(
-                    hop_l, idx, h_l + w_ab * np.maximum(alt_l - h_l, 0.0), np.shape(blocks)
-                )
+            hop_f, hop_l = _hops_behind_staged_a(g, avg, ch, lg, (wait_bf, wait_bl), hop_f, hop_l)
     return BHops(
         hop_f=hop_f,
         hop_l=hop_l,

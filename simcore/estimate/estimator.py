@@ -1,204 +1,26 @@
-"""The fast estimator: the simulator's quantities in closed form, vectorized over tilings.
+"""The fast estimator: the simulator's schedule in closed form, vectorized over tilings.
 
 It prices the same kernel as :mod:`simcore.pipeline.simulator` with the same cost formulas
-(:mod:`simcore.pipeline.costs`) and the same chunk reuse
-(:func:`simcore.pipeline.traffic.operand_traffic`), but instead of playing every instruction it
-composes per-step and per-block periods:
+(:mod:`simcore.pipeline.costs`, :mod:`simcore.pipeline.transfer`, :mod:`simcore.pipeline.mmad`)
+and the same chunk reuse (:func:`simcore.pipeline.traffic.operand_traffic`), but instead of
+playing every instruction it composes named terms. A term is one mechanism (the step chain with
+its stalls, a slot cycle, the MTE2 gap of a one-slot operand, a UB staging chain, a drain chain,
+the first block, the block replay, ...): a chain of precedences the simulator also obeys, so
+adding one only moves the estimate towards it. ``_core`` builds the shared records (block grid,
+block types, step times, chunking, copies, chunk legs), calls the terms in order and keeps the
+longest path and the term that set it (:mod:`simcore.estimate.binding`).
 
-* K step period on the MTE1 -> M chain, from the L0 double-buffer flags: with both dbL0A and
-  dbL0B = 2 the loads of the next step overlap the MMAD, ``max(mmad, l0a + l0b)``; with dbL0A = 1
-  every step is ``mmad + l0a + l0b``; with only dbL0B = 1, ``max(mmad, l0a) + l0b``.
-* Block period: the K steps plus, with dbL0C = 1, the drain that the next block's first MMAD
-  waits for; with dbL0C = 2 the drain overlaps and only matters when it is longer.
-* Chunk copies: a copy waits for the last read of the chunk ``slots`` loads back. A stall is
-  what the copy's slot-waiting leg (MTE2, or MTE3 on the UB path) plus the first reads exceeds
-  the lead the step chain already gives; copies of B queued behind an A copy add to it; operands
-  whose K chunks fill their slots exactly reload in a burst at each group change.
-* No FixPipe: the drain's V and MTE3 legs precede the next block's copies in those queues, so
-  step-0 copies start after the drain.
-* Slot cycles (the max-plus cycles of one pass over an operand's K chunks): a copy waits for
-  the last read of the chunk ``slots`` copies back, so each operand's copies chain through their
-  chunks' reads. A hop is the chunk's own slot-waiting leg (full chunks and the short K-tail
-  chunk priced apart, never averaged) plus its arrival-to-last-read (the step chain restarting
-  at the arrival, :func:`_restart_reads`, the K-tail step with its own loads), plus what queues
-  in between: B copies behind an A copy (on MTE2, or through the UB staging buffers, all the B
-  chunks that start inside the A chunk), with one slot the other operand's copies that MTE2
-  issues before the next copy (the bias slice at a block start too), and for a chunk that
-  several blocks read before its slot is reused, their compute (or their share of the drain
-  chain; without FixPipe, where a drain waits for the previous block's UB->GM copy, the drains
-  up to the one dbL0C before the last block, then that block's steps; with one slot too). With
-  ``kc`` a multiple of the slots each slot keeps the same K positions and the slowest slot
-  sets the pace (the slot of chunk 0 meets the shared boundaries); otherwise the
-  chunks rotate and the hops average over the slots. Special cycles: one-step A chunks whose
-  next A read queues behind this step's B read; a whole pass with one A slot (every B copy of
-  the pass up to the second-to-last step, then the last A read); a group change that reloads a
-  resident K panel back to back.
-* Slot chains, continued. With one B slot the B copies inside an A chunk also wait for the
-  reads of the B chunk before. With one A slot every MTE2 copy issued from the last A chunk's
-  start on (B's copies of that block, then the next bias slice) precedes the next A copy; with
-  one B slot likewise the A copies between two B copies (those of the block's new A pass and the
-  next block's step-0 copy, which fall in different B passes unless A is reloaded every block).
-  Passes that reload the other operand and passes that do not are priced apart (an average
-  inside the max hides the copies), and B's short K-tail copy behind an A copy is priced as
-  itself. A streamed pass (more chunks than slots) also chains the first copy, the reads of
-  chunks 0 .. kc - slots in one run from its arrival, and the next pass's first copy; in a
-  pass that reloads B that chain runs through MTE2 in program order (every A and B copy up to
-  the B chunk under chunk kc - slots's last step, B's staging legs, the reads from its arrival).
-  B chunks that start inside the last A chunk (not with it) hold its last read back by their
-  copies and the reads from the last one's arrival. With one A slot the whole-pass cycle
-  through B's copies holds only in the passes that reload B; the others run A's own chain.
-* Phases: a B reloaded in every block runs its slot chain once per block, and the tail row's
-  blocks take a shorter step chain; per block type the longer of the step chain and the slot
-  chain counts (sum of maxima, not maximum of sums); likewise the step chain and MTE2 when
-  an operand is reloaded in every block (its copies are the same in every block type).
-* MTE2 gap (:func:`mte2_gap_path`): with one L1 slot the operand's second copy of a block waits
-  for the last read of its first chunk, so MTE2 idles after the block's first copies until the
-  chunks (an A chunk through UB with its reorder and UB->L1 legs) have arrived and been read.
-* UB path: the staging buffers chain every GM->UB copy to the previous reorder and every
-  reorder to the previous UB->L1 copy, across both operands: between two reorders sits the
-  longer of the previous UB->L1 and the next GM->UB leg (alternating A, B when both stream the
-  same K chunks; a sparser operand whose copies each sit alone between two of the other's turns
-  one of the other's links into two). With one operand through UB and the other direct, MTE2
-  runs all copies in order and a GM->UB copy right after another one waits for its reorder.
-  Without FixPipe the drain's L0C->UB leg and the reorders share the vector queue: an operand
-  staged through UB in every block puts the drain, the next block's staging chain, the last
-  UB->L1 leg, its reads and the MMAD in a cycle per block. Likewise per pass of several blocks
-  (:func:`staged_pass_paths`): the drain before the pass, its reorders and UB->L1 legs (the
-  first after the drain's UB->GM copy in MTE3's queue), the reads and the pass's blocks; and per
-  column when the operand is reloaded in every column, with the full passes at their own group
-  rows and the column's last pass linking to the next column's first GM->UB leg through its
-  last reorder (the staging buffer), where both operands' copies alternate when both are staged.
-* MTE2 order behind a slot-waiting copy: with A chunks longer than B's slots hold (B direct and
-  streamed), the B copy issued at an A chunk's last step waits for a B read inside that chunk,
-  and the next A copy queues behind it: per A chunk its copy, the reads up to that step, a B
-  copy. With one B slot and B reloaded every block, A staged and reloaded per pass: at a pass's
-  first block B's chain waits for A's whole staging chain up to the chunks B's first chunk's
-  steps read.
-* First block and drains: the first block ends after MTE2 brought its chunks and the remaining
-  steps ran; every drain follows (with the UB->GM copies on chips without FixPipe, whose one C
-  staging buffer chains them).
-* Chains over more than one event (model after 2026.11.8). A stall at a chunk boundary is
-  anchored on the read that frees the slot, which runs two steps (one slot) or a chunk and two
-  steps (two slots) ahead of the MMAD it delays: where the boundaries come at every step their
-  jumps overlap and each stall counts over the span of its jump (``m = slots + (stepK == 1)``
-  boundaries), not over one step. One-step A chunks in one slot: the A read of the step after a
-  B boundary queues on MTE1 behind that step's B read, so A's next copy waits for the B copy
-  (its staging legs through UB) and the B read, a jump over two A hops. B chunks shorter than
-  A's that do not tile them start at varying offsets inside the A chunks; the B chunk delays
-  A's last read only by what its copy exceeds the A reads before it (the first chunks priced at
-  their own offsets, the rest at their average); likewise, with one B slot, an A chunk starting
-  inside a B chunk delays B's last read by the A copy queued behind B's and A's read before
-  B's on MTE1 (in full B chunks, and A's K-tail chunk inside B's last one). With one L0B
-  buffer (and two L0A) each MMAD pairs with the next step's loads, so the K-tail step's short
-  loads follow a full MMAD and its short MMAD the next block's full loads.
-* MTE2 idling behind staged copies: with one operand through UB, a GM->UB copy waits for the
-  reorder of the one before, so MTE2 idles for what that reorder takes beyond the direct copy
-  between them; and with A direct, reloaded every block in S slots, B staged per pass, the A
-  copy S copies after the first A chunk read after step 0 waits for that read, which waits for
-  B's staging legs at the pass's first block (MTE2 idles once per B pass). One A slot holding
-  a block's K with B staged: the next block's A reads follow B's last read on MTE1, so A's
-  chain over two blocks runs through B's whole staging chain.
-* Without FixPipe: with one L0C buffer each block's first MMAD waits for the previous block's
-  L0C->UB leg, which waits for the UB->GM copy before it (:func:`c1_drain_chain`: a sum over
-  consecutive block types of ``max(mmads, previous UB->GM) + L0C->UB``); the per-block cycle of
-  an operand staged every block also runs through MTE3 (the drain's UB->GM copy, the block's
-  UB->L1 legs with the reorders between them), and the other operand's staging at its pass
-  starts joins it.
-* UB-path chips, after model 2026.11.10: the one-L0C drain chain carries the chunk stalls of
-  one-slot operands and, at a one-slot outer operand's pass starts, its copy behind the block
-  before's last read (:func:`c1_pass_start_extra`); per line of blocks the longer of drains
-  and MMAD / slot chains counts (:func:`line_phase_path`); the first line brings an inner
-  operand loaded once before its last block drains; both operands reloaded every block give a
-  per-block cycle of a direct copy and the other's staging chain, in MTE2 order
-  (:func:`staged_b_block_cycle`, :func:`staged_a_block_cycle`); MTE2 idles between linked
-  GM->UB legs for the reorder each waits for (a full or the K-tail one, less a direct copy or
-  bias slice between) and for the UB->L1 leg the K-tail reorder waits for; the V / MTE3
-  cycle takes a direct pass copy or a staged pass inserted between two copies of the other
-  operand at pass starts; a pass's later blocks wait for the drains as well as their MMADs.
-* UB-path chips, after model 2026.11.12: both operands staged and copied in every block link
-  their copies in the block's own staging order (:func:`staged_block_links`, each link the
-  longer of the earlier UB->L1 and the later GM->UB leg, full and K-tail chunks apart); an
-  operand staged in every block also runs a cycle through its first chunk, the block's whole
-  MMAD chain after its first UB->L1 leg (:func:`staged_first_chunk_path`). B chunks that do
-  not tile A's are priced at their offsets through UB too, B's K-tail chunk among them as
-  itself, the first B chunk's own reads as an alternative chain, with one B slot each later B
-  copy after the reads of the one before, and a B chunk starting at an A chunk's last step
-  holding the next A chunk's reads back; with one slot each and B chunks at least as long, a B
-  boundary inside an A chunk puts the A reads up to it, B's read, the B copy and the reads
-  after it on A's chain (at the A chunk's last step, the next A copy behind the B copy). One A
-  slot holding the whole K for several blocks, B staged in every block: A's chain per pass runs
-  through B's staging chain over the pass's blocks. With one L0C buffer the drains after the
-  first line chain through the later blocks' MMAD chains (:func:`c1_chain_after_first_line`).
-  B direct in one slot, A staged in every block in chunks tiling B's: B's copies chain through
-  the A chunks' staging legs queued behind each B copy and the last A chunk's read.
-* Without FixPipe, an outer operand loaded once per line of blocks in at most as many chunks
-  as slots (:func:`line_stay_path`): its next line's copy waits for its last read in the
-  line's last block, so its slot chain holds each line's blocks, priced per line type (full
-  lines and the tail line): the longer of the line's drain chain, its step chain and, with the
-  other operand in one slot copied every block, that operand's copies and reads per block; and
-  the line's first block runs the other operand's whole one-slot chain (with the outer
-  operand's later chunk copies queued among its copies) before the drains.
-* Without FixPipe, B in several slots copied in every block and A once per pass of blocks
-  (both direct or by column DMA): at each later A pass start B's chain takes A's first copy,
-  which MTE2 issues before B's and which starts at A's last read of that chunk, no later than
-  B's slot-freeing read by the steps B's first chunk has more.
-* Both operands reloaded in every block, without FixPipe (:func:`_block_replay_path`): every
-  block repeats the same copies, so the first blocks are replayed in program order with the
-  simulator's queue, slot, L0 and UB staging rules at the average block dimensions, and the
-  rest run at the last replayed block's period (its chains cross MTE2, V, MTE3 and MTE1 in
-  series, e.g. a one-slot copy after its previous chunk's last read, the other operand's
-  GM->UB leg behind it, its reorder, UB->L1 leg and reads). Priced where the K loop is short
-  and the copies may set the period.
-* With FixPipe (310B1) and an operand staged through UB, each operand reloaded in every block
-  or resident over a pass of blocks: the block replay (:func:`_block_replay_path`) with the
-  drain on FixPipe's queue and a resident operand's copies left out (the blocks that reload it
-  are no shorter), e.g. a one-slot staged operand's chain through its GM->UB, reorder and
-  UB->L1 legs, the bias slice and the other operand's one-slot copies per block.
-* Streamed A passes and one-slot B gaps (direct copies, after model 2026.11.12): where A's
-  chunk ``kc - slots`` is the K-tail chunk, the next pass's first A copy waits for the K-tail
-  step's read, which queues on MTE1 behind every read of the pass from chunk 0's arrival (the
-  chain runs all ``k_iter`` reads, not ``k_iter - 1``); in a pass that reloads B that chain
-  also runs from B's first chunk, queued behind A's first copy on MTE2, through every read up
-  to chunk ``kc - slots``'s last step (longer than the chain through the later B chunk where
-  B's copies run ahead). With one B slot and A chunks shorter than B's, B's second copy waits
-  for B's read of step stepKb - 1, behind the A chunk under it, copied after B's first: MTE2
-  idles per pass for that chunk's reads (:func:`b_slot_gap_behind_a`). Both staged with
-  FixPipe, A in one slot and two chunks, both reloaded every block: a per-block cycle through
-  A's first staging legs, B's reorder and UB->L1 leg behind them, the reads to A's first
-  chunk's last read, A's K-tail UB->L1 leg, B's K-tail reorder and the next block's first
-  GM->UB leg (:func:`staged_one_a_slot_cycle`). B chunks at offsets inside A's: the first one
-  inside holds every A read from its offset on (as the chunk at A's start does for aligned
-  chunks), and where the offsets cycle within the chunks priced exactly, each offset's chunks
-  are counted (not the first chunks' average). An operand staged in one slot: a chunk's
-  UB->L1 leg waits for the last read of the chunk before and the next chunk's reorder for
-  that leg (the destination half), so per chunk the UB->L1 leg and the longer of the chunk's
-  reads and the next reorder (:func:`staged_one_slot_chain`).
-* UB-path chips, after model 2026.11.16: with one L0C buffer and one-block lines, a B pass of
-  several columns starting behind A's first copy (A in one slot, copied every block) puts B's
-  copy between the drains like a one-slot outer operand's (:func:`c1_pass_start_extra`); per
-  line the longer of the drains and the inner operand's MTE2 copies (reloaded every block)
-  counts (:func:`line_phase_path`); linked GM->UB pairs (one operand staged, the other
-  direct) at the shorter reorder in the MTE2 path, the exact places priced after it; a one-slot
-  B holding a two-step K with both L0 buffers doubled reads its K-tail step without waiting
-  for a full MMAD; the line-stay chain does not count A's first copy twice (chain start and the
-  first line's first block); a fixed A slot 0 meeting B's K-tail chunk takes that short copy;
-  and a staged pass's later blocks, with one L0B buffer and each operand's K in one chunk,
-  chain the K-tail step's B read after the full MMAD and the next block's reads after it.
-* Makespan of the largest core = the longest of these paths, the compute chain (start-up, step
-  periods, stalls, last drain), the MTE2 path (all copies plus what follows the last), the drain
-  path and the V / MTE3 totals, clipped to [busiest pipe, sum of all work]. Each path is a chain
-  of precedences the simulator also obeys, so adding one only moves the estimate towards it.
-  Paths that repeat per block use the block dimensions averaged over the core's blocks (full and
-  tail rows and columns), and the copy legs the group rows averaged over the passes.
-
-On UB-path chips each tiling is priced on the path its UB plan takes
-(:func:`simcore.pipeline.costs.vector_path_array`): vector reorders through UB, or 32 B column DMA
-into L1 and row-by-row output copies when ``2 x transLength`` does not fit. The chip's HBM time is
-a floor on the kernel, as in the simulator.
+The estimate of the slowest core is ``min(max(makespan, busiest pipe or HBM floor), sum of
+work) + launch``; :func:`estimate_arrays` returns with it the binding term per candidate (a term,
+a pipe or HBM floor, or ``sequential``). On UB-path chips each tiling is priced on the path its
+UB plan takes (:func:`simcore.pipeline.costs.vector_path_array`).
 
 Inputs are numpy arrays of struct fields (one entry per candidate); the problem and chip are
 scalars. Long inputs are evaluated in blocks of :data:`_BLOCK` candidates so the intermediate
 arrays stay in the CPU caches; throughput is over a million candidates per second on one core.
+
+docs/estimator.md has the table of terms, how they compose and how to add one; CHANGELOG.md has
+the model's history.
 """
 
 from __future__ import annotations

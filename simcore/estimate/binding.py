@@ -71,6 +71,82 @@ FLOOR_NAMES: tuple[str, ...] = (
     "hbm_floor",
     "sequential",
 )
+#: One sentence per binding name: the mechanism that sets the time when it binds.
+MECHANISMS: dict[str, str] = {
+    "compute": "the MMAD chain of every block, from the first copies to the last drain, with the "
+    "stalls where a chunk copy or a drain holds a step back",
+    "copy": "MTE2 busy with every copy, then the steps and drain after the last one",
+    "drain": "the drains of all blocks in their queue after the first block",
+    "c1_drain_chain": "one L0C buffer without FixPipe: each block's MMADs wait for the L0C->UB "
+    "leg before, which waits for the UB->GM copy before it",
+    "vector_queue": "the vector queue (reorders and L0C->UB legs) after the first copy",
+    "mte3_queue": "the MTE3 queue (UB->L1 and UB->GM legs) after the first reorder",
+    "ub_staging_mte2": "every GM->UB copy waits for the reorder before it (the staging "
+    "buffer's source half)",
+    "ub_staging_vector": "every reorder waits for the UB->L1 copy before it (the staging "
+    "buffer's destination half)",
+    "ub_staging_links": "the reorders chained through the longer of each UB->L1 leg and the "
+    "next GM->UB leg",
+    "mte2_linked_pairs": "a GM->UB copy right after another waits on MTE2 for that one's reorder",
+    "mte2_linked_by_place": "linked GM->UB pairs priced at the full or K-tail reorder they wait "
+    "for",
+    "mte2_direct_between_staged": "MTE2 idles for what a reorder exceeds the direct copy between "
+    "two GM->UB copies",
+    "mte2_idle_behind_staged_pass": "MTE2 idles once per staged pass for the staging legs the "
+    "direct operand's slot waits for",
+    "slot_chain_a": "A's copies chained through their chunks' reads (each copy waits for the "
+    "last read of the chunk `slots` copies back)",
+    "slot_chain_b": "B's copies chained through their chunks' reads (each copy waits for the "
+    "last read of the chunk `slots` copies back)",
+    "b_chain_at_a_pass_start": "B's slot chain takes A's first copy at every A pass start",
+    "line_stay": "an outer operand loaded once per line holds its slots over the line's blocks, "
+    "each line type at its own drains and steps",
+    "corner_drain": "the last block's drain waits for the long UB->GM copy of the block before",
+    "phase_b_every_block": "B reloaded every block: per block type the longer of its slot chain "
+    "and its step chain",
+    "line_phase": "per line of blocks the longer of its drains and its MMAD or slot chains",
+    "phase_copies": "an operand reloaded every block: per block type the longer of its copies "
+    "and its step chain",
+    "mte2_gap": "a one-slot operand's second copy waits for its first chunk's last read, so MTE2 "
+    "idles once per pass",
+    "b_slot_gap_behind_a": "one B slot: B's second copy waits for B's read behind the A chunk "
+    "under it",
+    "staged_block_cycle": "an operand staged every block: the drain, the staging chain, the "
+    "reads and the MMAD in a cycle per block",
+    "staged_first_chunk": "an operand staged every block: the block's MMADs after its first "
+    "chunk's arrival, behind the drain",
+    "staged_b_block_cycle": "a direct copy waiting for its slot, then B's staging chain behind "
+    "it, per block",
+    "staged_a_block_cycle": "A's staging chain up to a B read, then B's copies behind it, per "
+    "block",
+    "b_chain_behind_a_staging": "B's one-slot chain waits for A's staging chain at every A pass "
+    "start",
+    "staged_one_slot_chain": "a staged one-slot operand: each UB->L1 leg after the chunk "
+    "before's last read, each reorder after that leg",
+    "staged_one_a_slot_cycle": "both staged, A in one slot: a per-block cycle through both "
+    "operands' staging legs",
+    "mte2_behind_slot_waiting_b": "the next A copy queues on MTE2 behind a B copy that waits "
+    "for its slot",
+    "staged_pass": "a staged operand reloaded per pass: the drain, the pass's staging and its "
+    "blocks in a cycle per pass",
+    "c1_pass_start": "one L0C buffer: a one-slot outer operand's copy at each pass start "
+    "between two drains",
+    "mte2_bias_between_staged": "both staged with a bias slice: MTE2 idles between GM->UB legs "
+    "for the reorders",
+    "first_block": "the first block waits for MTE2 to bring its chunks; every drain follows",
+    "first_line": "the first line's last block waits for the inner operand's whole panel; every "
+    "later drain follows",
+    "block_replay": "blocks repeating the same copies, played in program order with the "
+    "simulator's queue, slot, L0 and UB rules",
+    "pipe:MTE2": "MTE2 (GM->L1 / GM->UB copies) is busy the whole time",
+    "pipe:MTE1": "MTE1 (L1->L0 loads) is busy the whole time",
+    "pipe:M": "the cube (MMADs) is busy the whole time",
+    "pipe:FIX": "FixPipe (drains to GM) is busy the whole time",
+    "pipe:V": "the vector unit (reorders, L0C->UB) is busy the whole time",
+    "pipe:MTE3": "MTE3 (UB->L1, UB->GM) is busy the whole time",
+    "hbm_floor": "the chip's HBM traffic at its bandwidth",
+    "sequential": "the sum of all the core's work (nothing overlaps)",
+}
 #: Every binding code's name: ``BINDING_NAMES[code]``.
 BINDING_NAMES: tuple[str, ...] = TERM_NAMES + FLOOR_NAMES
 TERM: dict[str, int] = {name: i for i, name in enumerate(BINDING_NAMES)}

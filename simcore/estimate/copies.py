@@ -223,7 +223,7 @@ class Copies:
     bias_cyc: Any
 
 
-def copies(
+def copy_totals_of(
     c: Costs, g: Grid, bt: BlockTypes, ch: Chunking, f: dict[str, Any], bias: bool, cap: Any
 ) -> Copies:
     """Each operand's copies per pipe (:mod:`simcore.pipeline.transfer`) and one copy's legs."""

@@ -33,7 +33,7 @@ from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.block_replay import block_replay_term
 from simcore.estimate.compute import compute_chain
 from simcore.estimate.copies import chunk_legs_of, chunking
-from simcore.estimate.copies import copies as copy_record
+from simcore.estimate.copies import copy_totals_of
 from simcore.estimate.drains import (
     c1_pass_start,
     corner_drain,
@@ -123,7 +123,7 @@ def _core(
     bt = block_types(c, g, f, cap, floor)
     typ = typical_steps(c, g, cap)
     ch = chunking(c, g, f, traffic)
-    cp = copy_record(c, g, bt, ch, f, problem.bias, cap)
+    cp = copy_totals_of(c, g, bt, ch, f, problem.bias, cap)
     kf, km_a, km_b = g.k_iter - 1, ch.kc_a - 1, ch.kc_b - 1
 
     # The step chain with its stalls, the MTE2 and drain queues, V / MTE3 and the UB staging.

@@ -1,4 +1,4 @@
-"""The first block (first_block.py): MTE2 brings its chunks, the rest of its steps run, the drains."""
+"""The first block (first_block.py): MTE2 brings its chunks, its steps run, the drains follow."""
 
 from __future__ import annotations
 

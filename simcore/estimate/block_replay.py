@@ -7,11 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.records import CoreRecords
 from simcore.estimate.replay import block_replay_path
-from simcore.estimate.steps import AverageSteps
-from simcore.pipeline.costs import Costs
 from simcore.pipeline.mmad import mmad_cycles
 
 if TYPE_CHECKING:
@@ -26,18 +23,8 @@ _REPLAY_SHARE = 0.7
 
 
 def block_replay_term(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
-    c: Costs,
-    f: dict[str, Any],
-    fix: bool,
-    floor: bool,
+    r: CoreRecords,
     mk: Makespan,
-    p: Any,
 ) -> None:
     """Both operands reloaded every block (or staged with FixPipe): the block replay's path.
 
@@ -47,6 +34,9 @@ def block_replay_term(
     and the rest run at the last played block's period. Priced where the K loop is short and the
     copies take a large share of the path so far.
     """
+    g, bt, avg, ch, cp, lg, c, f, fix = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.c, r.f, r.fix
+    floor = r.floor
+    p = r.c.preset
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     bias_cyc, ga, gb, ua, ub, va, vb = cp.bias_cyc, cp.ga, cp.gb, cp.ua, cp.ub, cp.va, cp.vb
     via_a, via_b = cp.via_a, cp.via_b

@@ -7,9 +7,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
-from simcore.estimate.copies import Copies
-from simcore.estimate.grid import BlockTypes, Grid
-from simcore.estimate.steps import TypicalSteps
+from simcore.estimate.records import CoreRecords
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.transfer import l1_to_l0_cycles
 
@@ -26,14 +24,8 @@ class ComputePath(NamedTuple):
 
 
 def compute_chain(
-    g: Grid,
-    bt: BlockTypes,
-    typ: TypicalSteps,
-    cp: Copies,
+    r: CoreRecords,
     st: Stalls,
-    fix: bool,
-    floor: bool,
-    p: Any,
 ) -> ComputePath:
     """The compute path: start-up, every block's step chain with its stalls, the last drain.
 
@@ -43,6 +35,8 @@ def compute_chain(
     next step's loads, so the K-tail step's short loads follow a full MMAD. Pipes: MTE2, MTE1, M,
     FIX / V / MTE3.
     """
+    g, bt, typ, cp, fix, floor = r.g, r.bt, r.typ, r.cp, r.fix, r.floor
+    p = r.c.preset
     a1, b1, blocks, k_iter, ka_t = g.a1, g.b1, g.blocks, g.k_iter, g.ka_t
     bound_ex, inner = st.bound_ex, st.inner
     dr_last, span = bt.dr_last, bt.span

@@ -15,9 +15,7 @@ import numpy as np
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import BlockTypes, Grid
-from simcore.estimate.steps import AverageSteps
+from simcore.estimate.records import CoreRecords
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.transfer import first_last_legs
@@ -270,18 +268,9 @@ def c1_pass_start_extra(
 
 
 def corner_drain(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
+    r: CoreRecords,
     ac: AChain,
     bc: BChain,
-    c: Costs,
-    cap: Any,
-    f: dict[str, Any],
-    fix: bool,
-    floor: bool,
     mk: Makespan,
 ) -> None:
     """The slot chains' end moved back to the block before the last, then the last two drains.
@@ -290,6 +279,8 @@ def corner_drain(
     (one C staging buffer), which may outlast the short corner block's chain
     (:func:`corner_drain_path`). Pipes: V, MTE3.
     """
+    g, bt, avg, ch, cp, c, cap, f, fix = r.g, r.bt, r.avg, r.ch, r.cp, r.c, r.cap, r.f, r.fix
+    floor = r.floor
     bias_cyc = cp.bias_cyc
     bk, blocks, bm, bn, cols, k, m_iter = g.bk, g.blocks, g.bm, g.bn, g.cols, g.k, g.m_iter
     n_iter, order, rows = g.n_iter, g.order, g.rows
@@ -339,25 +330,18 @@ def corner_drain(
 
 
 def c1_pass_start(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     st: Stalls,
     qp: QueuePaths,
-    f: dict[str, Any],
-    fix: bool,
-    floor: bool,
     mk: Makespan,
-    mm_kt: Any,
 ) -> None:
     """One L0C buffer without FixPipe: a one-slot outer operand's copy at each of its pass starts.
 
     Its copy waits for the previous block's last read, which the drain chain does not see; over
     two blocks the chain takes both MMAD chains and the copy (:func:`c1_pass_start_extra`).
     """
+    mm_kt = r.typ.mm_kt
+    g, bt, avg, ch, cp, lg, f, fix, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.f, r.fix, r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     blk_types = bt.types
     blocks, c1, m_iter, n_iter, order = g.blocks, g.c1, g.m_iter, g.n_iter, g.order

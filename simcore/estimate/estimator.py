@@ -32,14 +32,11 @@ import numpy as np
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.block_replay import block_replay_term
 from simcore.estimate.compute import compute_chain
-from simcore.estimate.copies import chunk_legs_of, chunking
-from simcore.estimate.copies import copy_totals_of
 from simcore.estimate.drains import (
     c1_pass_start,
     corner_drain,
 )
 from simcore.estimate.first_block import first_block, first_line
-from simcore.estimate.grid import block_grid, block_types
 from simcore.estimate.lines import (
     line_stay,
 )
@@ -51,6 +48,7 @@ from simcore.estimate.mte2_linked import linked_pair_gaps, linked_pairs, mte2_bi
 from simcore.estimate.paths import copy_and_drain_paths
 from simcore.estimate.phases import phase_terms
 from simcore.estimate.queues import queue_paths
+from simcore.estimate.records import core_records
 from simcore.estimate.slot_a import a_hops, a_offset_gains, a_one_slot_holds
 from simcore.estimate.slot_a_pass import a_pass_cycles, a_streamed_chain
 from simcore.estimate.slot_b import b_chain, b_chain_at_a_pass_start, b_hops
@@ -67,7 +65,6 @@ from simcore.estimate.staging import (
     staging_links,
 )
 from simcore.estimate.stalls import chunk_stalls
-from simcore.estimate.steps import average_steps, typical_steps
 from simcore.hardware.dtypes import bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
@@ -117,19 +114,14 @@ def _core(
     bound over every dbL0A / dbL0B / dbL0C (see :func:`makespan_floor_arrays`; the caller
     passes the three flags as 2) and no binding term is kept.
     """
-    p = c.preset
-    fix = c.has_fixpipe
-    g = block_grid(c, problem.k, f, rows, cols)
-    bt = block_types(c, g, f, cap, floor)
-    typ = typical_steps(c, g, cap)
-    ch = chunking(c, g, f, traffic)
-    cp = copy_totals_of(c, g, bt, ch, f, problem.bias, cap)
+    r = core_records(c, problem, f, rows, cols, cap, traffic, floor)
+    fix, g, bt, avg, ch, cp = c.has_fixpipe, r.g, r.bt, r.avg, r.ch, r.cp
     kf, km_a, km_b = g.k_iter - 1, ch.kc_a - 1, ch.kc_b - 1
 
     # The step chain with its stalls, the MTE2 and drain queues, V / MTE3 and the UB staging.
-    st = chunk_stalls(g, typ, ch, cp, fix, km_a, km_b)
-    cm = compute_chain(g, bt, typ, cp, st, fix, floor, p)
-    qp = copy_and_drain_paths(g, bt, typ, ch, cp, st, cm, fix, floor, kf, km_a, km_b)
+    st = chunk_stalls(r, km_a, km_b)
+    cm = compute_chain(r, st)
+    qp = copy_and_drain_paths(r, st, cm, kf, km_a, km_b)
     if floor:
         # The compute path is not monotone in the L0 flags (its start-up share shrinks as the
         # period grows): left out of the floor (the group bound prices it per L0 class).
@@ -140,43 +132,39 @@ def _core(
     mk.raise_all(qp.drain_path, "drain")
     if not fix and not floor and qp.idx_c1.size:
         mk.raise_at(qp.idx_c1, qp.c1_path[qp.idx_c1], "c1_drain_chain")
-    uq = queue_paths(bt, typ, cp, fix, mk)
+    uq = queue_paths(r, mk)
 
-    # Slot cycles and the paths that repeat per block: the steps of the block averaged over the
-    # core's blocks (full and tail rows and columns), each chunk's own legs (full, K tail).
-    avg = average_steps(c, g, ch.step_kb)
-    lg = chunk_legs_of(c, g, ch, cp, avg.rb_kb, cap)
-    sl = staging_links(g, bt, avg, ch, cp, lg, mk)
-    linked_pairs(g, avg, ch, cp, lg, qp, uq, c, cap, floor, mk, problem)
-    linked_pair_gaps(g, avg, ch, cp, lg, qp, uq, c, cap, floor, mk, problem)
-    ah = a_hops(g, bt, avg, ch, cp, lg, c, cap, f, fix, floor, km_a, problem)
-    a_offset_gains(avg, ch, cp, lg, ah, floor)
-    ao = a_one_slot_holds(g, avg, ch, cp, lg, ah, floor, problem)
-    apc = a_pass_cycles(g, avg, ch, cp, lg, ah, ao, fix, floor, km_a, km_b)
-    ac = a_streamed_chain(g, avg, ch, cp, lg, sl, ah, ao, apc, floor)
-    bh = b_hops(g, avg, ch, cp, lg, ah, fix, floor, problem)
-    bc = b_chain(g, bt, avg, ch, cp, lg, ah, ac, bh, mk, problem)
-    b_chain_at_a_pass_start(g, bt, avg, ch, cp, lg, bc, fix, floor, mk)
-    line_stay(g, bt, avg, ch, cp, lg, ah, apc, bh, f, fix, floor, mk)
-    corner_drain(g, bt, avg, ch, cp, ac, bc, c, cap, f, fix, floor, mk)
-    phase_terms(g, bt, avg, ch, cp, st, cm, qp, ac, bc, c, f, fix, floor, mk)
-    mte2_gap_terms(avg, ch, cp, lg, qp, ah, floor, mk)
-    staged_block_cycle(
-        g, bt, avg, ch, cp, lg, st, cm, sl, ah, bh, c, cap, fix, floor, typ.m3c, mk, typ.mm_kt
-    )
-    staged_first_chunk(g, bt, avg, ch, cp, lg, cm, c, cap, fix, floor, mk)
-    staged_b_block(g, bt, avg, ch, cp, lg, floor, mk)
-    staged_a_block(g, bt, avg, ch, cp, lg, floor, mk)
-    b_chain_behind_a_staging(g, bt, avg, ch, cp, lg, bc, floor, mk)
-    staged_one_slot_chains(bt, avg, ch, cp, lg, ah, bh, floor, mk)
-    staged_one_a_slot(g, bt, avg, ch, cp, lg, fix, floor, mk)
-    mte2_behind_slot_waiting_b(bt, avg, ch, cp, lg, floor, mk)
-    staged_pass(g, bt, avg, ch, cp, lg, cm, ah, bh, c, cap, f, fix, floor, typ.m3c, mk, typ.mm_kt)
-    c1_pass_start(g, bt, avg, ch, cp, lg, st, qp, f, fix, floor, mk, typ.mm_kt)
-    mte2_bias_between_staged(g, ch, cp, lg, uq, floor, mk, problem)
-    fb = first_block(g, bt, avg, ch, cp, lg, fix, mk, problem)
-    first_line(g, bt, avg, ch, cp, st, fb, f, fix, floor, mk)
-    block_replay_term(g, bt, avg, ch, cp, lg, c, f, fix, floor, mk, p)
+    # Slot cycles and the paths that repeat per block (priced with the block averaged over the
+    # core's blocks, r.avg, and each chunk's own legs, r.lg).
+    sl = staging_links(r, mk)
+    linked_pairs(r, qp, uq, mk)
+    linked_pair_gaps(r, qp, uq, mk)
+    ah = a_hops(r, km_a)
+    a_offset_gains(r, ah)
+    ao = a_one_slot_holds(r, ah)
+    apc = a_pass_cycles(r, ah, ao, km_a, km_b)
+    ac = a_streamed_chain(r, sl, ah, ao, apc)
+    bh = b_hops(r, ah)
+    bc = b_chain(r, ah, ac, bh, mk)
+    b_chain_at_a_pass_start(r, bc, mk)
+    line_stay(r, ah, apc, bh, mk)
+    corner_drain(r, ac, bc, mk)
+    phase_terms(r, st, cm, qp, ac, bc, mk)
+    mte2_gap_terms(r, qp, ah, mk)
+    staged_block_cycle(r, st, cm, sl, ah, bh, mk)
+    staged_first_chunk(r, cm, mk)
+    staged_b_block(r, mk)
+    staged_a_block(r, mk)
+    b_chain_behind_a_staging(r, bc, mk)
+    staged_one_slot_chains(r, ah, bh, mk)
+    staged_one_a_slot(r, mk)
+    mte2_behind_slot_waiting_b(r, mk)
+    staged_pass(r, cm, ah, bh, mk)
+    c1_pass_start(r, st, qp, mk)
+    mte2_bias_between_staged(r, uq, mk)
+    fb = first_block(r, mk)
+    first_line(r, st, fb, mk)
+    block_replay_term(r, mk)
 
     busy = {
         "MTE2": cp.mte2,

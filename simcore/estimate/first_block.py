@@ -9,13 +9,10 @@ import numpy as np
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
 from simcore.estimate.drains import (
     c1_chain_after_first_line,
 )
-from simcore.estimate.grid import BlockTypes, Grid
-from simcore.estimate.steps import AverageSteps
-from simcore.tiling.problem import Problem
+from simcore.estimate.records import CoreRecords
 
 if TYPE_CHECKING:
     from simcore.estimate.stalls import Stalls
@@ -31,15 +28,8 @@ class FirstBlock(NamedTuple):
 
 
 def first_block(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
-    fix: bool,
+    r: CoreRecords,
     mk: Makespan,
-    problem: Problem,
 ) -> FirstBlock:
     """The first block: MTE2 brings its chunks, its remaining steps run, every drain follows.
 
@@ -47,6 +37,7 @@ def first_block(
     with the bias slice and the UB staging of the last) and the steps after the last copy have
     run; the drains of all blocks follow in their queue. Pipes: MTE2, MTE1, M, FIX / V / MTE3.
     """
+    g, bt, avg, ch, cp, lg, fix, problem = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.fix, r.problem
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     a_last_start, b_last_start, kc_a, kc_b = ch.a_last_start, ch.b_last_start, ch.kc_a, ch.kc_b
     bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
@@ -76,16 +67,9 @@ def first_block(
 
 
 def first_line(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
+    r: CoreRecords,
     st: Stalls,
     fb: FirstBlock,
-    f: dict[str, Any],
-    fix: bool,
-    floor: bool,
     mk: Makespan,
 ) -> None:
     """The first line's last block when the inner operand is loaded once, then every later drain.
@@ -94,6 +78,7 @@ def first_line(
     bias slice per block before that block's last copy; its steps, then its drain and every later
     one follow (with one L0C buffer through the later blocks' MMAD chains).
     """
+    g, bt, avg, ch, cp, f, fix, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.f, r.fix, r.floor
     a_pass, b_pass, last_copy_step, ub_tail = fb.a_pass, fb.b_pass, fb.last_copy_step, fb.ub_tail
     bias_cyc, ga, gb = cp.bias_cyc, cp.ga, cp.gb
     blk_types, drain_total, m3_out = bt.types, bt.drain_total, bt.m3_out

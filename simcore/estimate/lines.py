@@ -13,9 +13,7 @@ import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import BlockTypes, Grid
-from simcore.estimate.steps import AverageSteps
+from simcore.estimate.records import CoreRecords
 from simcore.pipeline.costs import Costs, at_least
 
 if TYPE_CHECKING:
@@ -217,18 +215,10 @@ def both_reloaded_phase_gain(
 
 
 def line_stay(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     ah: AHops,
     apc: APassCycles,
     bh: BHops,
-    f: dict[str, Any],
-    fix: bool,
-    floor: bool,
     mk: Makespan,
 ) -> None:
     """An outer operand loaded once per line: its slot chain with the stay priced per line type.
@@ -238,6 +228,7 @@ def line_stay(
     the other operand's one-slot copies and reads (:func:`line_stay_path`). Pipes: MTE2, MTE1,
     M, V, MTE3.
     """
+    g, bt, avg, ch, cp, lg, f, fix, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.f, r.fix, r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
     blk_types, dr_last = bt.types, bt.dr_last

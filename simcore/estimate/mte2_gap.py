@@ -12,9 +12,7 @@ import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import BlockTypes
-from simcore.estimate.steps import AverageSteps
+from simcore.estimate.records import CoreRecords
 
 if TYPE_CHECKING:
     from simcore.estimate.paths import QueuePaths
@@ -143,13 +141,9 @@ def b_slot_gap_behind_a(
 
 
 def mte2_gap_terms(
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     qp: QueuePaths,
     ah: AHops,
-    floor: bool,
     mk: Makespan,
 ) -> None:
     """The MTE2 gap of a one-slot operand, and one B slot behind A chunks inside B's first.
@@ -159,6 +153,7 @@ def mte2_gap_terms(
     slot and shorter A chunks, B's second copy waits for B's read behind the A chunk under it
     (:func:`b_slot_gap_behind_a`).
     """
+    avg, ch, cp, lg, floor = r.avg, r.ch, r.cp, r.lg, r.floor
     a_first0, a_full, a_last, b_full = lg.a_first0, lg.a_full, lg.a_last, lg.b_full
     b_last = lg.b_last
     copy_path = qp.copy_path
@@ -194,12 +189,7 @@ def mte2_gap_terms(
 
 
 def mte2_behind_slot_waiting_b(
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
-    floor: bool,
+    r: CoreRecords,
     mk: Makespan,
 ) -> None:
     """A chunks longer than B's slots hold: per A chunk its copy, its reads to a step, a B copy.
@@ -207,6 +197,7 @@ def mte2_behind_slot_waiting_b(
     B streams its chunks through its slots, so the B copy issued at an A chunk's last step waits
     for a B read of this A chunk's steps, and the next A copy queues behind it on MTE2.
     """
+    bt, avg, ch, cp, lg, floor = r.bt, r.avg, r.ch, r.cp, r.lg, r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     a_many, has_b, ka_div, kc_a, passes_a = ch.a_many, ch.has_b, ch.ka_div, ch.kc_a, ch.passes_a
     r_last_a, slots_b, step_ka, step_kb = ch.r_last_a, ch.slots_b, ch.step_ka, ch.step_kb

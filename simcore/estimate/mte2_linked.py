@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import Grid
-from simcore.estimate.steps import AverageSteps
-from simcore.pipeline.costs import Costs
-from simcore.tiling.problem import Problem
+from simcore.estimate.records import CoreRecords
 
 if TYPE_CHECKING:
     from simcore.estimate.paths import QueuePaths
@@ -20,18 +16,10 @@ if TYPE_CHECKING:
 
 
 def linked_pairs(
-    g: Grid,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     qp: QueuePaths,
     ub: UbTails,
-    c: Costs,
-    cap: Any,
-    floor: bool,
     mk: Makespan,
-    problem: Problem,
 ) -> None:
     """One operand staged, the other direct: linked GM->UB pairs on MTE2.
 
@@ -42,6 +30,8 @@ def linked_pairs(
     (``mte2_direct_between_staged``); A direct per block with B staged per pass idles once per B
     pass for B's staging legs (``mte2_idle_behind_staged_pass``).
     """
+    g, ch, cp, lg, c, cap, floor = r.g, r.ch, r.cp, r.lg, r.c, r.cap, r.floor
+    problem = r.problem
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     after = ub.after
     blocks, bn, cols, k_iter = g.blocks, g.bn, g.cols, g.k_iter
@@ -158,18 +148,10 @@ def linked_pairs(
 
 
 def linked_pair_gaps(
-    g: Grid,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     qp: QueuePaths,
     ub: UbTails,
-    c: Costs,
-    cap: Any,
-    floor: bool,
     mk: Makespan,
-    problem: Problem,
 ) -> None:
     """One operand staged, the other direct: MTE2 idling between staged copies (two terms).
 
@@ -180,6 +162,8 @@ def linked_pair_gaps(
     (``mte2_direct_between_staged``); A direct per block with B staged per pass idles once per B
     pass for B's staging legs (``mte2_idle_behind_staged_pass``).
     """
+    g, avg, ch, cp, lg, c, cap, floor = r.g, r.avg, r.ch, r.cp, r.lg, r.c, r.cap, r.floor
+    problem = r.problem
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     after = ub.after
     blocks, bn, cols, k_iter = g.blocks, g.bn, g.cols, g.k_iter
@@ -256,20 +240,16 @@ def linked_pair_gaps(
 
 
 def mte2_bias_between_staged(
-    g: Grid,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     ub: UbTails,
-    floor: bool,
     mk: Makespan,
-    problem: Problem,
 ) -> None:
     """Both staged with a bias slice per block: MTE2 idles between GM->UB legs for the reorder.
 
     MTE2 runs the GM->UB legs and the bias slices; between two GM->UB legs it idles for the
     reorder the second waits for, less a bias slice between them.
     """
+    g, ch, cp, lg, floor, problem = r.g, r.ch, r.cp, r.lg, r.floor, r.problem
     a_last, b_last = lg.a_last, lg.b_last
     a_last_start, b_last_start = ch.a_last_start, ch.b_last_start
     after, last_u = ub.after, ub.last_u

@@ -7,12 +7,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
-from simcore.estimate.copies import Chunking, Copies
 from simcore.estimate.drains import (
     c1_drain_chain,
 )
-from simcore.estimate.grid import BlockTypes, Grid
-from simcore.estimate.steps import TypicalSteps
+from simcore.estimate.records import CoreRecords
 
 if TYPE_CHECKING:
     from simcore.estimate.compute import ComputePath
@@ -31,15 +29,9 @@ class QueuePaths(NamedTuple):
 
 
 def copy_and_drain_paths(
-    g: Grid,
-    bt: BlockTypes,
-    typ: TypicalSteps,
-    ch: Chunking,
-    cp: Copies,
+    r: CoreRecords,
     st: Stalls,
     cm: ComputePath,
-    fix: bool,
-    floor: bool,
     kf: Any,
     km_a: Any,
     km_b: Any,
@@ -52,6 +44,7 @@ def copy_and_drain_paths(
     through the one C staging buffer; with one L0C buffer, :func:`c1_drain_chain` over the block
     types).
     """
+    g, bt, typ, ch, cp, fix, floor = r.g, r.bt, r.typ, r.ch, r.cp, r.fix, r.floor
     c1_path: Any = None  # (set where the term applies)
     idx_c1: Any = None  # (set where the term applies)
     stall_c1: Any = None  # (set where the term applies)

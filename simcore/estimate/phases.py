@@ -8,15 +8,12 @@ import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, Copies
-from simcore.estimate.grid import BlockTypes, Grid
 from simcore.estimate.lines import (
     both_reloaded_phase_gain,
     line_phase_path,
 )
-from simcore.estimate.steps import AverageSteps
+from simcore.estimate.records import CoreRecords
 from simcore.hardware.dtypes import FRACTAL_ROWS
-from simcore.pipeline.costs import Costs
 
 if TYPE_CHECKING:
     from simcore.estimate.compute import ComputePath
@@ -27,20 +24,12 @@ if TYPE_CHECKING:
 
 
 def phase_terms(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
+    r: CoreRecords,
     st: Stalls,
     cm: ComputePath,
     qp: QueuePaths,
     ac: AChain,
     bc: BChain,
-    c: Costs,
-    f: dict[str, Any],
-    fix: bool,
-    floor: bool,
     mk: Makespan,
 ) -> None:
     """Phases: per block type (or line) the longer of two chains counts, not the longer of the sums.
@@ -50,6 +39,7 @@ def phase_terms(
     drains or by MMAD / slot chains (``line_phase``); one operand (or both) reloaded every block
     puts the same copies in blocks of different step chains (``phase_copies``).
     """
+    g, bt, avg, ch, cp, c, f, fix, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.c, r.f, r.fix, r.floor
     blk_types, dr_last, span, span_corner = bt.types, bt.dr_last, bt.span, bt.span_corner
     span_ctail, span_tail = bt.span_ctail, bt.span_tail
     blocks, blocks_n, bm, bn, cn_t, fc_t = g.blocks, g.blocks_n, g.bm, g.bn, g.cn_t, g.fc_t

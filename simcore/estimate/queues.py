@@ -7,9 +7,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Copies
-from simcore.estimate.grid import BlockTypes
-from simcore.estimate.steps import TypicalSteps
+from simcore.estimate.records import CoreRecords
 
 if TYPE_CHECKING:
     pass
@@ -23,10 +21,7 @@ class UbTails(NamedTuple):
 
 
 def queue_paths(
-    bt: BlockTypes,
-    typ: TypicalSteps,
-    cp: Copies,
-    fix: bool,
+    r: CoreRecords,
     mk: Makespan,
 ) -> UbTails:
     """The vector and MTE3 queues and the UB staging totals as paths.
@@ -36,6 +31,7 @@ def queue_paths(
     of both operands: every GM->UB copy after the previous reorder, every reorder after the
     previous UB->L1 copy (``ub_staging_mte2``, ``ub_staging_vector``).
     """
+    bt, typ, cp, fix = r.bt, r.typ, r.cp, r.fix
     after: Any = None  # (set where the term applies)
     last_u: Any = None  # (set where the term applies)
     dr_last = bt.dr_last

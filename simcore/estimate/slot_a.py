@@ -9,11 +9,9 @@ import numpy as np
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import sub as _sub
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies, leg_after_a
-from simcore.estimate.grid import BlockTypes, Grid
-from simcore.estimate.steps import AverageSteps
-from simcore.pipeline.costs import Costs, at_least
-from simcore.tiling.problem import Problem
+from simcore.estimate.copies import leg_after_a
+from simcore.estimate.records import CoreRecords
+from simcore.pipeline.costs import at_least
 
 if TYPE_CHECKING:
     pass
@@ -46,19 +44,8 @@ class AHops(NamedTuple):
 
 
 def a_hops(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
-    c: Costs,
-    cap: Any,
-    f: dict[str, Any],
-    fix: bool,
-    floor: bool,
+    r: CoreRecords,
     km1_a: Any,
-    problem: Problem,
 ) -> AHops:
     """A's slot-chain hops: the copy's slot-waiting leg, the reads from its arrival, the stay.
 
@@ -67,6 +54,8 @@ def a_hops(
     reads restarting at the arrival (MTE1, M) and, for a chunk several blocks read, their compute
     or drains (``stay``). B chunks that start with an A chunk add their copies (``gain``).
     """
+    g, bt, avg, ch, cp, lg, c, cap, f = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.c, r.cap, r.f
+    fix, floor, problem = r.fix, r.floor, r.problem
     b_later: Any = None  # (set where the term applies)
     b_wait: Any = None  # (set where the term applies)
     hop_l_a_own: Any = None  # (set where the term applies)
@@ -207,12 +196,8 @@ def a_hops(
 
 
 def a_offset_gains(
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     ah: AHops,
-    floor: bool,
 ) -> None:
     """B chunks at varying offsets inside A's: what they hold A's last read back by.
 
@@ -221,6 +206,7 @@ def a_offset_gains(
     the A reads before it. The first chunks are priced at their own offsets, the rest at their
     average (or each offset's chunks counted where the offsets cycle). Pipes: MTE2, MTE1.
     """
+    avg, ch, cp, lg, floor = r.avg, r.ch, r.cp, r.lg, r.floor
     a_last_start, b_last_start, co_frac = ch.a_last_start, ch.b_last_start, ch.co_frac
     co_lcm, has_b, kb_off, kc_a, r_last_a = ch.co_lcm, ch.has_b, ch.kb_off, ch.kc_a, ch.r_last_a
     single_a, step_ka, step_kb = ch.single_a, ch.step_ka, ch.step_kb
@@ -320,14 +306,8 @@ class AOneSlot(NamedTuple):
 
 
 def a_one_slot_holds(
-    g: Grid,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     ah: AHops,
-    floor: bool,
-    problem: Problem,
 ) -> AOneSlot:
     """One A slot: B copies queued on MTE2 before the next A copy, B chunks inside A's last.
 
@@ -336,6 +316,7 @@ def a_one_slot_holds(
     for B's read of the step before). B chunks that start inside the last A chunk hold its last
     read back by their copies and the reads from the last one's arrival.
     """
+    g, avg, ch, cp, lg, floor, problem = r.g, r.avg, r.ch, r.cp, r.lg, r.floor, r.problem
     rs_bias: Any = None  # (set where the term applies)
     a_last_start, b_last_start, co_frac = ch.a_last_start, ch.b_last_start, ch.co_frac
     co_rest, has_b, kb_short, kc_b = ch.co_rest, ch.has_b, ch.kb_short, ch.kc_b

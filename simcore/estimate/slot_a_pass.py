@@ -10,9 +10,7 @@ from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
 from simcore.estimate.arrays import sub as _sub
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import Grid
-from simcore.estimate.steps import AverageSteps
+from simcore.estimate.records import CoreRecords
 from simcore.pipeline.costs import at_least
 
 if TYPE_CHECKING:
@@ -29,15 +27,9 @@ class APassCycles(NamedTuple):
 
 
 def a_pass_cycles(
-    g: Grid,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     ah: AHops,
     ao: AOneSlot,
-    fix: bool,
-    floor: bool,
     km1_a: Any,
     km1_b: Any,
 ) -> APassCycles:
@@ -48,6 +40,7 @@ def a_pass_cycles(
     the slots. With one slot the next pass's first A copy waits for the pass's last A read, which
     queues on MTE1 behind B's read of the step before (every B copy of the pass before it).
     """
+    g, avg, ch, cp, lg, fix, floor = r.g, r.avg, r.ch, r.cp, r.lg, r.fix, r.floor
     a_full, a_last, b_leg_f, b_next = lg.a_full, lg.a_last, lg.b_leg_f, lg.b_next
     b_next_in, b_next_in_l, b_next_l = lg.b_next_in, lg.b_next_in_l, lg.b_next_l
     a_last_start, a_many, b_last_start = ch.a_last_start, ch.a_many, ch.b_last_start
@@ -167,16 +160,11 @@ class AChain(NamedTuple):
 
 
 def a_streamed_chain(
-    g: Grid,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     sl: StagingLinks,
     ah: AHops,
     ao: AOneSlot,
     apc: APassCycles,
-    floor: bool,
 ) -> AChain:
     """A streamed pass's chain through chunk ``kc - slots``, and A's whole slot chain.
 
@@ -185,6 +173,7 @@ def a_streamed_chain(
     MTE2 in program order). One A slot holding a block's K with B staged: A's chain over two
     blocks runs through B's staging chain. ``chain_a`` = passes x per-pass cycle + bias slice.
     """
+    g, avg, ch, cp, lg, floor = r.g, r.avg, r.ch, r.cp, r.lg, r.floor
     a_full, b_first, b_full, b_last = lg.a_full, lg.b_first, lg.b_full, lg.b_last
     bias_cyc, vb, via_a, via_b = cp.bias_cyc, cp.vb, cp.via_a, cp.via_b
     blocks, k_iter, wa = g.blocks, g.k_iter, g.wa

@@ -10,10 +10,10 @@ from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.copies import Chunking, ChunkLegs
+from simcore.estimate.grid import Grid
+from simcore.estimate.records import CoreRecords
 from simcore.estimate.steps import AverageSteps
-from simcore.tiling.problem import Problem
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_a import AHops
@@ -94,15 +94,8 @@ def _hops_behind_staged_a(
 
 
 def b_hops(
-    g: Grid,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     ah: AHops,
-    fix: bool,
-    floor: bool,
-    problem: Problem,
 ) -> BHops:
     """B's slot-chain hops, with one B slot the A copies queued between two B copies on MTE2.
 
@@ -112,6 +105,8 @@ def b_hops(
     chunk adds A's copy and reads before B's read; A staged in chunks tiling B's adds A's staging
     chain.
     """
+    g, avg, ch, cp, lg, fix, floor = r.g, r.avg, r.ch, r.cp, r.lg, r.fix, r.floor
+    problem = r.problem
     a1, b1, k_iter, ones, zero = g.a1, g.b1, g.k_iter, g.ones, g.zero
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     a_last_start, b_last_start, co_frac_ab = ch.a_last_start, ch.b_last_start, ch.co_frac_ab
@@ -259,17 +254,11 @@ class BChain(NamedTuple):
 
 
 def b_chain(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     ah: AHops,
     ac: AChain,
     bh: BHops,
     mk: Makespan,
-    problem: Problem,
 ) -> BChain:
     """B's slot chain per pass (fixed slots, streamed passes) and the slot-chain terms.
 
@@ -277,6 +266,7 @@ def b_chain(
     makespan takes the longer of A's and B's chains plus an MMAD and the last drain
     (``slot_chain_a`` / ``slot_chain_b``). Pipes: MTE2 (MTE3 through UB), MTE1, M.
     """
+    g, bt, avg, ch, cp, lg, problem = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.problem
     a_first0 = lg.a_first0
     bias_cyc = cp.bias_cyc
     chain_a = ac.chain_a
@@ -311,15 +301,8 @@ def b_chain(
 
 
 def b_chain_at_a_pass_start(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     bc: BChain,
-    fix: bool,
-    floor: bool,
     mk: Makespan,
 ) -> None:
     """B copied every block in several slots, A per pass: B's chain takes A's pass-start copy.
@@ -328,6 +311,7 @@ def b_chain_at_a_pass_start(
     for A's last read of that chunk in the pass before, no later than B's slot-freeing read by the
     steps B's first chunk has more. Pipes: MTE2, MTE1.
     """
+    g, bt, avg, ch, cp, lg, fix, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.fix, r.floor
     a_full, a_last = lg.a_full, lg.a_last
     blocks = g.blocks
     chain_b = bc.chain_b

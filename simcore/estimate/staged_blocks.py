@@ -13,12 +13,10 @@ import numpy as np
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.records import CoreRecords
 from simcore.estimate.staging import (
     staging_chain_to,
 )
-from simcore.estimate.steps import AverageSteps
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_b import BChain
@@ -212,13 +210,7 @@ def staged_first_chunk_path(
 
 
 def staged_b_block(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
-    floor: bool,
+    r: CoreRecords,
     mk: Makespan,
 ) -> None:
     """A direct and streamed, B staged, both reloaded every block: the per-block A / B cycle.
@@ -227,6 +219,7 @@ def staged_b_block(
     queues behind it; B's staging chain runs to the chunk under that step
     (:func:`staged_b_block_cycle`).
     """
+    g, bt, avg, ch, cp, lg, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     bias_cyc, ga1, gb, ub1, vb, via_a = cp.bias_cyc, cp.ga1, cp.gb, cp.ub1, cp.vb, cp.via_a
     via_b = cp.via_b
@@ -266,13 +259,7 @@ def staged_b_block(
 
 
 def staged_a_block(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
-    floor: bool,
+    r: CoreRecords,
     mk: Makespan,
 ) -> None:
     """A staged, B direct and streamed, both reloaded every block: the per-block A / B cycle.
@@ -280,6 +267,7 @@ def staged_a_block(
     B's last copy waits for B's read of chunk kc_b - 1 - S, A's GM->UB copies queue behind it and
     the next block's first GM->UB copy waits for their last reorder (:func:`staged_a_block_cycle`).
     """
+    g, bt, avg, ch, cp, lg, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     blocks, k_iter = g.blocks, g.k_iter
     dr_last = bt.dr_last
@@ -316,14 +304,8 @@ def staged_a_block(
 
 
 def b_chain_behind_a_staging(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     bc: BChain,
-    floor: bool,
     mk: Makespan,
 ) -> None:
     """One B slot reloaded every block, A staged per pass: B's chain behind A's staging chain.
@@ -332,6 +314,7 @@ def b_chain_behind_a_staging(
     through UB after the bias slice (GM->UB after the reorder before it, reorder after the UB->L1
     leg before it); that replaces B's first copy in B's hop once per A pass.
     """
+    g, bt, avg, ch, cp, lg, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     blocks = g.blocks
     chain_b = bc.chain_b

@@ -9,16 +9,13 @@ import numpy as np
 from simcore.estimate.arrays import raise_at as _raise_at
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.records import CoreRecords
 from simcore.estimate.staged_blocks import (
     staged_first_chunk_path,
 )
 from simcore.estimate.staging import (
     staged_b_between_a,
 )
-from simcore.estimate.steps import AverageSteps
-from simcore.pipeline.costs import Costs
 
 if TYPE_CHECKING:
     from simcore.estimate.compute import ComputePath
@@ -29,24 +26,13 @@ if TYPE_CHECKING:
 
 
 def staged_block_cycle(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     st: Stalls,
     cm: ComputePath,
     sl: StagingLinks,
     ah: AHops,
     bh: BHops,
-    c: Costs,
-    cap: Any,
-    fix: bool,
-    floor: bool,
-    m3c: Any,
     mk: Makespan,
-    mm_kt: Any,
 ) -> None:
     """An operand staged and reloaded in every block, without FixPipe: the per-block cycle.
 
@@ -55,6 +41,9 @@ def staged_block_cycle(
     UB->L1 leg, its reads and the MMAD (``staged_block_cycle``, with the other operand's staging
     at its pass starts).
     """
+    m3c, mm_kt = r.typ.m3c, r.typ.mm_kt
+    g, bt, avg, ch, cp, lg, fix = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.fix
+    floor = r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     a_last_start, b_last_start, kc_a, kc_b = ch.a_last_start, ch.b_last_start, ch.kc_a, ch.kc_b
     loads_a, loads_b, passes_a, passes_b = ch.loads_a, ch.loads_b, ch.passes_a, ch.passes_b
@@ -225,17 +214,8 @@ def staged_block_cycle(
 
 
 def staged_first_chunk(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     cm: ComputePath,
-    c: Costs,
-    cap: Any,
-    fix: bool,
-    floor: bool,
     mk: Makespan,
 ) -> None:
     """The staged per-block cycle through the first chunk: the block's MMADs after its arrival.
@@ -245,6 +225,8 @@ def staged_first_chunk(
     (MTE3), and the block's whole MMAD chain follows that chunk's arrival
     (:func:`staged_first_chunk_path`; term ``staged_first_chunk``).
     """
+    g, bt, avg, ch, cp, lg, c, cap, fix = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.c, r.cap, r.fix
+    floor = r.floor
     via_a, via_b = cp.via_a, cp.via_b
     if fix or not (via_a or via_b) or floor:
         return

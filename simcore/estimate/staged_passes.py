@@ -12,9 +12,7 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import BlockTypes, Grid
-from simcore.estimate.steps import AverageSteps
+from simcore.estimate.records import CoreRecords
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.transfer import first_last_legs
 
@@ -164,29 +162,20 @@ def staged_pass_paths(
 
 
 def staged_pass(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     cm: ComputePath,
     ah: AHops,
     bh: BHops,
-    c: Costs,
-    cap: Any,
-    f: dict[str, Any],
-    fix: bool,
-    floor: bool,
-    m3c: Any,
     mk: Makespan,
-    mm_kt: Any,
 ) -> None:
     """An operand staged per pass of several blocks, without FixPipe: the per-pass cycles.
 
     The drain before a pass precedes its reorders (V) and UB->L1 legs (MTE3), so a cycle runs per
     pass and per column of passes (:func:`staged_pass_paths`).
     """
+    m3c, mm_kt = r.typ.m3c, r.typ.mm_kt
+    g, bt, avg, ch, cp, lg, c, cap, f = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.c, r.cap, r.f
+    fix, floor = r.fix, r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     bk, blocks, blocks_n, bm, bn, k, k_iter = g.bk, g.blocks, g.blocks_n, g.bm, g.bn, g.k, g.k_iter
     m_iter, n_iter = g.m_iter, g.n_iter

@@ -13,9 +13,7 @@ import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
-from simcore.estimate.copies import Chunking, ChunkLegs, Copies
-from simcore.estimate.grid import BlockTypes, Grid
-from simcore.estimate.steps import AverageSteps
+from simcore.estimate.records import CoreRecords
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_a import AHops
@@ -263,12 +261,7 @@ class StagingLinks(NamedTuple):
 
 
 def staging_links(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     mk: Makespan,
 ) -> StagingLinks:
     """The UB staging links: reorders chained through max(GM->UB, UB->L1) of consecutive copies.
@@ -279,6 +272,7 @@ def staging_links(
     between two of the other's; both reloaded every block, the block's own staging order
     (:func:`staged_block_links`). Pipes: MTE2, V, MTE3 (term ``ub_staging_links``).
     """
+    g, bt, avg, ch, cp, lg = r.g, r.bt, r.avg, r.ch, r.cp, r.lg
     own_pairs: Any = None  # (set where the term applies)
     pairs: Any = None  # (set where the term applies)
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
@@ -378,14 +372,9 @@ def staging_links(
 
 
 def staged_one_slot_chains(
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
+    r: CoreRecords,
     ah: AHops,
     bh: BHops,
-    floor: bool,
     mk: Makespan,
 ) -> None:
     """An operand staged in one slot: each chunk's UB->L1 leg after the previous chunk's last read.
@@ -394,6 +383,7 @@ def staged_one_slot_chains(
     UB->L1 leg and the longer of the chunk's reads and the next reorder
     (:func:`staged_one_slot_chain`). Pipes: V, MTE3, MTE1.
     """
+    bt, avg, ch, cp, lg, floor = r.bt, r.avg, r.ch, r.cp, r.lg, r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
     dr_last = bt.dr_last
@@ -425,14 +415,7 @@ def staged_one_slot_chains(
 
 
 def staged_one_a_slot(
-    g: Grid,
-    bt: BlockTypes,
-    avg: AverageSteps,
-    ch: Chunking,
-    cp: Copies,
-    lg: ChunkLegs,
-    fix: bool,
-    floor: bool,
+    r: CoreRecords,
     mk: Makespan,
 ) -> None:
     """Both staged with FixPipe, A in one slot and two chunks, both reloaded every block.
@@ -441,6 +424,7 @@ def staged_one_a_slot(
     reads to A's first chunk's last read, A's K-tail UB->L1 leg, B's K-tail reorder and the next
     block's first GM->UB leg (:func:`staged_one_a_slot_cycle`).
     """
+    g, bt, avg, ch, cp, lg, fix, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.fix, r.floor
     a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
     a_last_start, b_last_start, has_b, kc_a = ch.a_last_start, ch.b_last_start, ch.has_b, ch.kc_a
     kc_b, passes_a, passes_b, single_a = ch.kc_b, ch.passes_a, ch.passes_b, ch.single_a

@@ -6,9 +6,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from simcore.estimate.copies import Chunking, Copies
-from simcore.estimate.grid import Grid
-from simcore.estimate.steps import TypicalSteps
+from simcore.estimate.records import CoreRecords
 
 if TYPE_CHECKING:
     pass
@@ -24,11 +22,7 @@ class Stalls(NamedTuple):
 
 
 def chunk_stalls(
-    g: Grid,
-    typ: TypicalSteps,
-    ch: Chunking,
-    cp: Copies,
-    fix: bool,
+    r: CoreRecords,
     km_a: Any,
     km_b: Any,
 ) -> Stalls:
@@ -45,6 +39,7 @@ def chunk_stalls(
         ``inner`` (the stalls inside blocks) and ``bound_ex`` (at block boundaries), and the
         parts other terms reuse.
     """
+    g, typ, ch, cp, fix = r.g, r.typ, r.ch, r.cp, r.fix
     b_after_a, ua1, ub1, va1, vb1, via_a = cp.b_after_a, cp.ua1, cp.ub1, cp.va1, cp.vb1, cp.via_a
     via_b, wait_a, wait_b = cp.via_b, cp.wait_a, cp.wait_b
     blocks, c1, k_iter, zero = g.blocks, g.c1, g.k_iter, g.zero

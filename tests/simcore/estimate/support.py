@@ -8,23 +8,13 @@ formula computed by hand from those numbers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from simcore.estimate.binding import TERM, Makespan
-from simcore.estimate.copies import (
-    Chunking,
-    ChunkLegs,
-    Copies,
-    chunk_legs_of,
-    chunking,
-    copy_totals_of,
-)
 from simcore.estimate.estimator import ESTIMATOR_FIELDS
-from simcore.estimate.grid import BlockTypes, Grid, block_grid, block_types
-from simcore.estimate.steps import AverageSteps, TypicalSteps, average_steps, typical_steps
+from simcore.estimate.records import CoreRecords, core_records
 from simcore.hardware.presets import load_preset
 from simcore.pipeline.costs import Costs
 from simcore.tiling.footprints import complete_tiling
@@ -37,26 +27,9 @@ SPEC_910B2 = {
 }  # fmt: skip
 
 
-@dataclass
-class Records:
-    """The records of one candidate and what the terms take besides."""
-
-    c: Costs
-    problem: Problem
-    f: dict[str, Any]
-    cap: Any
-    g: Grid
-    bt: BlockTypes
-    typ: TypicalSteps
-    ch: Chunking
-    cp: Copies
-    avg: AverageSteps
-    lg: ChunkLegs
-
-
 def records(
     soc: str = "Ascend910B2", spec: dict[str, int] | None = None, **problem: Any
-) -> Records:
+) -> CoreRecords:
     """The records of one tiling (``problem`` defaults to 1024^3 fp16)."""
     keys = {"m": 1024, "n": 1024, "k": 1024, **problem}
     p = Problem(soc=soc, **keys)
@@ -65,14 +38,7 @@ def records(
     f = {name: np.array([getattr(t, name)], dtype=np.float64) for name in ESTIMATOR_FIELDS}
     c = Costs(p, preset)
     cap = np.array([preset.l2_bytes_per_cycle_per_core])
-    g = block_grid(c, p.k, f, f["singleCoreM"], f["singleCoreN"])
-    bt = block_types(c, g, f, cap, False)
-    typ = typical_steps(c, g, cap)
-    ch = chunking(c, g, f, None)
-    cp = copy_totals_of(c, g, bt, ch, f, p.bias, cap)
-    avg = average_steps(c, g, ch.step_kb)
-    lg = chunk_legs_of(c, g, ch, cp, avg.rb_kb, cap)
-    return Records(c, p, f, cap, g, bt, typ, ch, cp, avg, lg)
+    return core_records(c, p, f, f["singleCoreM"], f["singleCoreN"], cap, None, False)
 
 
 def arr(x: float) -> np.ndarray:

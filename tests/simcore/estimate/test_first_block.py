@@ -19,7 +19,7 @@ def test_first_block_is_the_first_passes_the_last_steps_and_every_drain() -> Non
     bt = replace(r.bt, drain_total=arr(400))
     g = replace(r.g, k_iter=arr(8))
     mk = makespan(0.0)
-    fb = first_block(g, bt, avg, ch, r.cp, lg, True, mk, r.problem)
+    fb = first_block(replace(r, g=g, bt=bt, avg=avg, ch=ch, lg=lg), mk)
     # A's pass 100 + 60, B's 80; steps 4 .. 7 after the last copy: 3 periods, then the last
     # step's loads and MMAD; then all drains.
     expected = (100 + 60) + 80 + 3 * 30 + 5 + 7 + 20 + 400
@@ -31,5 +31,5 @@ def test_first_block_is_the_first_passes_the_last_steps_and_every_drain() -> Non
 def test_first_block_does_not_raise_a_longer_path() -> None:
     r = records()
     mk = makespan(1e12)
-    first_block(r.g, r.bt, r.avg, r.ch, r.cp, r.lg, True, mk, r.problem)
+    first_block(r, mk)
     assert bound_by(mk) == "compute"

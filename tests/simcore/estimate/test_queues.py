@@ -19,7 +19,7 @@ def test_vector_and_mte3_queues_without_fixpipe() -> None:
     typ = replace(r.typ, m3c=arr(60), la=arr(1), lb=arr(2), mm=arr(3))
     bt = replace(r.bt, dr_last=arr(10))
     mk = makespan(0.0)
-    tails = queue_paths(bt, typ, cp, False, mk)
+    tails = queue_paths(replace(r, bt=bt, typ=typ, cp=cp), mk)
     after = 1 + 2 + 3 + 10  # a step's loads and MMAD, the last drain
     paths = {
         "vector_queue": 30 + 1000 + 60,  # first copy, V's work, the last UB->GM leg

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from simcore.estimate.arrays import sub as _sub
+
 #: The estimator's terms in composition order (see docs/estimator.md for each mechanism).
 TERM_NAMES: tuple[str, ...] = (
     "compute",
@@ -168,22 +170,25 @@ class Makespan:
         shape = np.shape(value) if track else (0,)
         self.code: np.ndarray = np.full(shape, TERM[term], dtype=np.int8)
 
-    def raise_all(self, path: Any, term: str | np.ndarray) -> None:
-        """``max(makespan, path)`` on every candidate; ``term`` may be a code per candidate."""
-        if self.track:
-            hit = path > self.value
-            code = TERM[term] if isinstance(term, str) else term
-            if isinstance(code, np.ndarray):
-                np.copyto(self.code, code, where=hit, casting="unsafe")
-            else:
-                np.putmask(self.code, hit, code)
-        self.value = np.maximum(self.value, path)
+    def raise_all(self, path: Any, term: str | tuple[str, Any, str, Any]) -> None:
+        """``max(makespan, path)`` on every candidate, naming ``term`` where the path is longer.
 
-    def pick(self, cond: Any, yes: str, no: str) -> str | np.ndarray:
-        """Per candidate ``yes`` where ``cond`` holds, else ``no`` (one name when not tracking)."""
-        if not self.track:
-            return no
-        return np.where(cond, np.int8(TERM[yes]), np.int8(TERM[no]))
+        ``term`` may be ``(name_x, x, name_y, y)`` for a path ``max(x, y) + ...``: where it
+        raises the makespan the name is ``name_x`` where ``x > y``, else ``name_y``.
+        """
+        if self.track:
+            # (The codes are written only where the path is longer: most terms raise few.)
+            hit = path > self.value
+            if hit.any():
+                if isinstance(term, str):
+                    np.putmask(self.code, hit, TERM[term])
+                else:
+                    name_x, x, name_y, y = term
+                    idx = np.flatnonzero(hit)
+                    self.code[idx] = np.where(
+                        _sub(x, idx) > _sub(y, idx), np.int8(TERM[name_x]), np.int8(TERM[name_y])
+                    )
+        self.value = np.maximum(self.value, path)
 
     def raise_at(self, idx: np.ndarray, path: Any, term: str) -> None:
         """``max(makespan, path)`` on the candidates ``idx`` (``path`` given on those only).

@@ -54,8 +54,8 @@ def a_hops(
     reads restarting at the arrival (MTE1, M) and, for a chunk several blocks read, their compute
     or drains (``stay``). B chunks that start with an A chunk add their copies (``gain``).
     """
-    g, bt, avg, ch, cp, lg, c, cap, f = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.c, r.cap, r.f
-    fix, floor, problem = r.fix, r.floor, r.problem
+    g, bt, avg, ch, cp, lg, f = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.f
+    fix, floor = r.fix, r.floor
     b_later: Any = None  # (set where the term applies)
     b_wait: Any = None  # (set where the term applies)
     hop_l_a_own: Any = None  # (set where the term applies)
@@ -65,7 +65,7 @@ def a_hops(
     co_frac, co_steps, has_b, passes_a = ch.co_frac, ch.co_steps, ch.has_b, ch.passes_a
     passes_b, single_a, single_af, single_bf = ch.passes_b, ch.single_a, ch.single_af, ch.single_bf
     step_ka, step_kb = ch.step_ka, ch.step_kb
-    blocks, bn, cols, k_iter, ones, wa = g.blocks, g.bn, g.cols, g.k_iter, g.ones, g.wa
+    blocks, ones, wa = g.blocks, g.ones, g.wa
     zero = g.zero
     drain_total, m3_out, span = bt.drain_total, bt.m3_out, bt.span
     la, la_kt, lb, mm, ra, rab = avg.la, avg.la_kt, avg.lb, avg.mm, avg.ra, avg.rab
@@ -74,14 +74,14 @@ def a_hops(
     # A: hops of its full chunks and of its last (K-tail) chunk.
     wait_af = a_full[2] if via_a else a_full[0]
     wait_al = a_last[2] if via_a else a_last[0]
-    r_last_a = k_iter - a_last_start
+    r_last_a = r.ch.r_last_a
     reads_af = ra(step_ka)
     reads_al = ra(r_last_a) - la + la_kt
     # A chunk that several blocks read before its slot is reused (an operand that stays for
     # a group of blocks) is read last in the last of them: the hop spans their compute too.
     # (Each block takes its step chain; the drain chain holds the MMADs back by at most dbL0C
     # blocks.)
-    blocks_n = np.maximum(blocks, ones)
+    blocks_n = r.g.blocks_n
     step_per = span / blocks_n
     drain_per = (drain_total + (0.0 if fix else m3_out)) / blocks_n
 
@@ -108,7 +108,7 @@ def a_hops(
     hop_l = wait_al + reads_al + stay_a
     rs_a = reads_al + stay_a
     # A block's bias slice on MTE2 (before its chunk copies).
-    bias_cyc = c.bias_load_cycles(np.minimum(bn, cols), cap) if problem.bias else 0.0
+    bias_cyc = r.cp.bias_cyc
     # A's chain without what B adds (per-operand floor, see operand_floor_arrays): the last
     # hop of a single direct slot is wait + max(reads + stay, ahead) >= wait + reads.
     # (Only the floors use it.)
@@ -221,7 +221,7 @@ def a_offset_gains(
     # the A copy, and A's last read waits for them only by what exceeds the A reads before the
     # last B chunk inside. The first chunks are priced at their own offsets (a leading axis),
     # the rest at their average. (Priced on the candidates where it applies only.)
-    a_many = kc_a > 1
+    a_many = r.ch.a_many
     nonal = kb_off & has_b & a_many
     idx = np.flatnonzero(nonal) if not floor else np.empty(0, dtype=np.int64)
     if idx.size:

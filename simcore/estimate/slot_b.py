@@ -120,14 +120,14 @@ def b_hops(
 
     # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
     # slice and the A copy that the block start issues before it.
-    a_many = kc_a > 1
+    a_many = r.ch.a_many
     # A's first copy of a pass (one chunk, or a full one first).
-    a_first0 = np.where(a_many, a_full[0], a_last[0])
+    a_first0 = r.lg.a_first0
     wait_bf = b_full[2] if via_b else b_full[0]
     wait_bl = b_last[2] if via_b else b_last[0]
     kc_b1 = kc_b - 1.0
     kc_b1_n = np.maximum(kc_b1, ones)
-    r_last_b = k_iter - b_last_start
+    r_last_b = r.ch.r_last_b
     hop_f = wait_bf + rb_kb + stay_b
     # (rb(r - 1) at r = 1 is its one-read value, dropped by the select: no clip needed.)
     reads_bl = np.where(r_last_b <= 1, lb_kt, rb(r_last_b - 1) + per_kt)
@@ -295,7 +295,7 @@ def b_chain(
     chain_b = (pass_b_cyc + bias_cyc if problem.bias else pass_b_cyc) + a_first0
     mk.raise_all(
         np.maximum(chain_a, chain_b) + mm + dr_last,
-        mk.pick(chain_b > chain_a, "slot_chain_b", "slot_chain_a"),
+        ("slot_chain_b", chain_b, "slot_chain_a", chain_a),
     )
     return BChain(chain_b=chain_b, pass_b_cyc=pass_b_cyc, per_pass_b=per_pass_b)
 

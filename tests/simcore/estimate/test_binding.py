@@ -29,10 +29,14 @@ def test_a_raise_names_the_term_only_where_it_is_longer() -> None:
     assert names(mk.code) == ["mte2_gap", "compute", "copy"]
 
 
-def test_pick_gives_a_code_per_candidate() -> None:
-    mk = Makespan(np.zeros(2), "compute")
-    mk.raise_all(np.ones(2), mk.pick(np.array([True, False]), "slot_chain_b", "slot_chain_a"))
-    assert names(mk.code) == ["slot_chain_b", "slot_chain_a"]
+def test_a_path_over_two_chains_names_the_longer() -> None:
+    mk = Makespan(np.zeros(3), "compute")
+    chain_a, chain_b = np.array([1.0, 3.0, 2.0]), np.array([2.0, 1.0, 2.0])
+    mk.raise_all(
+        np.maximum(chain_a, chain_b) + 1.0, ("slot_chain_b", chain_b, "slot_chain_a", chain_a)
+    )
+    # (A tie names the second.)
+    assert names(mk.code) == ["slot_chain_b", "slot_chain_a", "slot_chain_a"]
 
 
 def test_the_clip_names_a_floor_or_the_sequential_sum() -> None:

@@ -46,6 +46,8 @@ class Chunking:
         el_b: See ``loads_a``.
         kc_a: K chunks per pass of A (``kc_b`` of B), the last one the K tail.
         kc_b: See ``kc_a``.
+        km_a: ``kc_a - 1``, the full chunks of a pass; ``km_b`` B's.
+        km_b: See ``km_a``.
         passes_a: Passes over K of A (its copies / kc_a); ``passes_b`` of B.
         passes_b: See ``passes_a``.
         single_a: A has one slot (``single_af`` as 0.0 / 1.0); likewise B.
@@ -85,6 +87,8 @@ class Chunking:
     el_b: Any
     kc_a: Any
     kc_b: Any
+    km_a: Any
+    km_b: Any
     passes_a: Any
     passes_b: Any
     single_a: Any
@@ -138,8 +142,9 @@ def chunking(
     single_b = slots_b == 1
     streamed_a = kc_a > slots_a
     streamed_b = kc_b > slots_b
-    a_last_start = (kc_a - 1) * step_ka
-    b_last_start = (kc_b - 1) * step_kb
+    km_a, km_b = kc_a - 1, kc_b - 1
+    a_last_start = km_a * step_ka
+    b_last_start = km_b * step_kb
     ones = g.ones
     co_frac = np.minimum(passes_b / np.maximum(passes_a, ones), ones)
     co_lcm = np.lcm(step_ka.astype(np.int64), step_kb.astype(np.int64))  # (an integer ufunc)
@@ -150,7 +155,8 @@ def chunking(
     # 0.0)`` for a finite x, about a seventh of its instructions.)
     return Chunking(
         step_ka=step_ka, step_kb=step_kb, slots_a=slots_a, slots_b=slots_b, loads_a=loads_a,
-        loads_b=loads_b, el_a=el_a, el_b=el_b, kc_a=kc_a, kc_b=kc_b, passes_a=passes_a,
+        loads_b=loads_b, el_a=el_a, el_b=el_b, kc_a=kc_a, kc_b=kc_b, km_a=km_a, km_b=km_b,
+        passes_a=passes_a,
         passes_b=passes_b, single_a=single_a, single_b=single_b,
         single_af=single_a.astype(np.float64), single_bf=single_b.astype(np.float64),
         streamed_a=streamed_a, streamed_b=streamed_b, st_a=streamed_a.astype(np.float64),

@@ -116,7 +116,7 @@ def _core(
     """
     r = core_records(c, problem, f, rows, cols, cap, traffic, floor)
     fix, g, bt, avg, ch, cp = c.has_fixpipe, r.g, r.bt, r.avg, r.ch, r.cp
-    kf, km_a, km_b = g.k_iter - 1, ch.kc_a - 1, ch.kc_b - 1
+    kf, km_a, km_b = g.kf, ch.km_a, ch.km_b
 
     # The step chain with its stalls, the MTE2 and drain queues, V / MTE3 and the UB staging.
     st = chunk_stalls(r, km_a, km_b)

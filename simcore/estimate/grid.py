@@ -37,6 +37,9 @@ class Grid:
         m_iter: Row blocks; ``n_iter`` column blocks; ``k_iter`` K steps per block.
         n_iter: See ``m_iter``.
         k_iter: See ``m_iter``.
+        m_f: Full row blocks (``m_iter - 1``); ``n_f`` full column blocks; ``kf`` full K steps.
+        n_f: See ``m_f``.
+        kf: See ``m_f``.
         blocks: ``m_iter x n_iter``; ``blocks_n`` the same at least 1.
         blocks_n: See ``blocks``.
         rm_t: Rows of the tail row block; ``cn_t`` columns of the tail column block.
@@ -74,6 +77,9 @@ class Grid:
     m_iter: Any
     n_iter: Any
     k_iter: Any
+    m_f: Any
+    n_f: Any
+    kf: Any
     blocks: Any
     blocks_n: Any
     rm_t: Any
@@ -117,7 +123,7 @@ def block_grid(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> Gri
     fk_f, fk_t = _cdiv(bk, c.c0), _cdiv(k_t, c.c0)
     return Grid(
         rows=rows, cols=cols, k=k, bm=bm, bn=bn, bk=bk, m_iter=m_iter, n_iter=n_iter,
-        k_iter=k_iter, blocks=blocks, blocks_n=np.maximum(blocks, ones), rm_t=rm_t, cn_t=cn_t,
+        k_iter=k_iter, m_f=m_f, n_f=n_f, kf=kf, blocks=blocks, blocks_n=np.maximum(blocks, ones), rm_t=rm_t, cn_t=cn_t,
         k_t=k_t, step_m=f["stepM"], step_n=f["stepN"], order=f["iterateOrder"],
         db_c=f["dbL0C"], c1=f["dbL0C"] == 1, a1=a1, b1=b1,
         wa=a1.astype(np.float64), wb=(a1 | b1).astype(np.float64),
@@ -189,7 +195,7 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
     fix = c.has_fixpipe
     ovh, frc = p.mmad_overhead_cycles, c.fractal_cycles
     bm, bn, wa, wb = g.bm, g.bn, g.wa, g.wb
-    m_f, n_f, kf = g.m_iter - 1, g.n_iter - 1, g.k_iter - 1
+    m_f, n_f, kf = g.m_f, g.n_f, g.kf
     ka_f, ka_t = g.ka_f, g.ka_t
     # Per row type (full, tail; rows, fractal rows, row blocks) the A loads of a full K step and
     # of the K tail and their period terms; per column type the same for B.

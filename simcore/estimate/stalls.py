@@ -44,7 +44,7 @@ def chunk_stalls(
     via_b, wait_a, wait_b = cp.via_b, cp.wait_a, cp.wait_b
     blocks, c1, k_iter, zero = g.blocks, g.c1, g.k_iter, g.zero
     dr, la, lb, lead_a, lead_b, m3c = typ.dr, typ.la, typ.lb, typ.lead_a, typ.lead_b, typ.m3c
-    mm, mm_kt, per, per_bd = typ.mm, typ.mm_kt, typ.per, typ.per_bd
+    mm, per = typ.mm, typ.per
     kc_a, kc_b, passes_a, passes_b = ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
     single_a, single_af, single_b, single_bf = ch.single_a, ch.single_af, ch.single_b, ch.single_bf
     slots_a, slots_b, st_a, st_b, step_ka = ch.slots_a, ch.slots_b, ch.st_a, ch.st_b, ch.step_ka
@@ -98,7 +98,7 @@ def chunk_stalls(
     ex_b_alone = ex_b_alone * st_b + burst_b
 
     # --- block boundaries: drain into the next first MMAD (dbL0C = 1) and the step-0 copies ------
-    normal = per_bd - mm_kt
+    normal = typ.normal
     ex_c = np.maximum(dr - normal, zero) * c1
     if fix:
         ex_a0 = ex_a_alone

@@ -19,8 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from simcore.estimate.arrays import sub as _sub
-
 #: The estimator's terms in composition order (see docs/estimator.md for each mechanism).
 TERM_NAMES: tuple[str, ...] = (
     "compute",
@@ -183,11 +181,11 @@ class Makespan:
                 if isinstance(term, str):
                     np.putmask(self.code, hit, TERM[term])
                 else:
+                    # (Masked stores on all candidates: where such a path raises the makespan it
+                    # does so on many, and two stores cost less than gathering x and y there.)
                     name_x, x, name_y, y = term
-                    idx = np.flatnonzero(hit)
-                    self.code[idx] = np.where(
-                        _sub(x, idx) > _sub(y, idx), np.int8(TERM[name_x]), np.int8(TERM[name_y])
-                    )
+                    np.putmask(self.code, hit, TERM[name_y])
+                    np.putmask(self.code, hit & (x > y), TERM[name_x])
         self.value = np.maximum(self.value, path)
 
     def raise_at(self, idx: np.ndarray, path: Any, term: str) -> None:

@@ -123,7 +123,8 @@ def block_grid(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> Gri
     fk_f, fk_t = _cdiv(bk, c.c0), _cdiv(k_t, c.c0)
     return Grid(
         rows=rows, cols=cols, k=k, bm=bm, bn=bn, bk=bk, m_iter=m_iter, n_iter=n_iter,
-        k_iter=k_iter, m_f=m_f, n_f=n_f, kf=kf, blocks=blocks, blocks_n=np.maximum(blocks, ones), rm_t=rm_t, cn_t=cn_t,
+        k_iter=k_iter, m_f=m_f, n_f=n_f, kf=kf, blocks=blocks,
+        blocks_n=np.maximum(blocks, ones), rm_t=rm_t, cn_t=cn_t,
         k_t=k_t, step_m=f["stepM"], step_n=f["stepN"], order=f["iterateOrder"],
         db_c=f["dbL0C"], c1=f["dbL0C"] == 1, a1=a1, b1=b1,
         wa=a1.astype(np.float64), wb=(a1 | b1).astype(np.float64),

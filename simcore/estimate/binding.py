@@ -206,7 +206,7 @@ class Makespan:
 
 
 def clip_binding(
-    code: np.ndarray, makespan: Any, busy: list[Any], floor: Any, busiest: Any, seq: Any
+    code: np.ndarray, makespan: Any, busy: list[Any], floor: Any, busiest: Any, sequential: Any
 ) -> np.ndarray:
     """The binding code after the clip ``min(max(makespan, busiest), sum of work)``.
 
@@ -221,7 +221,8 @@ def clip_binding(
         busy: The pipes' busy totals in :data:`FLOOR_NAMES` order.
         floor: The HBM floor in cycles.
         busiest: The largest of ``busy`` and ``floor``.
-        seq: The sum of all work (at least the HBM floor).
+        sequential: Where the sum of all work (at least the HBM floor) is below
+            ``max(makespan, busiest)``.
 
     Returns:
         The binding codes.
@@ -236,5 +237,5 @@ def clip_binding(
             which[r > best] = i
             best = np.maximum(best, r)
         out[idx] = len(TERM_NAMES) + which
-    out[np.broadcast_to(seq < np.maximum(makespan, busiest), out.shape)] = TERM["sequential"]
+    out[np.broadcast_to(sequential, out.shape)] = TERM["sequential"]
     return out

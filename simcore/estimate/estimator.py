@@ -465,11 +465,12 @@ def _estimate_block(
         rb = np.maximum(rb, busy[p])
     rb = np.maximum(rb, hbm_floor)
     # The simulated makespan always lies between the busiest pipe and the sum of all work.
-    span = np.minimum(np.maximum(makespan, rb), seq)
+    peak = np.maximum(makespan, rb)
+    span = np.minimum(peak, seq)
     binding = None
     if code is not None:
         busy_list = [busy[p] for p in PIPE_NAMES]
-        binding = clip_binding(code, makespan, busy_list, hbm_floor, rb, seq)
+        binding = clip_binding(code, makespan, busy_list, hbm_floor, rb, seq < peak)
     worst = {"span": span, "seq": seq, "res": rb, "busy": busy}
     launch = preset.launch_overhead_us * preset.clock_mhz
     cycles = worst["span"] + launch

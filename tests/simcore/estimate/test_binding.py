@@ -48,9 +48,10 @@ def test_the_clip_names_a_floor_or_the_sequential_sum() -> None:
     seq = np.array([500.0, 500.0, 110.0])
     # 0: the path binds; 1: MTE2's busy total exceeds it; 2: HBM exceeds it and the sum of
     # work (110) is below both, so the core overlaps nothing.
-    out = clip_binding(code, makespan, busy, hbm, busiest, seq)
+    peak = np.maximum(makespan, busiest)
+    out = clip_binding(code, makespan, busy, hbm, busiest, seq < peak)
     assert names(out) == ["compute", "pipe:MTE2", "sequential"]
-    out = clip_binding(code, makespan, busy, hbm, busiest, np.full(3, 500.0))
+    out = clip_binding(code, makespan, busy, hbm, busiest, np.full(3, 500.0) < peak)
     assert names(out)[2] == "hbm_floor"
 
 

@@ -23,7 +23,7 @@ def mte2_gap_path(
     base: Any,
     via_a: bool,
     via_b: bool,
-    ga0: Any,
+    firsts: tuple[Any, Any],
     a_full: tuple[Any, Any, Any],
     a_last: tuple[Any, Any, Any],
     b_full: tuple[Any, Any, Any],
@@ -46,13 +46,14 @@ def mte2_gap_path(
         base: MTE2 total plus the steps and drain after the last copy.
         via_a: A goes through UB.
         via_b: B goes through UB.
-        ga0: MTE2 leg of A's first copy of a pass (a full chunk's where there are several).
+        firsts: MTE2 legs of A's and of B's first copy of a pass (a full chunk's where there
+            are several).
         a_full: (MTE2, V, MTE3) legs of a full A chunk; ``a_last`` of the K-tail chunk.
         a_last: See ``a_full``.
         b_full: As ``a_full`` for B.
         b_last: See ``b_full``.
         chunking: (kc_a, kc_b, stepKa, stepKb, single_a, single_b, passes_a, passes_b,
-            has_b), single_x: the operand has one L1 slot.
+            has_b, a_many), single_x: the operand has one L1 slot, a_many: kc_a > 1.
         reads: From a chunk's arrival (:func:`_restart_reads`): A's last read of a stepKa
             chunk, B's of a stepKb chunk, A's last read of a stepKa chunk from the arrival of
             the B chunk that starts with it, and B's read of step stepKb - 1 from A's arrival
@@ -61,10 +62,9 @@ def mte2_gap_path(
     Returns:
         The path's cycles (``base`` where no gap applies).
     """
-    kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b = chunking
+    kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b, a_many = chunking
     ra_ka, rb_kb, rab_ka, ra_kb_lb = reads
-    a_many = kc_a > 1
-    gb0 = np.where(kc_b > 1, b_full[0], b_last[0])
+    ga0, gb0 = firsts
     mte2_free = ga0 + gb0
     a_arr = ga0
     b_arr = mte2_free
@@ -165,8 +165,9 @@ def mte2_gap_terms(
     via_a, via_b = cp.via_a, cp.via_b
     mk.raise_all(
         mte2_gap_path(
-            copy_path, via_a, via_b, a_first0, a_full, a_last, b_full, b_last,
-            (kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b),
+            copy_path, via_a, via_b, (a_first0, lg.b_first[0]), a_full, a_last, b_full, b_last,
+            (kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b,
+             ch.a_many),
             (reads_af, rb_kb, rab_ka, None if via_b else ra(step_kb) + lb),
         ),
         "mte2_gap",

@@ -163,6 +163,9 @@ class Makespan:
 
     def __init__(self, value: Any, term: str, track: bool = True) -> None:
         self.value = value
+        # (Whether ``value`` is an array only this object holds: then it is raised in place. The
+        # first path is another name's, so the first raise makes a copy.)
+        self._own = False
         self.track = track
         # (Empty when not tracking: nothing reads it then.)
         shape = np.shape(value) if track else (0,)
@@ -189,20 +192,22 @@ class Makespan:
                 change = np.subtract(code, self.code, dtype=np.int8)
                 change *= hit.view(np.int8)
                 self.code += change
-        self.value = np.maximum(self.value, path)
+        if self._own:
+            np.maximum(self.value, path, out=self.value)
+        else:
+            self.value = np.maximum(self.value, path)
+            self._own = True
 
     def raise_at(self, idx: np.ndarray, path: Any, term: str) -> None:
-        """``max(makespan, path)`` on the candidates ``idx`` (``path`` given on those only).
-
-        The result is a fresh array, as the value may be a scalar, a broadcast or an array
-        another name still holds.
-        """
-        out = np.array(np.broadcast_to(self.value, np.shape(self.value)), dtype=np.float64)
-        cur = out[idx]
+        """``max(makespan, path)`` on the candidates ``idx`` (``path`` given on those only)."""
+        if not self._own:
+            # (The value may be a scalar, a broadcast or an array another name still holds.)
+            self.value = np.array(np.broadcast_to(self.value, np.shape(self.value)), np.float64)
+            self._own = True
+        cur = self.value[idx]
         if self.track:
             self.code[idx[path > cur]] = TERM[term]
-        out[idx] = np.maximum(cur, path)
-        self.value = out
+        self.value[idx] = np.maximum(cur, path)
 
 
 def clip_binding(

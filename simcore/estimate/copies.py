@@ -31,7 +31,7 @@ from simcore.pipeline.transfer import (
 Legs = tuple[Any, Any, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chunking:
     """How each operand's K goes through its L1 slots (arrays over the candidates).
 
@@ -170,7 +170,7 @@ def chunking(
     )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Copies:
     """Busy cycles of all chunk copies per pipe, and one average copy's legs.
 
@@ -289,7 +289,7 @@ def leg_after_a(via_a: bool, via_b: bool, legs_b: Legs) -> Any:
     return g + v + u if via_b else g
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChunkLegs:
     """(MTE2, V, MTE3) legs of one full and of the last (K-tail) chunk copy of each operand.
 

@@ -23,7 +23,7 @@ from simcore.pipeline.mmad import mmad_k_cycles
 from simcore.pipeline.transfer import l1_to_l0_cycles
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Grid:
     """One core's blocks and K loop (arrays over the candidates, or scalars).
 
@@ -135,7 +135,7 @@ def block_grid(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> Gri
     )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BlockTypes:
     """Per block type (full / tail row x full / tail column) K loops and drains, summed.
 

@@ -23,7 +23,7 @@ from simcore.pipeline.costs import Costs
 from simcore.tiling.problem import Problem
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CoreRecords:
     """The shared records of one core's share and what the terms price it with.
 

@@ -127,7 +127,7 @@ def period(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> Any:
     return np.maximum(mm + wa * la + wb * lb, la + lb)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TypicalSteps:
     """The step times of the typical (full) block: they drive the per-event stalls.
 
@@ -188,7 +188,7 @@ def typical_steps(c: Costs, g: Grid, cap: Any) -> TypicalSteps:
     )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AverageSteps:
     """The step times of the block averaged over the core's blocks (full and tail rows, cols).
 

@@ -1,4 +1,4 @@
-"""A's slot chain (slot_a.py): a hop is the slot-waiting leg, the reads from the arrival, the stay."""
+"""A's slot chain (slot_a.py): a hop is the slot-waiting leg, the reads, the stay."""
 
 from __future__ import annotations
 

@@ -1,5 +1,10 @@
 """Cost primitives of the AI Core: cycles of one transfer or one cube instruction.
 
+The formulas live in modules named for what they price: :mod:`simcore.pipeline.transfer` (MTE2
+copies, UB staging legs, column DMA, bias slices, MTE1 loads), :mod:`simcore.pipeline.mmad`
+(MMAD), :mod:`simcore.pipeline.drain` (FixPipe, L0C->UB, UB->GM). :class:`Costs` binds them to one
+problem on one chip for the simulator and the estimator.
+
 Every function takes scalars or numpy arrays (broadcasting), so the pipeline simulator and the
 vectorized estimator price an instruction with the same formula. The constants come from the
 preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
@@ -31,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from simcore.hardware.dtypes import (
-    ACCUMULATOR_BYTES,
     FRACTAL_ROW_BYTES,
     FRACTAL_ROWS,
     bits,
@@ -39,6 +43,7 @@ from simcore.hardware.dtypes import (
 )
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import Num, align_up, at_least, at_most, ceil_div
+from simcore.pipeline.drain import fixpipe_cycles, l0c_to_ub_cycles, ub_to_gm_cycles
 from simcore.pipeline.mmad import mmad_cycles
 from simcore.pipeline.transfer import l1_to_l0_cycles
 from simcore.tiling import footprints
@@ -69,11 +74,6 @@ def ub_nd_pitch_bytes(row_bytes: Num) -> Num:
     reorder pays seed 000's 8 cycles per repeat.
     """
     return staging_pitch_bytes(row_bytes)
-
-
-def _nz2nd_cycles(rows: Num, row_bytes: Num, pitch_bytes: Num, preset: HardwarePreset) -> Num:
-    """Vector cycles of the NZ->ND reorder of an output block into ND rows in UB."""
-    return vector.nz2nd_reorder_cycles(rows, row_bytes, pitch_bytes, preset)
 
 
 def takes_vector_path(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> bool:
@@ -300,45 +300,22 @@ class Costs:
 
     def fix_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
         """FixPipe cycles to drain a rows x cols block from L0C to GM (NZ->ND on the way)."""
-        p = self.preset
-        rate = at_most(cap_bpc, p.fixpipe_bytes_per_cycle)
-        return at_least(self.c_bytes(rows, cols) / rate, p.fixpipe_min_cycles)
+        return fixpipe_cycles(self.preset, self.c_bytes(rows, cols), cap_bpc)
 
     def c_to_ub_cycles(self, rows: Num, cols: Num) -> Num:
         """Vector cycles to move a block L0C->UB and reorder it NZ->ND (chips without FixPipe).
 
-        The move (with the fp32 -> output conversion) streams the accumulator at the L0C->UB
-        rate; the reorder writes ``rows`` ND rows of ``cols`` outputs, compact in UB (rows
-        rounded up to 32 B, no pad: simcore.ub.path lays the C block out that way).
+        See :func:`simcore.pipeline.drain.l0c_to_ub_cycles`.
         """
-        p = self.preset
-        acc = align_up(rows, FRACTAL_ROWS) * align_up(cols, FRACTAL_ROWS) * ACCUMULATOR_BYTES
-        if not self.vector_path:
-            # No room for the reorder: the block stays NZ in UB and MTE3 writes it row by row.
-            return p.vector_issue_overhead_cycles + acc / p.l0c_to_ub_bytes_per_cycle
-        row_bytes = ceil_div(cols * bits(self.c_dtype), 8)
-        return (
-            p.vector_issue_overhead_cycles
-            + acc / p.l0c_to_ub_bytes_per_cycle
-            + _nz2nd_cycles(rows, row_bytes, align_up(row_bytes, FRACTAL_ROW_BYTES), p)
-        )
+        return l0c_to_ub_cycles(self.preset, rows, cols, bits(self.c_dtype), self.vector_path)
 
     def c_ub_to_gm_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
         """MTE3 cycles to write a block UB->GM (chips without FixPipe).
 
-        One copy of the reordered ND block on the vector path; one copy per ND row otherwise.
-        The row copies are latency-bound (one row is at most a few KiB), so the chip's averaged
-        bandwidth share, a figure for continuous streams, does not slow them: they move at the
-        UB->GM peak.
+        See :func:`simcore.pipeline.drain.ub_to_gm_cycles`.
         """
-        p = self.preset
-        if not self.vector_path:
-            return (
-                rows * p.ub_to_gm_latency_cycles
-                + self.c_bytes(rows, cols) / p.ub_to_gm_peak_bytes_per_cycle
-            )
-        return p.ub_to_gm_latency_cycles + self.c_bytes(rows, cols) / at_most(
-            cap_bpc, p.ub_to_gm_peak_bytes_per_cycle
+        return ub_to_gm_cycles(
+            self.preset, rows, self.c_bytes(rows, cols), cap_bpc, self.vector_path
         )
 
     def bias_load_cycles(self, cols: Num, cap_bpc: Num) -> Num:

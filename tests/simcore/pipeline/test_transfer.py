@@ -49,3 +49,18 @@ def test_mmad_is_overhead_plus_a_fractal_time_per_fractal() -> None:
     assert c.mmad_cycles(40, 17, 64) == mmad_cycles(
         c.preset.mmad_overhead_cycles, c.fractal_cycles, 3, 2, 4
     )
+
+
+def test_drains_by_hand() -> None:
+    from simcore.pipeline.drain import fixpipe_cycles, ub_to_gm_cycles
+
+    p = load_preset("Ascend910B2")
+    # A 64 KiB block at the capped rate, at least FixPipe's minimum.
+    rate = min(64.0, p.fixpipe_bytes_per_cycle)
+    assert fixpipe_cycles(p, 65536.0, 64.0) == max(65536 / rate, p.fixpipe_min_cycles)
+    assert fixpipe_cycles(p, 1.0, 64.0) == p.fixpipe_min_cycles
+    q = load_preset("Ascend910A")
+    # Off the vector path one UB->GM copy per ND row, each a latency, the bytes at the peak.
+    assert ub_to_gm_cycles(q, 16, 4096.0, 8.0, False) == (
+        16 * q.ub_to_gm_latency_cycles + 4096 / q.ub_to_gm_peak_bytes_per_cycle
+    )

@@ -136,9 +136,13 @@ def _core(
 
     # Slot cycles and the paths that repeat per block (priced with the block averaged over the
     # core's blocks, r.avg, and each chunk's own legs, r.lg).
+    # (Each term checks where it applies; the guards here only skip the calls of terms that
+    # cannot apply to this chip and data path: without FixPipe, with UB staging, in the floors.)
+    staged, drains = cp.via_a or cp.via_b, not fix and not floor
     sl = staging_links(r, mk)
-    linked_pairs(r, qp, uq, mk)
-    linked_pair_gaps(r, qp, uq, mk)
+    if cp.via_a != cp.via_b:
+        linked_pairs(r, qp, uq, mk)
+        linked_pair_gaps(r, qp, uq, mk)
     ah = a_hops(r, km_a)
     a_offset_gains(r, ah)
     ao = a_one_slot_holds(r, ah)
@@ -146,25 +150,33 @@ def _core(
     ac = a_streamed_chain(r, sl, ah, ao, apc)
     bh = b_hops(r, ah)
     bc = b_chain(r, ah, ac, bh, mk)
-    b_chain_at_a_pass_start(r, bc, mk)
-    line_stay(r, ah, apc, bh, mk)
-    corner_drain(r, ac, bc, mk)
+    if drains:
+        b_chain_at_a_pass_start(r, bc, mk)
+        line_stay(r, ah, apc, bh, mk)
+        corner_drain(r, ac, bc, mk)
     phase_terms(r, st, cm, qp, ac, bc, mk)
     mte2_gap_terms(r, qp, ah, mk)
-    staged_block_cycle(r, st, cm, sl, ah, bh, mk)
-    staged_first_chunk(r, cm, mk)
-    staged_b_block(r, mk)
-    staged_a_block(r, mk)
-    b_chain_behind_a_staging(r, bc, mk)
-    staged_one_slot_chains(r, ah, bh, mk)
-    staged_one_a_slot(r, mk)
+    if staged and not fix:
+        # (Also in the floors.)
+        staged_block_cycle(r, st, cm, sl, ah, bh, mk)
+    if staged and not floor:
+        staged_first_chunk(r, cm, mk)
+        staged_b_block(r, mk)
+        staged_a_block(r, mk)
+        b_chain_behind_a_staging(r, bc, mk)
+        staged_one_slot_chains(r, ah, bh, mk)
+        staged_one_a_slot(r, mk)
     mte2_behind_slot_waiting_b(r, mk)
-    staged_pass(r, cm, ah, bh, mk)
-    c1_pass_start(r, st, qp, mk)
-    mte2_bias_between_staged(r, uq, mk)
+    if drains:
+        staged_pass(r, cm, ah, bh, mk)
+        c1_pass_start(r, st, qp, mk)
+    if staged and not floor:
+        mte2_bias_between_staged(r, uq, mk)
     fb = first_block(r, mk)
-    first_line(r, st, fb, mk)
-    block_replay_term(r, mk)
+    if drains:
+        first_line(r, st, fb, mk)
+    if not floor and (drains or staged):
+        block_replay_term(r, mk)
 
     busy = {
         "MTE2": cp.mte2,

@@ -76,7 +76,14 @@ def phase_terms(
         x = (blocks - n_iter) * c_blk - w_tail * (span - span_tail)
         y = n_iter * c_blk - w_tail * span_tail
         gain = pb_every * flip_gain(x, y)
-        mk.raise_all(np.maximum(compute_path, chain_b + mm + dr_last) + gain, "phase_b_every_block")
+        # (The compute path and B's chain are in the makespan already: the path can only exceed
+        # it where the gain is positive, so it is priced there.)
+        idx = np.flatnonzero(gain > 0.0)
+        if idx.size:
+            path = np.maximum(
+                _sub(compute_path, idx), _sub(chain_b, idx) + _sub(mm, idx) + _sub(dr_last, idx)
+            )
+            mk.raise_at(idx, path + gain[idx], "phase_b_every_block")
         if not fix:
             # Without FixPipe the drains chain through the one C staging buffer (V then MTE3),
             # and their cost follows the block's rows and columns: a line of blocks (column
@@ -154,8 +161,11 @@ def phase_terms(
                 (bm, bn), (span, span_tail, span_ctail, span_corner), bound_ex + inner,
                 (kc_a, kc_b), blocks_n,
             )  # fmt: skip
-        cc_path = np.maximum(compute_path, copy_path)
-        mk.raise_all(cc_path + gain, "phase_copies")
+        # (Likewise the compute and the copy path are in the makespan already.)
+        idx = np.flatnonzero(gain > 0.0)
+        if idx.size:
+            cc_sub = np.maximum(_sub(compute_path, idx), _sub(copy_path, idx))
+            mk.raise_at(idx, cc_sub + gain[idx], "phase_copies")
         if n_both and few:
             idx = np.flatnonzero(both_tail)
             gain = both_reloaded_phase_gain(
@@ -167,4 +177,5 @@ def phase_terms(
                 _sub(bound_ex + inner, idx), (_sub(kc_a, idx), _sub(kc_b, idx)),
                 _sub(blocks_n, idx),
             )  # fmt: skip
-            mk.raise_at(idx, _sub(cc_path, idx) + gain, "phase_copies")
+            cc_sub = np.maximum(_sub(compute_path, idx), _sub(copy_path, idx))
+            mk.raise_at(idx, cc_sub + gain, "phase_copies")

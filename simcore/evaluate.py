@@ -116,6 +116,9 @@ def estimate_dict(
         "resource_bound_us": res_us,
         "simulated": simulated,
         "estimator_time_us": est["time_us"],
+        # The estimator's term that sets its time (a named path, a pipe or HBM floor, or the
+        # sequential clip: simcore.estimate.binding), also where the time above is simulated.
+        "binding_term": est["binding_term"],
         "launch_overhead_us": preset.launch_overhead_us,
         "pipe_busy_us": {p: busy[p] / preset.clock_mhz for p in PIPES if busy[p] > 0},
         "pipe_utilization": util,

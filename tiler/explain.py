@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from simcore.estimate.binding import MECHANISMS
 from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.tiling.footprints import share_l1_size
@@ -106,6 +107,18 @@ def _align(x: int, unit: int) -> int:
     return -(-x // unit) * unit
 
 
+def _binding_term(name: str | None) -> dict[str, Any] | None:
+    """The estimate's binding term: its name, its mechanism and a sentence naming both."""
+    if name is None:
+        return None
+    mechanism = MECHANISMS.get(name, "")
+    if name.startswith("pipe:") or name in ("hbm_floor", "sequential"):
+        sentence = f"The time is set by a resource floor, {name}: {mechanism}."
+    else:
+        sentence = f"The time is set by the model term {name}: {mechanism}."
+    return {"name": name, "mechanism": mechanism, "sentence": sentence}
+
+
 def explain_tiling(
     problem: Problem, tiling: TCubeTiling, preset: HardwarePreset, estimate: dict[str, Any]
 ) -> dict[str, Any]:
@@ -121,7 +134,9 @@ def explain_tiling(
         ``bottleneck`` (busiest pipe), ``pipe_utilization`` (busy / core time per pipe),
         ``buffers`` (used and limit bytes, fill, full, formula per buffer), ``binding`` (the
         full buffers), ``growth_limits`` (what stops baseM/baseN/baseK/stepKa/stepKb from
-        growing) and ``roofline`` (bound, limit, gap as time / bound).
+        growing), ``roofline`` (bound, limit, gap as time / bound) and ``binding_term`` (the
+        estimator's term that sets the time: ``name``, ``mechanism`` and a ``sentence``; None
+        when the estimate has none).
     """
     buffers = _buffers(problem, tiling, preset)
     roof = estimate.get("roofline", {})
@@ -139,6 +154,7 @@ def explain_tiling(
             "time_over_bound": (time_us / bound) if bound else None,
             "gap_us": (time_us - bound) if bound else None,
         },
+        "binding_term": _binding_term(estimate.get("binding_term")),
     }
 
 

@@ -47,12 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from simcore.estimate.estimator import (
-    _chunk_sum,  # the same sum as the estimator's V and DMA totals
-)
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.traffic import operand_traffic, slots
+from simcore.pipeline.transfer import chunk_cost_sum  # the estimator's V and DMA totals
 from simcore.tiling.problem import Problem
 
 __all__ = ["ub_operand_floor_arrays"]
@@ -144,13 +142,13 @@ def _floor(c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, cap: Any) 
     lat, peak = c.copy_rate(is_a)
     if via_ub:
         g = loads * lat + nbytes / np.minimum(peak, cap)
-        v = _chunk_sum(reorder, extent, base, step, n_slots, other_blocks, inner, k, bk, step_k)
+        v = chunk_cost_sum(reorder, extent, base, step, n_slots, other_blocks, inner, k, bk, step_k)
         u = loads * p.gm_to_ub_latency_cycles + nbytes / p.ub_to_l1_bytes_per_cycle
     else:
         instructions = loads
         if by_column:
             # One MTE2 instruction (and latency) per 32 B column.
-            instructions = _chunk_sum(
+            instructions = chunk_cost_sum(
                 lambda r, kk: c.load_instructions(is_a, r, kk),
                 extent, base, step, n_slots, other_blocks, inner, k, bk, step_k,
             )  # fmt: skip

@@ -1,5 +1,10 @@
 """Cost primitives of the AI Core: cycles of one transfer or one cube instruction.
 
+The formulas live in modules named for what they price: :mod:`simcore.pipeline.transfer` (MTE2
+copies, UB staging legs, column DMA, bias slices, MTE1 loads), :mod:`simcore.pipeline.mmad`
+(MMAD), :mod:`simcore.pipeline.drain` (FixPipe, L0C->UB, UB->GM). :class:`Costs` binds them to one
+problem on one chip for the simulator and the estimator.
+
 Every function takes scalars or numpy arrays (broadcasting), so the pipeline simulator and the
 vectorized estimator price an instruction with the same formula. The constants come from the
 preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
@@ -26,80 +31,39 @@ preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
 
 from __future__ import annotations
 
-import functools
-from typing import Any, TypeAlias
+from typing import Any
 
 import numpy as np
 
 from simcore.hardware.dtypes import (
-    ACCUMULATOR_BYTES,
     FRACTAL_ROW_BYTES,
     FRACTAL_ROWS,
     bits,
     c0_elements,
 )
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.arith import Num, align_up, at_least, at_most, ceil_div
+from simcore.pipeline.drain import fixpipe_cycles, l0c_to_ub_cycles, ub_to_gm_cycles
+from simcore.pipeline.mmad import mmad_cycles
+from simcore.pipeline.transfer import l1_to_l0_cycles
 from simcore.tiling import footprints
 from simcore.tiling.problem import Format, Problem
 from simcore.tiling.tcube import TCubeTiling
 from simcore.ub import vector
 from simcore.ub.path import share_ub_size_array, staging_pitch_bytes, trans_length_array
 
-Num: TypeAlias = Any  # a float or an ndarray of floats: the formulas broadcast
-
-
-#: Shortest array that :func:`at_least` and :func:`at_most` compare with a filled array.
-_FILLED_MIN_SIZE = 1024
-
-
-# (A block meets some twenty bounds, in two sizes where the UB-path chips split it.)
-@functools.lru_cache(maxsize=64)
-def _filled(value: Any, dtype: np.dtype[Any], size: int) -> np.ndarray:
-    """A read-only array of ``size`` copies of ``value`` (cached: blocks repeat one size)."""
-    out = np.full(size, value, dtype=dtype)
-    out.flags.writeable = False
-    return out
-
-
-def at_least(values: Any, bound: Any) -> Any:
-    """``np.maximum(values, bound)`` for a scalar ``bound``, with the same values and dtype.
-
-    numpy vectorizes the maximum of two contiguous arrays but not that of an array and a scalar
-    (about 3x the instructions per element, numpy 2.4), so a long 1-D array meets a cached
-    array of the bound instead.
-    """
-    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
-        return np.maximum(values, _filled(bound, np.result_type(values, bound), values.size))
-    return np.maximum(values, bound)
-
-
-def at_most(values: Any, bound: Any) -> Any:
-    """``np.minimum(values, bound)`` for a scalar ``bound`` (see :func:`at_least`)."""
-    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
-        return np.minimum(values, _filled(bound, np.result_type(values, bound), values.size))
-    return np.minimum(values, bound)
-
-
-def ceil_div(a: Num, b: Num) -> Num:
-    """Integer ceiling division for ints or integer arrays.
-
-    On arrays it goes through float64 (exact for operands below 2**31, which every tiling field
-    is): numpy's integer division is several times slower than a float divide and ``ceil``, and
-    the estimator calls this on millions of candidates.
-    """
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        q = np.ceil(np.true_divide(a, b))
-        # Float operands (the estimator's fields, held as float64) keep float: the result feeds
-        # float arithmetic, and a cast to int64 and back would cost two passes for equal values.
-        if np.result_type(a, b).kind == "f":
-            return q
-        return q.astype(np.int64)
-    return -(-a // b)
-
-
-def align_up(a: Num, b: Num) -> Num:
-    """Rounds ``a`` up to a multiple of ``b`` (ints or integer arrays)."""
-    return ceil_div(a, b) * b
+# (The array arithmetic lives in simcore.pipeline.arith; re-exported for the callers of costs.)
+__all__ = [
+    "Costs",
+    "Num",
+    "align_up",
+    "at_least",
+    "at_most",
+    "ceil_div",
+    "takes_vector_path",
+    "ub_nd_pitch_bytes",
+    "vector_path_array",
+]
 
 
 def ub_nd_pitch_bytes(row_bytes: Num) -> Num:
@@ -110,11 +74,6 @@ def ub_nd_pitch_bytes(row_bytes: Num) -> Num:
     reorder pays seed 000's 8 cycles per repeat.
     """
     return staging_pitch_bytes(row_bytes)
-
-
-def _nz2nd_cycles(rows: Num, row_bytes: Num, pitch_bytes: Num, preset: HardwarePreset) -> Num:
-    """Vector cycles of the NZ->ND reorder of an output block into ND rows in UB."""
-    return vector.nz2nd_reorder_cycles(rows, row_bytes, pitch_bytes, preset)
 
 
 def takes_vector_path(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> bool:
@@ -315,20 +274,23 @@ class Costs:
 
     def la_cycles(self, rows: Num, k: Num) -> Num:
         """MTE1 cycles to load a rows x k A block from L1 into L0A."""
-        p = self.preset
-        return p.mte1_latency_cycles + self.l1_tile_bytes(rows, k) / p.l1_to_l0a_bytes_per_cycle
+        k_bytes = align_up(k, self.c0) * self.in_bytes
+        return l1_to_l0_cycles(self.preset, True, align_up(rows, FRACTAL_ROWS), k_bytes)
 
     def lb_cycles(self, cols: Num, k: Num) -> Num:
         """MTE1 cycles to load a k x cols B block from L1 into L0B."""
-        p = self.preset
-        return p.mte1_latency_cycles + self.l1_tile_bytes(cols, k) / p.l1_to_l0b_bytes_per_cycle
+        k_bytes = align_up(k, self.c0) * self.in_bytes
+        return l1_to_l0_cycles(self.preset, False, align_up(cols, FRACTAL_ROWS), k_bytes)
 
     def mmad_cycles(self, rows: Num, cols: Num, k: Num) -> Num:
         """Cube cycles of one MMAD over a rows x cols x k block (whole fractals)."""
-        fractals = (
-            ceil_div(rows, FRACTAL_ROWS) * ceil_div(cols, FRACTAL_ROWS) * ceil_div(k, self.c0)
+        return mmad_cycles(
+            self.preset.mmad_overhead_cycles,
+            self.fractal_cycles,
+            ceil_div(rows, FRACTAL_ROWS),
+            ceil_div(cols, FRACTAL_ROWS),
+            ceil_div(k, self.c0),
         )
-        return self.preset.mmad_overhead_cycles + fractals * self.fractal_cycles
 
     # --- output --------------------------------------------------------------------------------
 
@@ -338,45 +300,22 @@ class Costs:
 
     def fix_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
         """FixPipe cycles to drain a rows x cols block from L0C to GM (NZ->ND on the way)."""
-        p = self.preset
-        rate = at_most(cap_bpc, p.fixpipe_bytes_per_cycle)
-        return at_least(self.c_bytes(rows, cols) / rate, p.fixpipe_min_cycles)
+        return fixpipe_cycles(self.preset, self.c_bytes(rows, cols), cap_bpc)
 
     def c_to_ub_cycles(self, rows: Num, cols: Num) -> Num:
         """Vector cycles to move a block L0C->UB and reorder it NZ->ND (chips without FixPipe).
 
-        The move (with the fp32 -> output conversion) streams the accumulator at the L0C->UB
-        rate; the reorder writes ``rows`` ND rows of ``cols`` outputs, compact in UB (rows
-        rounded up to 32 B, no pad: simcore.ub.path lays the C block out that way).
+        See :func:`simcore.pipeline.drain.l0c_to_ub_cycles`.
         """
-        p = self.preset
-        acc = align_up(rows, FRACTAL_ROWS) * align_up(cols, FRACTAL_ROWS) * ACCUMULATOR_BYTES
-        if not self.vector_path:
-            # No room for the reorder: the block stays NZ in UB and MTE3 writes it row by row.
-            return p.vector_issue_overhead_cycles + acc / p.l0c_to_ub_bytes_per_cycle
-        row_bytes = ceil_div(cols * bits(self.c_dtype), 8)
-        return (
-            p.vector_issue_overhead_cycles
-            + acc / p.l0c_to_ub_bytes_per_cycle
-            + _nz2nd_cycles(rows, row_bytes, align_up(row_bytes, FRACTAL_ROW_BYTES), p)
-        )
+        return l0c_to_ub_cycles(self.preset, rows, cols, bits(self.c_dtype), self.vector_path)
 
     def c_ub_to_gm_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
         """MTE3 cycles to write a block UB->GM (chips without FixPipe).
 
-        One copy of the reordered ND block on the vector path; one copy per ND row otherwise.
-        The row copies are latency-bound (one row is at most a few KiB), so the chip's averaged
-        bandwidth share, a figure for continuous streams, does not slow them: they move at the
-        UB->GM peak.
+        See :func:`simcore.pipeline.drain.ub_to_gm_cycles`.
         """
-        p = self.preset
-        if not self.vector_path:
-            return (
-                rows * p.ub_to_gm_latency_cycles
-                + self.c_bytes(rows, cols) / p.ub_to_gm_peak_bytes_per_cycle
-            )
-        return p.ub_to_gm_latency_cycles + self.c_bytes(rows, cols) / at_most(
-            cap_bpc, p.ub_to_gm_peak_bytes_per_cycle
+        return ub_to_gm_cycles(
+            self.preset, rows, self.c_bytes(rows, cols), cap_bpc, self.vector_path
         )
 
     def bias_load_cycles(self, cols: Num, cap_bpc: Num) -> Num:

@@ -27,7 +27,7 @@ import numpy as np
 
 from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.costs import align_up, at_least, at_most, ceil_div
+from simcore.pipeline.arith import align_up, at_least, at_most, ceil_div
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
 

@@ -1,0 +1,87 @@
+"""The block replay as a term: where it applies and what it is given."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simcore.estimate.binding import Makespan
+from simcore.estimate.records import CoreRecords
+from simcore.estimate.replay import block_replay_path
+from simcore.pipeline.mmad import mmad_cycles
+
+if TYPE_CHECKING:
+    pass
+
+
+#: :func:`block_replay_path` runs where the K loop has at most this many steps (its cost is a
+#: numpy pass per step and played block) and the copies' legs take this share of the path so far
+#: (below it the copy chains do not set the period).
+_REPLAY_MAX_STEPS = 64
+_REPLAY_SHARE = 0.7
+
+
+def block_replay_term(
+    r: CoreRecords,
+    mk: Makespan,
+) -> None:
+    """Both operands reloaded every block (or staged with FixPipe): the block replay's path.
+
+    Every block repeats the same copies, so the first blocks are replayed in program order with
+    the simulator's queue, slot, L0 and UB staging rules
+    (:func:`simcore.estimate.replay.block_replay_path`)
+    and the rest run at the last played block's period. Priced where the K loop is short and the
+    copies take a large share of the path so far.
+    """
+    g, bt, avg, ch, cp, lg, c, f, fix = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.c, r.f, r.fix
+    floor = r.floor
+    p = r.c.preset
+    a_full, a_last, b_full, b_last = lg.a_full, lg.a_last, lg.b_full, lg.b_last
+    bias_cyc, ga, gb, ua, ub, va, vb = cp.bias_cyc, cp.ga, cp.gb, cp.ua, cp.ub, cp.va, cp.vb
+    via_a, via_b = cp.via_a, cp.via_b
+    blocks, k_iter = g.blocks, g.k_iter
+    dr_last, drain_total, m3_out = bt.dr_last, bt.drain_total, bt.m3_out
+    has_b, kc_a, kc_b, passes_a, passes_b = ch.has_b, ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
+    slots_a, slots_b, step_ka, step_kb = ch.slots_a, ch.slots_b, ch.step_ka, ch.step_kb
+    la, la_kt, lb, lb_kt = avg.la, avg.la_kt, avg.lb, avg.lb_kt
+    replay: np.ndarray | None = None
+    resident: tuple[Any, Any] = (False, False)
+    if not fix and not floor:
+        # Both operands reloaded in every block: every block repeats the same copies, so a
+        # replay of the first blocks gives the period their chains across the queues settle
+        # into (see _block_replay_path). (Priced on the candidates where it applies.)
+        replay = np.flatnonzero(
+            (passes_a > blocks - 0.5)
+            & (passes_b > blocks - 0.5)
+            & (blocks >= 4)
+            & has_b
+            & (k_iter <= _REPLAY_MAX_STEPS)
+            & (ga + va + ua + gb + vb + ub > _REPLAY_SHARE * mk.value)
+        )
+    elif fix and (via_a or via_b) and not floor:
+        # With FixPipe (310B1), an operand staged through UB and each operand either reloaded
+        # in every block or resident over a pass of blocks: the blocks repeat the same copies,
+        # so the replay's period holds too, with the drain on FixPipe's own queue and a
+        # resident operand's copies left out (blocks that reload it are no shorter: leaving
+        # instructions out of in-order queues only moves the rest earlier), see
+        # _block_replay_path.
+        resident = (passes_a < blocks - 0.5, passes_b < blocks - 0.5)
+        replay = np.flatnonzero(
+            ~(resident[0] & resident[1]) & (blocks >= 4) & has_b & (k_iter <= _REPLAY_MAX_STEPS)
+        )
+    if replay is not None and replay.size:
+        blocks_r = np.maximum(blocks, 1)
+        path = block_replay_path(
+            replay,
+            (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, blocks),
+            (a_full, a_last, b_full, b_last),
+            # (With FixPipe m3_out is 0: no UB->GM leg.)
+            (la, lb, avg.mm, la_kt, lb_kt, mmad_cycles(p.mmad_overhead_cycles, c.fractal_cycles,
+             avg.fr_1, avg.fc_1, g.fk_t),
+             drain_total / blocks_r, m3_out / blocks_r, dr_last, bias_cyc),
+            (f["dbL0A"], f["dbL0B"], f["dbL0C"]),
+            fix=fix,
+            resident=resident,
+        )  # fmt: skip
+        mk.raise_at(replay, path, "block_replay")

@@ -1,0 +1,102 @@
+"""The MTE2 path and the drain path: the two queues whose totals bound the kernel from below."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from simcore.estimate.arrays import sub as _sub
+from simcore.estimate.drains import (
+    c1_drain_chain,
+)
+from simcore.estimate.records import CoreRecords
+
+if TYPE_CHECKING:
+    from simcore.estimate.compute import ComputePath
+    from simcore.estimate.stalls import Stalls
+
+
+class QueuePaths(NamedTuple):
+    """What :func:`copy_and_drain_paths` gives the later terms (named as in its formulas)."""
+
+    c1_path: Any
+    copy_path: Any
+    drain_path: Any
+    idx_c1: Any
+    stall_c1: Any
+    tail_plain: Any
+
+
+def copy_and_drain_paths(
+    r: CoreRecords,
+    st: Stalls,
+    cm: ComputePath,
+    kf: Any,
+    km_a: Any,
+    km_b: Any,
+) -> QueuePaths:
+    """The MTE2 path (all copies, then the last chunk's steps and drain) and the drain path.
+
+    MTE2 runs ahead of the step chain; after its last copy the remaining steps of that chunk and
+    the drain are left (through UB the last copy's staging legs too). The drain path: the first
+    block, then every drain in its queue (without FixPipe the L0C->UB and UB->GM legs chain
+    through the one C staging buffer; with one L0C buffer, :func:`c1_drain_chain` over the block
+    types).
+    """
+    g, bt, typ, ch, cp, fix, floor = r.g, r.bt, r.typ, r.ch, r.cp, r.fix, r.floor
+    c1_path: Any = None  # (set where the term applies)
+    idx_c1: Any = None  # (set where the term applies)
+    stall_c1: Any = None  # (set where the term applies)
+    blk_types, dr_last, drain_total, m3_out = bt.types, bt.dr_last, bt.drain_total, bt.m3_out
+    blocks, c1, k_iter, m_iter, n_iter = g.blocks, g.c1, g.k_iter, g.m_iter, g.n_iter
+    order = g.order
+    inner, normal = st.inner, st.normal
+    la, lb, mm, per = typ.la, typ.lb, typ.mm, typ.per
+    loads_a, loads_b, single_a, single_b = ch.loads_a, ch.loads_b, ch.single_a, ch.single_b
+    step_ka, step_kb, streamed_a, streamed_b = ch.step_ka, ch.step_kb, ch.streamed_a, ch.streamed_b
+    mte2, ua1, ub1, va1, vb1, via_a = cp.mte2, cp.ua1, cp.ub1, cp.va1, cp.vb1, cp.via_a
+    via_b = cp.via_b
+    start, start_0 = cm.start, cm.start_0
+    # drain are left.
+    # (``x * (loads > 0)`` is ``np.where(loads > 0, x, 0)`` for x >= 0, about half the cost.)
+    last_step = np.maximum(km_a * step_ka * (loads_a > 0), km_b * step_kb * (loads_b > 0))
+    tail_after = (k_iter - last_step - 1) * per + la + lb + mm + dr_last
+    tail_plain = tail_after
+    if via_a or via_b:
+        tail_after = tail_after + np.where(via_b, vb1 + ub1, va1 + ua1)
+    copy_path = mte2 + tail_after
+    # Without FixPipe a block's L0C->UB move waits for the previous block's UB->GM copy (one C
+    # staging buffer), so the moves and copies of all blocks chain after the first block.
+    drain_path = start + kf * per + mm + drain_total + (0.0 if fix else m3_out)
+    if not fix and not floor:
+        # A chunk copy that waits for a read of its own block (``inner``) holds that block's
+        # MMAD chain back after it has started behind the drain, so the chain carries it too:
+        # with one slot every copy after the block's first waits so. (With two, the first two
+        # wait for reads of the block before, long done when the drain sets the pace: left out.)
+        # (The chain applies with one L0C buffer only: priced on those candidates, which also
+        # halves the cost of the chain itself.)
+        idx_c1 = np.flatnonzero(c1)
+        c1_path = np.zeros(np.shape(blocks))
+        stall_c1 = np.zeros(0)
+        if idx_c1.size:
+            i_c = idx_c1
+            one_slot = (_sub(single_a, i_c) | ~_sub(streamed_a, i_c)) & (
+                _sub(single_b, i_c) | ~_sub(streamed_b, i_c)
+            )
+            stall_blk = one_slot * _sub(inner, i_c) / np.maximum(_sub(blocks, i_c), 1)
+            chain_c1 = c1_drain_chain(
+                {key: tuple(_sub(x, i_c) for x in v) for key, v in blk_types.items()},
+                _sub(m_iter, i_c), _sub(n_iter, i_c), _sub(order, i_c) == 0, _sub(normal, i_c),
+                stall_blk,
+            )  # fmt: skip
+            c1_path[i_c] = _sub(start_0, i_c) + chain_c1
+            stall_c1 = stall_blk
+    return QueuePaths(
+        c1_path=c1_path,
+        copy_path=copy_path,
+        drain_path=drain_path,
+        idx_c1=idx_c1,
+        stall_c1=stall_c1,
+        tail_plain=tail_plain,
+    )

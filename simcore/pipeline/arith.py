@@ -1,0 +1,68 @@
+"""Array arithmetic of the cost formulas: bounds against cached arrays, ceiling division.
+
+Shared by the cost modules (:mod:`simcore.pipeline.costs`, :mod:`simcore.pipeline.transfer`), the
+kernel's traffic and the estimator; :mod:`simcore.pipeline.costs` re-exports them.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, TypeAlias
+
+import numpy as np
+
+Num: TypeAlias = Any  # a float or an ndarray of floats: the formulas broadcast
+
+
+#: Shortest array that :func:`at_least` and :func:`at_most` compare with a filled array.
+_FILLED_MIN_SIZE = 1024
+
+
+# (A block meets some twenty bounds, in two sizes where the UB-path chips split it.)
+@functools.lru_cache(maxsize=64)
+def _filled(value: Any, dtype: np.dtype[Any], size: int) -> np.ndarray:
+    """A read-only array of ``size`` copies of ``value`` (cached: blocks repeat one size)."""
+    out = np.full(size, value, dtype=dtype)
+    out.flags.writeable = False
+    return out
+
+
+def at_least(values: Any, bound: Any) -> Any:
+    """``np.maximum(values, bound)`` for a scalar ``bound``, with the same values and dtype.
+
+    numpy vectorizes the maximum of two contiguous arrays but not that of an array and a scalar
+    (about 3x the instructions per element, numpy 2.4), so a long 1-D array meets a cached
+    array of the bound instead.
+    """
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
+        return np.maximum(values, _filled(bound, np.result_type(values, bound), values.size))
+    return np.maximum(values, bound)
+
+
+def at_most(values: Any, bound: Any) -> Any:
+    """``np.minimum(values, bound)`` for a scalar ``bound`` (see :func:`at_least`)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.size >= _FILLED_MIN_SIZE:
+        return np.minimum(values, _filled(bound, np.result_type(values, bound), values.size))
+    return np.minimum(values, bound)
+
+
+def ceil_div(a: Num, b: Num) -> Num:
+    """Integer ceiling division for ints or integer arrays.
+
+    On arrays it goes through float64 (exact for operands below 2**31, which every tiling field
+    is): numpy's integer division is several times slower than a float divide and ``ceil``, and
+    the estimator calls this on millions of candidates.
+    """
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        q = np.ceil(np.true_divide(a, b))
+        # Float operands (the estimator's fields, held as float64) keep float: the result feeds
+        # float arithmetic, and a cast to int64 and back would cost two passes for equal values.
+        if np.result_type(a, b).kind == "f":
+            return q
+        return q.astype(np.int64)
+    return -(-a // b)
+
+
+def align_up(a: Num, b: Num) -> Num:
+    """Rounds ``a`` up to a multiple of ``b`` (ints or integer arrays)."""
+    return ceil_div(a, b) * b

@@ -1,0 +1,59 @@
+"""Cycles of draining an output block: FixPipe L0C->GM, or L0C->UB (V) and UB->GM (MTE3).
+
+Chips with FixPipe write a block from L0C to GM in one instruction (NZ->ND on the way); chips
+without it move the block L0C->UB with the vector unit (and reorder it NZ->ND there on the vector
+path) and copy it UB->GM with MTE3, through one C staging buffer. The simulator (through
+:class:`simcore.pipeline.costs.Costs`) and the estimator price a drain with these functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROW_BYTES, FRACTAL_ROWS
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.arith import align_up, at_least, at_most, ceil_div
+from simcore.ub import vector
+
+
+def fixpipe_cycles(preset: HardwarePreset, c_bytes: Any, cap_bpc: Any) -> Any:
+    """FixPipe cycles of one block of ``c_bytes``: ``max(bytes / min(cap, rate), min cycles)``."""
+    rate = at_most(cap_bpc, preset.fixpipe_bytes_per_cycle)
+    return at_least(c_bytes / rate, preset.fixpipe_min_cycles)
+
+
+def l0c_to_ub_cycles(
+    preset: HardwarePreset, rows: Any, cols: Any, c_bits: int, vector_path: bool
+) -> Any:
+    """Vector cycles to move a block L0C->UB and, on the vector path, reorder it NZ->ND.
+
+    The move (with the fp32 -> output conversion) streams the accumulator at the L0C->UB rate;
+    the reorder writes ``rows`` ND rows of ``cols`` outputs of ``c_bits`` each, compact in UB
+    (rows rounded up to 32 B, no pad: simcore.ub.path lays the C block out that way). Off the
+    vector path the block stays NZ in UB and MTE3 writes it row by row.
+    """
+    p = preset
+    acc = align_up(rows, FRACTAL_ROWS) * align_up(cols, FRACTAL_ROWS) * ACCUMULATOR_BYTES
+    if not vector_path:
+        return p.vector_issue_overhead_cycles + acc / p.l0c_to_ub_bytes_per_cycle
+    row_bytes = ceil_div(cols * c_bits, 8)
+    return (
+        p.vector_issue_overhead_cycles
+        + acc / p.l0c_to_ub_bytes_per_cycle
+        + vector.nz2nd_reorder_cycles(rows, row_bytes, align_up(row_bytes, FRACTAL_ROW_BYTES), p)
+    )
+
+
+def ub_to_gm_cycles(
+    preset: HardwarePreset, rows: Any, c_bytes: Any, cap_bpc: Any, vector_path: bool
+) -> Any:
+    """MTE3 cycles to write a block of ``c_bytes`` UB->GM.
+
+    One copy of the reordered ND block on the vector path; one copy per ND row otherwise. The
+    row copies are latency-bound (one row is at most a few KiB), so the chip's averaged bandwidth
+    share, a figure for continuous streams, does not slow them: they move at the UB->GM peak.
+    """
+    p = preset
+    if not vector_path:
+        return rows * p.ub_to_gm_latency_cycles + c_bytes / p.ub_to_gm_peak_bytes_per_cycle
+    return p.ub_to_gm_latency_cycles + c_bytes / at_most(cap_bpc, p.ub_to_gm_peak_bytes_per_cycle)

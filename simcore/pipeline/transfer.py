@@ -1,0 +1,205 @@
+"""Cycles of the data transfers of an operand: MTE2 copies, UB staging legs, MTE1 loads.
+
+The estimator prices whole passes of chunk copies and the legs of one chunk copy; the simulator
+prices each copy with :class:`simcore.pipeline.costs.Costs`. Both go through the functions here,
+so a transfer has one formula (each keeps the order of its floating-point operations: the two
+fidelities agree bit for bit on the busy totals).
+
+* A chunk copy is (GM->UB on MTE2, a vector reorder on V, UB->L1 on MTE3) on the UB path, one
+  GM->L1 copy on MTE2 otherwise (one DMA per 32 B column on the column path).
+* An L1->L0A / L0B load is ``latency + bytes / rate`` (MTE1).
+* A bias slice is one GM->L1 copy per block (MTE2, before the block's chunk copies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.arith import align_up, at_most, ceil_div
+from simcore.pipeline.traffic import operand_passes
+
+if TYPE_CHECKING:
+    from simcore.pipeline.costs import Costs
+
+
+def l1_to_l0_cycles(preset: HardwarePreset, is_a: bool, rows: Any, k_bytes: Any) -> Any:
+    """MTE1 cycles of one L1->L0A (``is_a``) or L1->L0B load: ``latency + rows x k_bytes / rate``.
+
+    Args:
+        preset: The chip.
+        is_a: An A load (L0A), else B (L0B).
+        rows: The block's rows (columns for B) as L1 holds them (aligned to 16).
+        k_bytes: Bytes of one row over the step's K (K aligned to C0, times the input bytes).
+
+    (Products of whole rows, whole C0 groups and an input size of 0.5, 1, 2 or 4 bytes are exact
+    in float64 whichever way they are grouped.)
+    """
+    rate = preset.l1_to_l0a_bytes_per_cycle if is_a else preset.l1_to_l0b_bytes_per_cycle
+    return preset.mte1_latency_cycles + rows * k_bytes / rate
+
+
+def copy_totals(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:
+    """(MTE2, V, MTE3) cycles of all chunk copies of one operand, from their count and bytes.
+
+    MTE2 is ``loads x latency + bytes / min(cap, peak)`` (:meth:`Costs.copy_rate`); on the UB path
+    V is the reorders' issue overhead and bytes at the vector rate (callers replace it with
+    :func:`chunk_costs`' reorders, whose bank conflicts are not linear in the bytes) and MTE3
+    ``loads x latency + bytes / UB->L1 rate``. On the column path one latency per 32 B column is
+    added by :func:`column_latency_cycles`.
+    """
+    p = c.preset
+    lat, peak = c.copy_rate(is_a)
+    mte2 = loads * lat + nbytes / at_most(cap, peak)
+    if not (c.a_via_ub if is_a else c.b_via_ub):
+        return mte2, 0.0, 0.0
+    vec = loads * p.vector_issue_overhead_cycles + nbytes / p.vector_bytes_per_cycle
+    mte3 = loads * p.gm_to_ub_latency_cycles + nbytes / p.ub_to_l1_bytes_per_cycle
+    return mte2, vec, mte3
+
+
+def column_latency_cycles(c: Costs, instructions: Any, loads: Any) -> Any:
+    """The column path's MTE2 latency beyond one per copy: a GM->L1 latency per extra DMA.
+
+    ``instructions`` is the operand's DMA count over all its copies (:func:`chunk_cost_sum` of
+    :meth:`Costs.load_instructions`), ``loads`` its copies.
+    """
+    return (instructions - loads) * (c.preset.gm_to_l1_latency_cycles)
+
+
+def with_bias_slices(c: Costs, mte2: Any, blocks: Any, m_iter: Any, cols: Any, cap: Any) -> Any:
+    """MTE2's total with a bias slice per block: a latency per block and ``baseN`` values each.
+
+    Over a core of ``m_iter`` block rows the slices hold ``cols`` values per row.
+    """
+    p = c.preset
+    return (
+        mte2
+        + blocks * p.gm_to_l1_latency_cycles
+        + m_iter * cols * (c.bias_bytes / at_most(cap, p.gm_to_l1_peak_bytes_per_cycle))
+    )
+
+
+def chunk_cost_sum(
+    cost: Callable[[Any, Any], Any],
+    extent: Any,
+    base: Any,
+    step: Any,
+    n_slots: Any,
+    other_blocks: Any,
+    inner: Any,
+    k: int,
+    base_k: Any,
+    step_k: Any,
+) -> Any:
+    """Sum of ``cost(rows, k)`` over every chunk copy of one operand.
+
+    A chunk is (full group or the tail group) x (full K chunk or the K tail); the costs summed
+    here (vector reorders with their bank conflicts, DMA instruction counts) are not linear in
+    the bytes, so each shape is priced.
+    """
+    return chunk_costs(cost, extent, base, step, n_slots, other_blocks, inner, k, base_k, step_k)[0]
+
+
+def chunk_costs(
+    cost: Callable[[Any, Any], Any],
+    extent: Any,
+    base: Any,
+    step: Any,
+    n_slots: Any,
+    other_blocks: Any,
+    inner: Any,
+    k: int,
+    base_k: Any,
+    step_k: Any,
+) -> tuple[Any, Any, Any]:
+    """:func:`chunk_cost_sum` and the average cost of one full-K and of one K-tail chunk copy.
+
+    The averages weigh the full groups and the tail group by their passes: a cost that is not
+    linear in the rows (the reorders' bank conflicts) priced at the average rows can be far off
+    both (128 rows, the average of 144 and 112, conflicts where neither does).
+
+    Returns:
+        ``(total, per full-K chunk, per K-tail chunk)``.
+    """
+    k_iter = ceil_div(k, base_k)
+    kc = ceil_div(k_iter, step_k)
+    chunk_k = step_k * base_k
+    k_last = k - (kc - 1) * chunk_k
+    group_rows = step * base
+    groups = ceil_div(ceil_div(extent, base), step)
+    last_rows = extent - (groups - 1) * group_rows
+    full, tail = operand_passes(extent, base, step, n_slots, kc, other_blocks, inner)
+    total: Any = 0.0
+    sum_f: Any = 0.0
+    sum_l: Any = 0.0
+    for rows, passes in ((group_rows, full), (last_rows, tail)):
+        c_f = cost(rows, chunk_k)
+        c_l = cost(rows, k_last)
+        total = total + passes * ((kc - 1) * c_f + c_l)
+        sum_f = sum_f + passes * c_f
+        sum_l = sum_l + passes * c_l
+    n = np.maximum(full + tail, 1)
+    return total, sum_f / n, sum_l / n
+
+
+def first_last_legs(
+    c: Costs,
+    is_a: bool,
+    rows: Any,
+    k: int,
+    base_k: Any,
+    step_k: Any,
+    kc: Any,
+    cap: Any,
+    reorders: tuple[Any, Any] | None = None,
+) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
+    """(MTE2, V, MTE3) cycles of one full chunk copy and of the last (K-tail) chunk copy.
+
+    The formulas of the simulator's chunk copies; V and MTE3 are zero on the direct path.
+    ``rows`` are the chunk's rows as L1 stores them (already aligned: an average over groups is
+    not rounded up again). ``reorders`` gives the V legs (full-K and K-tail chunk, averaged over
+    the groups' shapes by :func:`chunk_costs`) instead of pricing the reorder at the average rows.
+    """
+    chunk_k = step_k * base_k
+    last_k = k - (kc - 1) * chunk_k
+    return chunk_legs(
+        c, is_a, rows, (chunk_k, last_k), (align_up(chunk_k, c.c0), align_up(last_k, c.c0)), cap,
+        reorders,
+    )  # fmt: skip
+
+
+def chunk_legs(
+    c: Costs,
+    is_a: bool,
+    rows: Any,
+    ks: tuple[Any, Any],
+    ks_aligned: tuple[Any, Any],
+    cap: Any,
+    reorders: tuple[Any, Any] | None,
+) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
+    """:func:`first_last_legs` from the chunks' K (full, last) and the same aligned to C0."""
+    p = c.preset
+    via_ub = c.a_via_ub if is_a else c.b_via_ub
+    by_column = c.a_by_column if is_a else c.b_by_column
+    eff = c.a_eff if is_a else c.b_eff
+    out = []
+    for i, (kk, kk_al) in enumerate(zip(ks, ks_aligned, strict=True)):
+        nbytes = rows * kk_al * c.in_bytes
+        if by_column:
+            g = c.load_instructions(is_a, rows, kk) * p.gm_to_l1_latency_cycles + nbytes / (
+                at_most(cap, p.gm_to_l1_peak_bytes_per_cycle * eff)
+            )
+            out.append((g, 0.0, 0.0))
+        elif not via_ub:
+            out.append((c.gm_to_l1_cycles(nbytes, c.a_nd if is_a else c.b_nd, eff, cap), 0.0, 0.0))
+        else:
+            if reorders is not None:
+                reorder = reorders[i]
+            else:
+                reorder = c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk)
+            out.append((c.gm_to_ub_cycles(nbytes, eff, cap), reorder, c.ub_to_l1_cycles(nbytes)))
+    return out[0], out[1]

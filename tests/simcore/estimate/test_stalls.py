@@ -1,0 +1,36 @@
+"""Stalls of the step chain (stalls.py): a drain at every block boundary, by hand."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from simcore.estimate.stalls import chunk_stalls
+from tests.simcore.estimate.support import arr, records
+
+
+def stalls_of(c1: bool, dr: float, normal: float) -> tuple[float, float]:
+    r = records()  # 910B2, FixPipe
+    # One pass of each operand (no copy at a block boundary after the first), nothing streamed:
+    # the only stall is the drain at each of the 4 boundaries between 5 blocks.
+    ch = replace(
+        r.ch, passes_a=arr(1), passes_b=arr(1), st_a=arr(0), st_b=arr(0),
+        kc_a=arr(2), kc_b=arr(2), slots_a=arr(2), slots_b=arr(2),
+    )  # fmt: skip
+    g = replace(r.g, blocks=arr(5), c1=np.array([c1]))
+    typ = replace(r.typ, dr=arr(dr), normal=arr(normal))
+    st = chunk_stalls(replace(r, g=g, ch=ch, typ=typ), arr(1), arr(1))
+    return float(st.bound_ex[0]), float(st.inner[0])
+
+
+def test_one_l0c_buffer_puts_the_drain_beyond_the_step_at_every_boundary() -> None:
+    # The next block's first MMAD waits for the drain: what it exceeds the part of the first
+    # step's period the MMAD does not wait for (normal), at each of blocks - 1 boundaries.
+    assert stalls_of(True, 100.0, 30.0) == (4 * (100.0 - 30.0), 0.0)
+    # A drain shorter than that part costs nothing.
+    assert stalls_of(True, 20.0, 30.0) == (0.0, 0.0)
+
+
+def test_two_l0c_buffers_overlap_the_drain() -> None:
+    assert stalls_of(False, 100.0, 30.0) == (0.0, 0.0)

@@ -1,0 +1,50 @@
+"""The K-step chain (steps.py): period, leads, restart reads, by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simcore.estimate.steps import period, restart_reads, step_chain
+
+LA, LB, MM = 10.0, 20.0, 50.0
+
+
+@pytest.mark.parametrize(
+    ("wa", "wb", "expected"),
+    [
+        (0.0, 0.0, 50.0),  # both doubled: max(mm, la + lb)
+        (1.0, 1.0, 80.0),  # one L0A buffer: la + lb + mm
+        (0.0, 1.0, 70.0),  # one L0B buffer: max(mm, la) + lb
+    ],
+)
+def test_period_follows_the_l0_flags(wa: float, wb: float, expected: float) -> None:
+    assert period(LA, LB, MM, wa, wb) == expected
+    assert step_chain(LA, LB, MM, wa, wb)[0] == expected
+
+
+def test_leads_of_the_reads_with_both_buffers_doubled() -> None:
+    # per = 50: B's read ends per - la = 40 before... A's lead is per - la, B's per - la - lb.
+    per, lead_a, lead_b = step_chain(LA, LB, MM, 0.0, 0.0)
+    assert (per, lead_a, lead_b) == (50.0, 40.0, 20.0)
+
+
+def test_leads_with_one_l0a_buffer_are_the_reads_themselves() -> None:
+    # Every step runs A read, B read, MMAD in series: A's read ends lb before the MMAD, B's at it.
+    _, lead_a, lead_b = step_chain(LA, LB, MM, 1.0, 1.0)
+    assert (lead_a, lead_b) == (LB, 0.0)
+
+
+def test_restart_reads_play_the_first_steps_then_the_period() -> None:
+    ra, rb, rab = restart_reads(*(np.array([x]) for x in (LA, LB, MM, 50.0, 0.0, 0.0)))
+    r = np.array([1.0, 2.0, 3.0, 4.0])
+    # A from its arrival: read 1 ends at la = 10; read 2 after B's read 1 (30) at 40; read 3
+    # waits for MMAD 1 (30 + 50 = 80) at 90; then one period (50) per step.
+    assert list(ra(r)) == [10.0, 40.0, 90.0, 140.0]
+    # B from its arrival (A's read taken as done): 20, then 20 + 10 + 20 = 50 (after A's read 2
+    # at 30), then after MMAD 1 (20 + 50 = 70): A's read 3 at 80, B's at 100; then + 50.
+    assert list(rb(r)) == [20.0, 50.0, 100.0, 150.0]
+    # A's last read from a B chunk's arrival: never for one step (A's read precedes B's).
+    assert rab(r)[0] < -1e29
+    assert list(rab(r)[1:]) == [30.0, 80.0, 130.0]
+    assert ra(2) == 40.0

@@ -128,6 +128,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.metrics = metrics
+    app.state.explore_pages = explore.PageMemo(64)
     install_problem_handlers(app)
     # The framework's body limit, per router: it stops a streamed body once it passes the limit
     # (a declared Content-Length is answered by DeclaredLengthMiddleware below).

@@ -44,6 +44,7 @@ from app.db.engine import Database
 from app.jobs import store
 from app.jobs.shared import SharedStudies, check_study_url
 from app.jobs.store import ClaimedItem
+from app.lifeline import exit_with_parent
 from app.problem_json import (
     ProblemError,
     input_error_problem,
@@ -307,7 +308,7 @@ class Worker:
         if found is not None:
             return _Outcome(result_id=found, cached=True)
         try:
-            check_feasible(prepared.problem)
+            check_feasible(prepared.problem, prepared.request.fixed)
         except ProblemError as exc:
             return _Outcome(error=_problem_document(exc))
         except InputError as exc:
@@ -426,6 +427,9 @@ def run_one_worker(once: bool, poll_s: float | None, schema_wait_s: float) -> Wo
 
 
 def _child(once: bool, poll_s: float | None, schema_wait_s: float) -> None:
+    # A parent killed with SIGKILL must not leave its workers running: their shapes' leases run
+    # out and the workers of other processes take them over.
+    exit_with_parent()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("app").setLevel(logging.INFO)
     run_one_worker(once, poll_s, schema_wait_s)

@@ -31,9 +31,7 @@ def test_identical_pages_run_one_search_and_share_the_api_cache(tmp_path: Path) 
     with running_server(tmp_path, ENV) as server:
         url = f"{server.url}/explore"
         with concurrent.futures.ThreadPoolExecutor(3) as pool:
-            pages = list(
-                pool.map(lambda _: httpx.get(url, params=PROBLEM, timeout=300), range(3))
-            )
+            pages = list(pool.map(lambda _: httpx.get(url, params=PROBLEM, timeout=300), range(3)))
         assert [p.status_code for p in pages] == [200, 200, 200]
         assert len({_time_us(p.text) for p in pages}) == 1
         assert server.metric("tiler_searches_total") == 1

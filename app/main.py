@@ -95,6 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.migrate_on_start:
             await anyio.to_thread.run_sync(migrate.upgrade, url)
         pool = SearchPool(settings.search_executor, settings.search_workers)
+        pool.warm()
         app.state.service = TuningService(settings, db, pool, metrics)
         app.state.jobs = JobService(db, settings)
         app.state.head_revision = migrate.head_revision()

@@ -43,7 +43,7 @@ import anyio.to_thread
 from app.db import repository as repo
 from app.db.engine import Database
 from app.db.repository import NewResult
-from app.lifeline import exit_with_parent
+from app.lifeline import run_in_child
 from app.metrics import Metrics
 from app.problem_json import input_error_problem, unknown_soc_problem, violations_problem
 from app.schemas import (
@@ -352,9 +352,12 @@ def _explanation(problem: Any, tiling: Any, preset: Any, estimate: dict[str, Any
     return explain_tiling(problem, tiling, preset, estimate)
 
 
+def _ready() -> bool:
+    """A task that does nothing: submitted to start a pool's worker processes."""
+    return True
+
+
 def _worker_init() -> None:
-    # A server killed with SIGKILL must not leave its searches running (and holding memory).
-    exit_with_parent()
     # Ctrl-C goes to the whole process group; the server shuts its pool down itself, so the
     # workers must not die mid-task with a KeyboardInterrupt traceback of their own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -390,8 +393,21 @@ class SearchPool:
         return ProcessPoolExecutor(
             self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init,
+            # A server killed with SIGKILL must not leave its searches running (and holding
+            # memory): each worker watches this process from before it imports anything heavy.
+            initializer=run_in_child,
+            initargs=(os.getpid(), f"{__name__}:_worker_init"),
         )
+
+    def warm(self) -> None:
+        """Starts the worker processes now, in the background, instead of at the first search.
+
+        A worker's start imports the search (seconds on a loaded machine); paid at start-up,
+        it no longer delays the first search, or the takeover of a dead server's search.
+        """
+        if self.kind == "process":
+            for _ in range(self.workers):
+                self._executor.submit(_ready)
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:

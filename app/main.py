@@ -12,6 +12,7 @@ At start (the lifespan) the app migrates the database when ``TILER_MIGRATE_ON_ST
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,6 +25,7 @@ from fastapi_offline import FastAPIOffline
 
 from app.api import hardware, jobs, meta, tilings
 from app.api.middleware import DeclaredLengthMiddleware, TokenMiddleware
+from app.api.replay import CachedTuneReplay
 from app.db import migrate
 from app.db.engine import Database
 from app.jobs.embedded import EmbeddedWorkers
@@ -76,6 +78,23 @@ def _operation_id(route: APIRoute) -> str:
     return f"{tag}-{route.name}"
 
 
+#: The collector's generation thresholds once the service runs (Python's are 700, 10, 10).
+GC_THRESHOLDS = (10_000, 10, 10)
+
+
+def _settle_garbage_collector() -> None:
+    """Keeps the collector off the request path once the service has started.
+
+    Everything loaded at start-up (modules, the app, the presets: hundreds of thousands of
+    objects) lives as long as the process; a full collection used to walk it all and stall
+    every request in flight for up to 70 ms (the cached tune's p99). Frozen, those objects are
+    never walked again; the larger first threshold makes collections rarer, each as cheap.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Builds the service.
 
@@ -103,6 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.job_workers:
             workers = EmbeddedWorkers(db, settings, settings.job_workers)
             workers.start()
+        _settle_garbage_collector()
         try:
             yield
         finally:
@@ -166,7 +186,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.openapi = openapi  # type: ignore[method-assign]
 
-    # Outermost last: metrics see every answer, including 401 and 413.
+    # Outermost last: metrics see every answer, including 401 and 413. The cached-tune replay
+    # sits inside the token check.
+    app.add_middleware(
+        CachedTuneReplay, path="/v1/tilings:tune", entries=settings.memo_entries, metrics=metrics
+    )
     token = settings.token
     if token is not None:
         app.add_middleware(TokenMiddleware, token=token, exempt_prefixes=("/explore",))

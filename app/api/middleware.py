@@ -32,6 +32,14 @@ async def _send_problem(
     await send({"type": "http.response.body", "body": body})
 
 
+def header(scope: Scope, name: bytes) -> bytes:
+    """The first value of a request header (lowercase ``name``), or empty."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return b""
+
+
 def bearer_token_matches(authorization: bytes, token: bytes) -> bool:
     """True when an ``Authorization`` header value is ``Bearer <token>`` with this token.
 
@@ -95,12 +103,7 @@ class TokenMiddleware:
         ):
             await self.app(scope, receive, send)
             return
-        given = b""
-        for name, value in scope["headers"]:
-            if name == b"authorization":
-                given = value
-                break
-        if not bearer_token_matches(given, self.expected):
+        if not bearer_token_matches(header(scope, b"authorization"), self.expected):
             detail = "this request needs 'Authorization: Bearer <token>' (TILER_API_TOKEN)"
             headers = [(b"www-authenticate", b'Bearer realm="tiler"')]
             await _send_problem(send, 401, "unauthorized", detail, scope["path"], headers)

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from typing import Any
 
 from app.api.deps import is_json_media_type
+from app.api.middleware import header
 from app.metrics import ASGIApp, Message, Metrics, Receive, Scope, Send
 
 #: Bodies longer than this are never recorded (a tune body is about a hundred bytes).
@@ -52,10 +53,7 @@ class CachedTuneReplay:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
             await self.app(scope, receive, send)
             return
-        content_type = b""
-        for name, value in scope["headers"]:
-            if name == b"content-type":
-                content_type = value
+        content_type = header(scope, b"content-type")
         chunks: list[bytes] = []
         size = 0
         more = True

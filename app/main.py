@@ -22,6 +22,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
+from pydantic import BaseModel
 
 from app.api import hardware, jobs, meta, tilings
 from app.api.middleware import DeclaredLengthMiddleware, TokenMiddleware
@@ -37,6 +38,7 @@ from app.problem_json import (
     install_problem_handlers,
     move_error_schemas_to_problem_json,
 )
+from app.schemas import JobBody
 from app.settings import Settings, get_settings
 from app.tuning import SearchPool, TuningService
 from app.views import explore
@@ -93,6 +95,17 @@ def _settle_garbage_collector() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+def _add_model_schemas(schema: dict[str, Any], *models: type[BaseModel]) -> dict[str, Any]:
+    """Adds request models that routes parse themselves to the document's components."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for model in models:
+        definition = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        for name, nested in definition.pop("$defs", {}).items():
+            components.setdefault(name, nested)
+        components[model.__name__] = definition
+    return schema
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -168,6 +181,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 routes=app.routes,
                 tags=app.openapi_tags,
             )
+            schema = _add_model_schemas(schema, JobBody)
             schema = move_error_schemas_to_problem_json(schema)
             schema = apply_limits(
                 schema,

@@ -112,7 +112,8 @@ def _context(req: TuneRequest) -> tuple[Problem, HardwarePreset]:
     problem = parse_problem(req.problem)
     preset = load_preset(problem.soc)
     check_supported(problem, preset)
-    return problem, preset
+    # The search and the model see a DN operand as the ND layout of its transpose.
+    return problem.model_view(), preset
 
 
 def canonical_request(req: TuneRequest) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from simcore.hardware.dtypes import (
     FRACTAL_ROW_BYTES,
     FRACTAL_ROWS,
     DType,
+    is_mx,
     nbytes,
 )
 from simcore.hardware.presets import HardwarePreset
@@ -34,6 +35,10 @@ from simcore.tiling.tcube import TCubeTiling, build_tiling, parse_tiling_fields
 #: count, not the byte width: fp32 rows of 384 elements (1,536 B) get no pad while fp16 rows of
 #: 768 elements (1,536 B) do; counting elements reproduces all 857 Ascend310P3 rows of the CSV.
 _BANK_PAD_ROW_ELEMENTS = 256
+
+#: mxTypePara with scale factors A, B, M, N of 1 each (bits 0, 8, 16, 24): the value CANN's MX
+#: tilings fall back to (docs/ascend950.md).
+MX_TYPE_PARA_DEFAULT = 0x01010101
 
 #: The derived fields :func:`derived_sizes` computes, in struct order.
 DERIVED_SIZE_FIELDS: tuple[str, ...] = ("transLength", "shareL1Size", "shareL0CSize", "shareUbSize")
@@ -218,6 +223,9 @@ def complete_tiling(data: Any, problem: Problem, preset: HardwarePreset) -> TCub
         "singleCoreK": problem.k,
         "isBias": int(problem.bias),
     }
+    if is_mx(problem.dtype):
+        # One K window of scales per L1 load for A, B, M and N: CANN's default factors.
+        defaults["mxTypePara"] = MX_TYPE_PARA_DEFAULT
     merged = {**defaults, **fields}
     partial = build_tiling(merged)
     for key, value in derived_sizes(problem, partial, preset).items():

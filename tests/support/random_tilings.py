@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.hardware.dtypes import ACCUMULATOR_BYTES, bits, c0_elements
+from simcore.hardware.dtypes import (
+    ACCUMULATOR_BYTES,
+    bits,
+    c0_elements,
+    mx_operand_align_bytes,
+)
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import align_up, ceil_div
 from simcore.tiling.footprints import complete_tiling
@@ -87,6 +92,9 @@ def random_tiling(
             l1 += base_n * bits(problem.bias_type) / 8
         if l1 > preset.l1_bytes:
             continue
+        align = mx_operand_align_bytes(problem.dtype)
+        if align and (base_m * base_k * in_bytes % align or base_n * base_k * in_bytes % align):
+            continue  # MX_OPERAND_ALIGN: MmadMx operands are 512 B (fp4) / 1024 B (fp8) units
         spec = {
             "usedCoreNum": m_cores * n_cores,
             "singleCoreM": single_m,

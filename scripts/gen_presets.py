@@ -130,6 +130,11 @@ def family_constants(family: str, row: dict[str, str]) -> dict[str, Any]:
             out[key] = {"value": float(row[spec["ini"]]), "source": spec["source"]}
         else:
             out[key] = dict(spec)
+    # A family that borrows another's constants says so in each borrowed source ("3510").
+    note = chain[0].get("_inherited_note")
+    if note:
+        for key in out.keys() - chain[0].keys():
+            out[key]["source"] = note.format(source=out[key]["source"])
     return out
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements, l1_bytes
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import align_up, ceil_div
 from simcore.tiling.footprints import complete_tiling
@@ -96,8 +96,8 @@ def recommended_fields(
         else:
             break
     k_iter = ceil_div(problem.k, bk)
-    a_blk = bm * bk * in_bits // 8
-    b_blk = bn * bk * in_bits // 8
+    a_blk = l1_bytes(problem.dtype, bm * bk)
+    b_blk = l1_bytes(problem.dtype, bn * bk)
     room = preset.l1_bytes - (bn * bias_bytes if has_bt else 0)
     db = 2 if 2 * (a_blk + b_blk) <= room else 1
     step_k = max(min(k_iter, room // (db * (a_blk + b_blk))), 1)

@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from simcore.errors import InputError
 from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.hardware.dtypes import mx_operand_align_bytes as mx_align_of
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import align_up, ceil_div
@@ -130,7 +131,8 @@ class Space:
     # --- inner level -----------------------------------------------------------------------
 
     def _bytes(self, elements: Any) -> Any:
-        return elements * self.in_bits // 8
+        # L1 bytes of a block: the data and, for MX types, its e8m0 scales.
+        return l1_block_bytes(self.problem.dtype, elements)
 
     def _operand(
         self,
@@ -423,7 +425,9 @@ def build_space(problem: Problem, preset: HardwarePreset, fixed: Mapping[str, An
         ok = bm2 * bn2 * ACCUMULATOR_BYTES * dbc_min <= preset.l0c_bytes
         bias_l1_2 = bn2 * bias_bytes if has_bt else 0
         ok &= (
-            depth_a * bm2 * bk * in_bits // 8 + depth_b * bn2 * bk * in_bits // 8 + bias_l1_2
+            depth_a * l1_block_bytes(problem.dtype, bm2 * bk)
+            + depth_b * l1_block_bytes(problem.dtype, bn2 * bk)
+            + bias_l1_2
             <= preset.l1_bytes
         )
         if mx_align:

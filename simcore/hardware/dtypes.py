@@ -13,6 +13,13 @@ Sources:
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+#: An element count: one int, or an array of them (the search sizes many blocks at once).
+Count = TypeVar("Count", int, npt.NDArray[np.int64])
 
 
 class DType(StrEnum):
@@ -149,6 +156,21 @@ def mx_operand_align_bytes(dtype: DType) -> int:
 def mx_scale_bytes(rows: int, k: int) -> int:
     """Bytes of the e8m0 scales of a ``rows`` x ``k`` MX operand block (one per 32 K elements)."""
     return rows * -(-k // MX_SCALE_K_ELEMENTS) * MX_SCALE_BYTES
+
+
+def l1_bytes(dtype: DType, elements: Count, scale_factor: int = 1) -> Count:
+    """L1 bytes of an operand block of ``elements`` values: the data and, for MX, its scales.
+
+    An MX block of ``rows`` x ``k`` holds ``rows x k / 32`` e8m0 scales next to its data in L1
+    (they go on to their own L0 MX buffers); ``scale_factor`` K windows of them when mxTypePara
+    asks for more than one. ``elements`` of an MX block is a whole number of 32-element K groups
+    (baseK is a multiple of C0 >= 32).
+    """
+    data: Count = (elements * _BITS[dtype] + 7) // 8
+    if not is_mx(dtype):
+        return data
+    scales: Count = elements // MX_SCALE_K_ELEMENTS * MX_SCALE_BYTES * scale_factor
+    return data + scales
 
 
 def scale_bytes_per_element(dtype: DType) -> float:

@@ -14,6 +14,7 @@ from simcore.hardware.dtypes import (
     ACCUMULATOR_BYTES,
     bits,
     c0_elements,
+    l1_bytes,
     mx_operand_align_bytes,
 )
 from simcore.hardware.presets import HardwarePreset
@@ -87,7 +88,9 @@ def random_tiling(
         db1_a, db1_b = int(rng.integers(1, 3)), int(rng.integers(1, 3))
         depth_a = step_m * step_ka * db1_a
         depth_b = step_n * step_kb * db1_b
-        l1 = (depth_a * base_m * base_k + depth_b * base_n * base_k) * in_bytes
+        l1 = depth_a * l1_bytes(problem.dtype, base_m * base_k) + depth_b * l1_bytes(
+            problem.dtype, base_n * base_k
+        )
         if problem.bias and preset.bt_bytes:
             l1 += base_n * bits(problem.bias_type) / 8
         if l1 > preset.l1_bytes:

@@ -237,3 +237,21 @@ def test_mx_type_para() -> None:
     assert _check({"mxTypePara": 0x01010102}, dtype="mxfp4").valid
     (v,) = _check({"mxTypePara": 1}, dtype="bf16").violations
     assert (v.id, v.value, v.limit) == ("MX_TYPE_PARA", 1, 0)
+
+
+def test_mx_scales_take_l1() -> None:
+    # MX fp4 256 x 256 x 256 blocks: 32 KiB of data + 256 x 256 / 32 = 2 KiB of e8m0 scales.
+    # Eight A and eight B blocks are 512 KiB of data (L1 exactly) but 544 KiB with scales.
+    full = {"baseK": 256, "depthA1": 8, "depthB1": 8, "stepKa": 4, "stepKb": 4}
+    (v,) = _check(full, dtype="mxfp4").violations
+    assert (v.id, v.value, v.limit) == ("L1_CAPACITY", 16 * 34 * 1024, 512 * 1024)
+    assert _check({**full, "depthB1": 4}, dtype="mxfp4").valid  # 12 x 34 KiB = 408 KiB
+    # Scale factor A = 2 (mxTypePara bits 0-7): A's blocks carry 4 KiB of scales each.
+    two = _check({**full, "depthB1": 4, "mxTypePara": 0x01010102}, dtype="mxfp4")
+    problem = Problem(soc="Ascend950PR_9589", m=8192, n=8192, k=8192, dtype=DType.MXFP4_E2M1)
+    assert two.valid
+    t = complete_tiling({**BASE, **full, "depthB1": 4, "mxTypePara": 0x01010102}, problem,
+                        load_preset("Ascend950PR_9589"))  # fmt: skip
+    assert t.shareL1Size == 8 * (32 + 4) * 1024 + 4 * 34 * 1024
+    # Plain fp8 has no scales: 8 + 8 blocks of 256 x 128 x 1 B = 512 KiB fit exactly.
+    assert _check({**full, "baseK": 128}, dtype="fp8_e4m3").valid

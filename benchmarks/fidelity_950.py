@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simcore.evaluate import estimate_dict
-from simcore.hardware.presets import load_preset
+from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.legality import check_tiling
 from simcore.tiling.problem import Problem
@@ -77,9 +77,18 @@ def _fields(row: dict[str, str]) -> dict[str, int]:
     return out
 
 
-def run_case(row: dict[str, str]) -> Case:
-    """Models one CSV row on its preset and returns the figures side by side."""
-    preset = load_preset(row["soc"])
+def run_case(
+    row: dict[str, str], preset: HardwarePreset | None = None, simulate: bool = True
+) -> Case:
+    """Models one CSV row and returns the figures side by side.
+
+    Args:
+        row: The CSV row.
+        preset: The chip (default: the row's SoC preset; ``scripts/fit_950.py`` passes trial
+            constants here).
+        simulate: Simulate when cheap (else the estimator alone, as the fit does).
+    """
+    preset = preset or load_preset(row["soc"])
     rounds = int(row["l2_rounds"] or 1)
     problem = Problem(
         soc=row["soc"],
@@ -96,7 +105,7 @@ def run_case(row: dict[str, str]) -> Case:
     report = check_tiling(problem, tiling, preset)
     if not report.valid:
         raise SystemExit(f"{row['case']}: illegal tiling {report.violation_ids}")
-    est = estimate_dict(problem, tiling, preset)
+    est = estimate_dict(problem, tiling, preset, simulate_if_cheap=simulate)
     model_us = (est["time_us"] - preset.launch_overhead_us) * rounds
     busy = {k: est["pipe_busy_us"].get(p, 0.0) * rounds for k, p in PIPES.items()}
     notes = [f"{'sim' if est['simulated'] else 'est'}"]
@@ -155,8 +164,13 @@ def discordant_pairs(a: list[float], b: list[float], tie_rtol: float = 0.01) -> 
     return bad
 
 
+def load_rows() -> list[dict[str, str]]:
+    """The CSV's rows."""
+    return list(csv.DictReader(CSV_PATH.open(newline="")))
+
+
 def main() -> int:
-    rows = list(csv.DictReader(CSV_PATH.open(newline="")))
+    rows = load_rows()
     print(f"model {MODEL_VERSION}, {len(rows)} cases of {CSV_PATH.name}")
     head = f"{'case':6} {'meas us':>10} {'model us':>10} {'err':>7}"
     for k in PIPES:

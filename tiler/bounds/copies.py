@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from simcore.pipeline.costs import Costs, ceil_div
-from simcore.ub.vector import strided_repeat_cycles
+from simcore.ub.reorder import strided_repeat_cycles
 
 __all__ = [
     "copy_busy",
@@ -69,9 +69,9 @@ def pass_floor(
     A pass copies every K chunk of every row group of the core's ``rows`` once. Whatever the
     steps (stepM / stepKa for A), the chunks tile ``rows`` x K, so:
 
-    * a reorder (:func:`simcore.ub.vector.nd2nz_reorder_cycles`) of a chunk of ``r`` ND rows of
+    * a reorder (:func:`simcore.ub.reorder.nd2nz_reorder_cycles`) of a chunk of ``r`` ND rows of
       ``w`` bytes costs ``ceil(r / 8) x ceil(w / 32)`` repeats of at least the cheapest strided
-      repeat (:func:`simcore.ub.vector.strided_repeat_cycles`), and the sums of ceilings over the
+      repeat (:func:`simcore.ub.reorder.strided_repeat_cycles`), and the sums of ceilings over the
       chunks are at least the ceilings of the sums: ``ceil(R / 8) x ceil(W / 32)`` repeats per
       pass, with (R, W) the operand's ND rows and row bytes (K x rows bytes or rows x K bytes
       by its transpose);

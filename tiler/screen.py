@@ -47,6 +47,7 @@ import numpy.typing as npt
 
 from simcore.estimate.bounds import ub_operand_floor_arrays
 from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays, operand_floor_arrays
+from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.pipeline.costs import ceil_div
 from simcore.tiling.problem import Template
 from simcore.version import MODEL_VERSION
@@ -203,9 +204,8 @@ def probe_points(space: Space, groups: Any = None) -> dict[str, npt.NDArray[np.i
     """
     index = np.arange(space.size) if groups is None else np.asarray(groups, dtype=np.int64)
     g = {name: arr[index] for name, arr in space.groups.items()}
-    in_bits = space.in_bits
-    a_blk = g["baseM"] * g["baseK"] * in_bits // 8
-    b_blk = g["baseN"] * g["baseK"] * in_bits // 8
+    a_blk = l1_block_bytes(space.problem.dtype, g["baseM"] * g["baseK"])
+    b_blk = l1_block_bytes(space.problem.dtype, g["baseN"] * g["baseK"])
     room = space.preset.l1_bytes - g["bias_l1"]
     k_iter = g["k_iter"]
     s2 = room // (2 * (a_blk + b_blk))

@@ -40,6 +40,7 @@ from simcore.hardware.dtypes import (
     FRACTAL_ROWS,
     bits,
     c0_elements,
+    scale_bytes_per_element,
 )
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import Num, align_up, at_least, at_most, ceil_div
@@ -120,7 +121,10 @@ class Costs:
         self.vector_path = vector_path
         self.in_bits = bits(problem.dtype)
         self.c_dtype = problem.c_dtype
-        self.in_bytes = self.in_bits / 8.0
+        elem_bytes = self.in_bits / 8.0
+        # MX operands move one e8m0 scale per 32 K elements along with the data, GM -> L1 ->
+        # their own L0 MX buffers (ascend950.md): bytes moved per element, 0 extra otherwise.
+        self.in_bytes = elem_bytes + scale_bytes_per_element(problem.dtype)
         self.out_bytes = bits(problem.c_dtype) / 8.0
         self.bias_bytes = bits(problem.bias_type) / 8.0
         self.c0 = c0_elements(problem.dtype)
@@ -144,8 +148,8 @@ class Costs:
         self.a_by_column = self.a_nd and not p.nd2nz_on_the_fly and not vector_path
         self.b_by_column = self.b_nd and not p.nd2nz_on_the_fly and not vector_path
         # GM row pitch of each ND operand: A is M x K (K contiguous) unless transposed.
-        a_pitch = (problem.m if problem.trans_a else problem.k) * self.in_bytes
-        b_pitch = (problem.k if problem.trans_b else problem.n) * self.in_bytes
+        a_pitch = (problem.m if problem.trans_a else problem.k) * elem_bytes
+        b_pitch = (problem.k if problem.trans_b else problem.n) * elem_bytes
         self.a_pitch_bytes = a_pitch
         self.b_pitch_bytes = b_pitch
         self.a_eff = self._stride_efficiency(a_pitch) if self.a_nd else 1.0

@@ -24,7 +24,7 @@ from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel
 
-from app.api import hardware, jobs, meta, tilings
+from app.api import compare, hardware, jobs, meta, tilings
 from app.api.middleware import DeclaredLengthMiddleware, TokenMiddleware
 from app.api.replay import CachedTuneReplay
 from app.db import migrate
@@ -167,7 +167,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # The framework's body limit, per router: it stops a streamed body once it passes the limit
     # (a declared Content-Length is answered by DeclaredLengthMiddleware below).
     limit = settings.max_body_bytes
-    for router in (tilings.router, hardware.router, jobs.router, explore.router):
+    for router in (tilings.router, compare.router, hardware.router, jobs.router, explore.router):
         app.include_router(router, max_body_size=limit)
     app.include_router(meta.router)
 

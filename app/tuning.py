@@ -197,7 +197,8 @@ def prepare_item(request_json: str) -> PreparedTune:
     return prepare_tune(request, parse_problem(request.problem))
 
 
-def _error_outcome(exc: Exception) -> JobOutcome:
+def error_outcome(exc: Exception) -> JobOutcome:
+    """A simcore input error as a pool job's outcome (other exceptions are re-raised)."""
     if isinstance(exc, UnknownSocError):
         return ("unknown_soc", {"soc": exc.soc, "known": list(exc.known)})
     if isinstance(exc, InputError):
@@ -271,7 +272,7 @@ def tune_job(request: TuneRequest, **options: Any) -> JobOutcome:
         answer = tune(request, **options)
         seconds = time.perf_counter() - start
     except (InputError, UnknownSocError) as exc:
-        return _error_outcome(exc)
+        return error_outcome(exc)
     return ("ok", (json.dumps(_finite(answer), separators=(",", ":"), allow_nan=False), seconds))
 
 

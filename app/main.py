@@ -22,7 +22,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 
-from app.api import hardware, jobs, meta, tilings
+from app.api import candidates, hardware, jobs, measurements, meta, tilings
 from app.api.middleware import DeclaredLengthMiddleware, TokenMiddleware
 from app.db import migrate
 from app.db.engine import Database
@@ -40,6 +40,9 @@ from app.tuning import SearchPool, TuningService
 from app.views import explore
 
 API_VERSION = "1.0.0"
+
+#: Measurement feedback (issue 18): top-k candidates, measurements, calibration profiles.
+FEEDBACK_ROUTERS = (candidates.router, measurements.router)
 
 TAGS = [
     {
@@ -132,7 +135,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # The framework's body limit, per router: it stops a streamed body once it passes the limit
     # (a declared Content-Length is answered by DeclaredLengthMiddleware below).
     limit = settings.max_body_bytes
-    for router in (tilings.router, hardware.router, jobs.router, explore.router):
+    for router in (tilings.router, hardware.router, jobs.router, explore.router, *FEEDBACK_ROUTERS):
         app.include_router(router, max_body_size=limit)
     app.include_router(meta.router)
 

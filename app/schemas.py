@@ -235,6 +235,11 @@ class TuneBody(BaseModel):
         description="Optuna sampler of the trials (`gp` needs the optional gp group).",
     )
     seed: int = Field(default=0, ge=0, le=SEED_MAX, strict=True, description="Search seed.")
+    source: Literal["measured", "model"] | None = Field(
+        default=None,
+        description="`model`: the model's answer even when a board measured faster kernels of "
+        "this exact problem (left out: the fastest measured kernel wins).",
+    )
 
     def tuner_request(self, budget: int | None) -> TuneRequest:
         """The request as the search takes it (:class:`tiler.tune.TuneRequest`).
@@ -436,6 +441,17 @@ class TuneResponse(BaseModel):
     certificate: Certificate
     explanation: Explanation
     search: Search
+    source: Literal["measured", "model"] | None = Field(
+        default=None,
+        description="`measured`: the fastest kernel a board measured for this exact problem "
+        "(`measurement` has it, `model_answer` the model's own); `model`: the model's answer.",
+    )
+    measurement: dict[str, Any] | None = Field(
+        default=None, description="The measurement of a measured answer."
+    )
+    model_answer: dict[str, Any] | None = Field(
+        default=None, description="The model's own `tiling` and `estimate` beside a measured one."
+    )
 
 
 class StoredRequest(BaseModel):

@@ -13,6 +13,8 @@ from app.api.pagination import decode_cursor, encode_cursor
 from app.db import repository as repo
 from app.db.repository import ResultFilter
 from app.export import EXTENSIONS, MEDIA_TYPES, ExportFormat, export_tiling
+from app.feedback import answers as measured_answers
+from app.feedback.answers import SourceChoice
 from app.problem_json import ProblemError, problem_responses
 from app.schemas import (
     EvaluateResponse,
@@ -62,7 +64,8 @@ async def tune_tiling(
     version) is answered from the cache with `cached: true` and otherwise the same answer. Many
     identical requests at once run one search.
     """
-    return await service.tune(body)
+    answer = await service.tune(body)
+    return await measured_answers.resolve(service, answer, body.problem, body.fixed, body.source)
 
 
 @router.post(
@@ -107,9 +110,21 @@ def validate_tiling(
     responses=problem_responses(404, 422),
     response_model_exclude_unset=True,
 )
-async def get_tiling(id: IdPath, service: ServiceDep) -> TilingRecord:
-    """The stored answer of a `tilings:tune` request, with the request that produced it."""
-    return await _stored(service, id)
+async def get_tiling(
+    id: IdPath,
+    service: ServiceDep,
+    source: Annotated[
+        SourceChoice | None,
+        Query(description="`model`: the model's answer even when a faster kernel was measured."),
+    ] = None,
+) -> TilingRecord:
+    """The stored answer of a `tilings:tune` request, with the request that produced it.
+
+    The fastest measured kernel of its exact problem instead, unless `source=model`.
+    """
+    stored = await _stored(service, id)
+    request = stored.request
+    return await measured_answers.resolve(service, stored, request.problem, request.fixed, source)
 
 
 _Dim = Query(ge=1, le=INT32_MAX)

@@ -22,7 +22,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 
-from app.api import candidates, hardware, jobs, measurements, meta, tilings
+from app.api import calibrations, candidates, hardware, jobs, measurements, meta, tilings
 from app.api.middleware import DeclaredLengthMiddleware, TokenMiddleware
 from app.db import migrate
 from app.db.engine import Database
@@ -42,7 +42,7 @@ from app.views import explore
 API_VERSION = "1.0.0"
 
 #: Measurement feedback (issue 18): top-k candidates, measurements, calibration profiles.
-FEEDBACK_ROUTERS = (candidates.router, measurements.router)
+FEEDBACK_ROUTERS = (candidates.router, measurements.router, calibrations.router)
 
 TAGS = [
     {

@@ -111,6 +111,10 @@ def import_cmd(
     url: UrlOption = None,
 ) -> None:
     """Import a profiler CSV: every row checked and predicted, all stored or none."""
+    _print(_import(file, url))
+
+
+def _import(file: Path, url: str | None) -> dict[str, Any]:
     from app.db import feedback_repository as frepo
     from app.feedback.csv_import import CsvError, parse_csv
     from app.feedback.measurements import prepare_batch
@@ -135,4 +139,45 @@ def import_cmd(
              for r, p in zip(stored_rows, predictions, strict=True)]  # fmt: skip
     warnings = [f"{i['id']}: {i['prediction']['warning']}" for i in items
                 if "warning" in i["prediction"]]  # fmt: skip
-    _print({"items": items, "warnings": warnings, "skipped": skipped})
+    return {"items": items, "warnings": warnings, "skipped": skipped}
+
+
+def calibrate_cmd(
+    soc: Annotated[str, typer.Option("--soc", help="Fit the stored measurements of this SoC.")],
+    csv_file: Annotated[
+        Path | None, typer.Option("--csv", help="Import this profiler CSV first.")
+    ] = None,
+    constants: Annotated[
+        list[str] | None,
+        typer.Option("--constant", help="A constant to fit (repeatable; default: the fittable)."),
+    ] = None,
+    folds: Annotated[int, typer.Option(min=2, max=20, help="Cross-validation folds.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the fold assignment.")] = 0,
+    activate: Annotated[
+        bool, typer.Option(help="Make the profile active when its CV error is below the default's.")
+    ] = False,
+    url: UrlOption = None,
+) -> None:
+    """Fit a calibration profile to a SoC's stored measurements; print the profile and report."""
+    from app.db import feedback_repository as frepo
+    from app.feedback.profiles import run_calibration
+    from simcore.version import MODEL_VERSION
+
+    imported = _import(csv_file, url) if csv_file is not None else None
+    request = {"soc": soc, "constants": constants or None, "folds": folds, "seed": seed}
+    db = _open(url)
+    try:
+        cal_id = frepo.create_calibration(db, soc, request, MODEL_VERSION)
+        run_calibration(db, cal_id, request, lambda fn, *args: fn(*args))
+        cal = frepo.get_calibration(db, cal_id)
+        assert cal is not None
+        if activate and cal["activatable"]:
+            frepo.set_active(db, soc, cal_id)
+        cal["active"] = frepo.active_id(db, soc) == cal_id
+    finally:
+        db.dispose()
+    if imported is not None:
+        cal["imported"] = {"stored": len(imported["items"]), "skipped": imported["skipped"]}
+    _print(cal)
+    if cal["status"] != "done":
+        raise typer.Exit(1)

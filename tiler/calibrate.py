@@ -62,6 +62,8 @@ DEFAULT_CONSTANTS: tuple[str, ...] = (
 )
 #: A constant may move by at most this factor from its default, either way.
 SCALE_BOUND = 4.0
+#: Standard errors in a reported uncertainty (about a 95 % interval).
+UNCERTAINTY_SIGMAS = 2.0
 #: A fitted constant whose 1-sigma uncertainty exceeds this factor keeps its default.
 MAX_UNCERTAINTY_FACTOR = 2.0
 #: Relative size of a pivot of the sensitivity matrix below which a constant counts as
@@ -213,13 +215,15 @@ class _Problem:
         return residual
 
     def jacobian(self, names: Sequence[str], x: FloatArray) -> FloatArray:
-        base = self.residuals(names, x)
+        # Central differences: the model takes maxima of pipe times, so a constant can move a
+        # kernel's time on one side only (FixPipe binds when slower, not when faster).
         cols = []
         for i in range(len(names)):
             step = np.zeros_like(x)
             step[i] = _STEP
-            cols.append((self.residuals(names, x + step) - base) / _STEP)
-        return np.stack(cols, axis=1) if cols else np.zeros((base.size, 0))
+            up, down = self.residuals(names, x + step), self.residuals(names, x - step)
+            cols.append((up - down) / (2 * _STEP))
+        return np.stack(cols, axis=1) if cols else np.zeros((self.rows.size, 0))
 
 
 def _select(prob: _Problem) -> tuple[list[str], dict[str, str]]:
@@ -254,6 +258,23 @@ def _select(prob: _Problem) -> tuple[list[str], dict[str, str]]:
     return [n for n in prob.names if n in chosen], undetermined
 
 
+def _sigmas(names: Sequence[str], jac: FloatArray, s2: float) -> dict[str, float]:
+    """Standard errors of the log-scale factors.
+
+    Infinite where the data do not constrain one (a zero column, or a singular normal matrix).
+    """
+    normal = jac.T @ jac
+    if np.linalg.matrix_rank(normal) < len(names) or np.any(np.linalg.norm(jac, axis=0) < 1e-9):
+        inv = np.full(normal.shape, np.inf)
+        for i in np.flatnonzero(np.linalg.norm(jac, axis=0) >= 1e-9):
+            inv[i, i] = 1.0 / normal[i, i]
+        # Only a rough per-constant figure is left; the caller reverts the infinite ones.
+        return {n: float(math.sqrt(inv[i, i] * s2)) if math.isfinite(inv[i, i]) else math.inf
+                for i, n in enumerate(names)}  # fmt: skip
+    cov = np.linalg.inv(normal) * s2
+    return {n: float(math.sqrt(max(cov[i, i], 0.0))) for i, n in enumerate(names)}
+
+
 def _fit(prob: _Problem) -> _Fit:
     from scipy.optimize import least_squares
 
@@ -269,6 +290,7 @@ def _fit(prob: _Problem) -> _Fit:
             np.zeros(len(names)),
             bounds=(-bound, bound),
             method="trf",
+            jac="3-point",
             diff_step=_STEP,
             x_scale=1.0,
             loss=LOSS,
@@ -278,8 +300,7 @@ def _fit(prob: _Problem) -> _Fit:
         jac = prob.jacobian(names, x)
         dof = max(1, len(prob.rows) - len(names))
         s2 = float(np.sum(result.fun**2)) / dof
-        cov = np.linalg.pinv(jac.T @ jac) * s2
-        sigma = {n: float(math.sqrt(max(cov[i, i], 0.0))) for i, n in enumerate(names)}
+        sigma = _sigmas(names, jac, s2)
         wide = [n for n in names if sigma[n] > math.log(MAX_UNCERTAINTY_FACTOR)]
         if not wide:
             break
@@ -317,9 +338,10 @@ def fit_profile(
 
     Returns:
         ``profile`` (``soc``, ``model_version``, ``constants``: the fitted ones only, ``digest``)
-        and ``report``: ``constants`` (each with ``default``, ``value``, ``uncertainty`` (1
-        sigma, same unit), ``bounds``, ``determined`` and, when not, ``reason``), ``errors``
-        (``train`` and ``cross_validation``, each ``before`` / ``after``), ``activatable``
+        and ``report``: ``constants`` (each with ``default``, ``value``, ``uncertainty`` (about
+        95 %: :data:`UNCERTAINTY_SIGMAS` standard errors, same unit), ``bounds``,
+        ``determined`` and, when not, ``reason``), ``errors`` (``train`` and
+        ``cross_validation``, each ``before`` / ``after``), ``activatable``
         (the cross-validated :data:`DECISION_ERROR` after is below the default's),
         ``measurements``, ``folds``.
 
@@ -350,8 +372,10 @@ def fit_profile(
             "determined": n in fit.fitted,
         }
         if n in fit.fitted:
-            entry["uncertainty"] = fit.values[n] * (math.exp(fit.sigma_log[n]) - 1.0)
-            entry["relative_uncertainty"] = math.exp(fit.sigma_log[n]) - 1.0
+            # 95 % (two standard errors of the log-scale factor), in the constant's unit.
+            wide = math.exp(UNCERTAINTY_SIGMAS * fit.sigma_log[n]) - 1.0
+            entry["uncertainty"] = fit.values[n] * wide
+            entry["relative_uncertainty"] = wide
         else:
             entry["uncertainty"] = None
             entry["reason"] = fit.undetermined.get(n, "not fitted")

@@ -131,6 +131,34 @@ class ProblemIn(Problem):
         return _allowed_with(value, info, BIAS_DTYPES, "a bias dtype")
 
 
+#: ``default`` (the packaged preset), ``active`` (the SoC's active profile) or a calibration id.
+CALIBRATION_PATTERN = r"^(default|active|[0-9a-f]{24})$"
+
+
+class ProfiledProblemIn(ProblemIn):
+    """A problem of ``tilings:tune`` / ``evaluate`` / ``validate``: with the calibration profile.
+
+    ``calibration`` is not part of the problem itself (its canonical form, its measurements):
+    it picks the model constants the answer is computed with, and the profile's preset digest
+    is part of the cache key and of every estimate.
+    """
+
+    model_config = ConfigDict(title="TuneProblem")
+
+    calibration: str = Field(
+        default="default",
+        pattern=CALIBRATION_PATTERN,
+        description="`default` (the packaged model constants), `active` (the SoC's active "
+        "calibration profile, the default when none is active) or a calibration id.",
+    )
+
+    def canonical(self) -> dict[str, Any]:
+        """The problem without the profile choice (the tuner's and the measurements' key)."""
+        out = super().canonical()
+        out.pop("calibration", None)
+        return out
+
+
 class TilingIn(BaseModel):
     """A TCubeTiling by struct field names, as a request gives it.
 
@@ -218,7 +246,7 @@ class TuneBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    problem: ProblemIn = Field(description="The Matmul problem.")
+    problem: ProfiledProblemIn = Field(description="The Matmul problem.")
     fixed: dict[str, int] = Field(
         default_factory=dict,
         description='TCubeTiling fields to pin, by struct name (e.g. `{"baseK": 64}`).',
@@ -266,7 +294,7 @@ class TilingCheckBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    problem: ProblemIn
+    problem: ProfiledProblemIn
     tiling: TilingIn
 
 
@@ -452,6 +480,11 @@ class TuneResponse(BaseModel):
     model_answer: dict[str, Any] | None = Field(
         default=None, description="The model's own `tiling` and `estimate` beside a measured one."
     )
+    calibration: dict[str, Any] | None = Field(
+        default=None,
+        description="The calibration profile of the answer: `name` (as asked), `id` (null: "
+        "the default constants), `digest`, `preset_digest` (in the cache key).",
+    )
 
 
 class StoredRequest(BaseModel):
@@ -550,6 +583,9 @@ class EvaluateResponse(ValidateResponse):
 
     estimate: Estimate
     explanation: Explanation | None = None
+    calibration: dict[str, Any] | None = Field(
+        default=None, description="The calibration profile of the prediction (see tune)."
+    )
 
 
 # --- hardware and UB ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from app.db.repository import ResultFilter
 from app.export import EXTENSIONS, MEDIA_TYPES, ExportFormat, export_tiling
 from app.feedback import answers as measured_answers
 from app.feedback.answers import SourceChoice
+from app.feedback.profiles import chosen_preset
 from app.problem_json import ProblemError, problem_responses
 from app.schemas import (
     EvaluateResponse,
@@ -64,7 +65,9 @@ async def tune_tiling(
     version) is answered from the cache with `cached: true` and otherwise the same answer. Many
     identical requests at once run one search.
     """
-    answer = await service.tune(body)
+    preset, calibration = await chosen_preset(service, body.problem)
+    answer = await service.tune(body, preset)
+    answer = answer.model_copy(update={"calibration": calibration})
     return await measured_answers.resolve(service, answer, body.problem, body.fixed, body.source)
 
 
@@ -83,7 +86,9 @@ async def evaluate_tiling(
     An illegal tiling is a 422 `illegal-tiling` problem listing each violated rule's id, value
     and limit. A legal one gets the estimate and its explanation.
     """
-    return await service.evaluate(body, explain=True)
+    preset, calibration = await chosen_preset(service, body.problem)
+    answer = await service.evaluate(body, explain=True, preset=preset)
+    return answer.model_copy(update={"calibration": calibration})
 
 
 @router.post(

@@ -136,3 +136,34 @@ def resolve_profile(db: Database, soc: str, choice: str) -> tuple[HardwarePreset
     preset = profile_preset(soc, cal["profile"]["constants"])
     info = {"name": choice, "id": cal_id, "digest": cal["digest"], "preset_digest": preset.digest}
     return preset, info
+
+
+async def chosen_preset(service: Any, problem: Any) -> tuple[HardwarePreset | None, dict[str, Any]]:
+    """The preset a tune / evaluate request's ``problem.calibration`` picks, for the service.
+
+    Returns:
+        None for the default constants (the service then uses the packaged preset), else the
+        profile's preset; and the answer's ``calibration`` object.
+
+    Raises:
+        ProblemError: 422 naming ``problem.calibration`` (no such profile, not done, another
+            SoC or model version).
+    """
+    import anyio.to_thread
+
+    from app.problem_json import ProblemError
+
+    choice = getattr(problem, "calibration", "default")
+    if choice == "default":
+        return None, {"name": "default", "id": None, "digest": None}
+    try:
+        preset, info = await anyio.to_thread.run_sync(
+            resolve_profile, service.db, problem.soc, choice
+        )
+    except ProfileError as exc:
+        raise ProblemError(
+            422, "validation-error", f"problem.calibration: {exc.message}",
+            errors=[{"field": "problem.calibration", "rule": "calibration_profile",
+                     "message": exc.message, "value": exc.value, "limit": None}],
+        ) from exc  # fmt: skip
+    return (None if info["id"] is None else preset), info

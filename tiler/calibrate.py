@@ -136,8 +136,11 @@ def profile_digest(soc: str, constants: Mapping[str, float]) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
-class _Predictor:
-    """Predicts every observation under a preset, one estimator call per problem."""
+class Predictor:
+    """Predicts every observation under a preset, one estimator call per problem.
+
+    Calling it with a preset returns the model's figure for each observation (its ``kind``).
+    """
 
     def __init__(self, observations: Sequence[Observation]) -> None:
         self.observations = list(observations)
@@ -158,6 +161,7 @@ class _Predictor:
         self.measured = np.asarray([o.measured_us for o in self.observations])
 
     def __call__(self, preset: HardwarePreset, rows: npt.NDArray[np.int64] | None = None) -> Any:
+        """The model's figure of each observation (of ``rows`` only, when given) on ``preset``."""
         out = np.empty(len(self.observations))
         for problem, idx, fields in self.groups:
             est = estimate_arrays(problem, preset, fields)
@@ -194,7 +198,7 @@ class _Problem:
     """The least-squares problem over one subset of the observations."""
 
     def __init__(
-        self, soc: str, names: Sequence[str], predictor: _Predictor, rows: npt.NDArray[np.int64]
+        self, soc: str, names: Sequence[str], predictor: Predictor, rows: npt.NDArray[np.int64]
     ) -> None:
         self.soc = soc
         self.names = list(names)
@@ -224,6 +228,15 @@ class _Problem:
             up, down = self.residuals(names, x + step), self.residuals(names, x - step)
             cols.append((up - down) / (2 * _STEP))
         return np.stack(cols, axis=1) if cols else np.zeros((self.rows.size, 0))
+
+
+def sensitivities(
+    soc: str, observations: Sequence[Observation], names: Sequence[str]
+) -> FloatArray:
+    """The sensitivities d log(time) / d log(constant) of each observation (default constants)."""
+    predictor = Predictor(observations)
+    prob = _Problem(soc, names, predictor, np.arange(len(observations)))
+    return prob.jacobian(list(names), np.zeros(len(names)))
 
 
 def _select(prob: _Problem) -> tuple[list[str], dict[str, str]]:
@@ -355,7 +368,7 @@ def fit_profile(
             raise ValueError(f"a measurement is on {obs.problem.soc}, not {soc}")
     preset = load_preset(soc)
     names = list(names) if names is not None else fittable_constants(preset)
-    predictor = _Predictor(observations)
+    predictor = Predictor(observations)
     everything = np.arange(len(observations))
     fit = _fit(_Problem(soc, names, predictor, everything))
     measured = predictor.measured
@@ -409,7 +422,7 @@ def fit_profile(
 
 
 def _cross_validate(
-    soc: str, names: Sequence[str], predictor: _Predictor, folds: int, seed: int
+    soc: str, names: Sequence[str], predictor: Predictor, folds: int, seed: int
 ) -> dict[str, Any] | None:
     """Held-out errors of the default and of a profile fitted on the other folds."""
     n = len(predictor.observations)

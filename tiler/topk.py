@@ -80,8 +80,9 @@ def top_k_kernels(
     problem: Problem,
     preset: HardwarePreset,
     fixed: Mapping[str, int],
-    answer_fields: Mapping[str, int],
+    answer_fields: Mapping[str, int] | None,
     k: int,
+    simulate: bool = True,
 ) -> list[dict[str, Any]]:
     """The ``k`` best distinct kernels of a problem under the model, best first.
 
@@ -90,8 +91,10 @@ def top_k_kernels(
         preset: The chip (a calibration profile's preset when one is chosen).
         fixed: The pinned fields of the request (the candidates meet them too).
         answer_fields: The tune answer's tiling (its searched fields at least); it is always a
-            candidate, marked ``answer``.
+            candidate, marked ``answer``. None: the screening's best stands in.
         k: How many, 1 to :data:`MAX_TOP_K`.
+        simulate: Predict with the simulator where the kernel is short enough (as a tune
+            answer's estimate); False uses the estimator only (faster).
 
     Returns:
         Up to ``k`` entries (fewer when the legal space has fewer kernels): ``rank``,
@@ -106,6 +109,8 @@ def top_k_kernels(
         raise ValueError(f"k must be 1..{MAX_TOP_K}, not {k}")
     space = build_space(problem, preset, fixed)
     screened = screen(space, top_k=max(2, SCREEN_FACTOR * k))
+    if answer_fields is None:
+        answer_fields = screened.top[0].fields
     answer_key = kernel_key(answer_fields)
     points: list[dict[str, int]] = [dict(answer_fields)]
     seen = {answer_key}
@@ -119,7 +124,7 @@ def top_k_kernels(
     entries: list[dict[str, Any]] = []
     for fields in points:
         tiling = complete_tiling(fields, problem, preset)
-        estimate = estimate_dict(problem, tiling, preset)
+        estimate = estimate_dict(problem, tiling, preset, simulate_if_cheap=simulate)
         entries.append(
             {
                 "answer": kernel_key(fields) == answer_key,

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import JSON_BODY, ServiceDep
 from app.db import feedback_repository as frepo
-from app.feedback.profiles import run_calibration
+from app.feedback.profiles import run_calibration, suggest_job
 from app.problem_json import ProblemError, problem_responses
 from simcore.errors import UnknownSocError
 from simcore.hardware.presets import load_preset
@@ -148,6 +148,51 @@ async def list_calibrations(
         active = await anyio.to_thread.run_sync(frepo.active_id, service.db, cal["soc"])
         out.append(CalibrationRecord.model_validate({**cal, "active": active == cal["id"]}))
     return out
+
+
+#: Stored shapes whose top-k kernels are scored for suggestions (each costs a screening).
+SUGGESTION_SHAPES = 4
+
+
+@router.get(
+    "/calibrations/suggestions",
+    summary="What to measure next: kernels that would pin the undetermined constants",
+    responses=problem_responses(404, 422),
+)
+async def suggestions(
+    service: ServiceDep,
+    soc: Annotated[str, Query(max_length=64)],
+    n: Annotated[int, Query(ge=1, le=20, description="How many kernels.")] = 5,
+) -> dict[str, Any]:
+    """The n kernels whose measurement would best pin the model's constants on this SoC.
+
+    They are taken from the top-k kernels of the newest shapes measured or tuned on it (at most
+    four shapes), chosen greedily for the most information on the constants the stored
+    measurements leave uncertain (the newest calibration's undetermined ones are named). Each
+    says why it was chosen.
+    """
+    try:
+        load_preset(soc)
+    except UnknownSocError as exc:
+        from app.problem_json import unknown_soc_problem
+
+        raise unknown_soc_problem(exc) from exc
+    shapes = await anyio.to_thread.run_sync(
+        frepo.recent_problems, service.db, soc, SUGGESTION_SHAPES
+    )
+    if not shapes:
+        raise ProblemError(
+            404, "not-found", f"no shape of {soc} was tuned or measured yet: tune one first"
+        )
+    rows = await anyio.to_thread.run_sync(frepo.measurements_of_soc, service.db, soc)
+    report = await anyio.to_thread.run_sync(frepo.latest_report, service.db, soc)
+    undetermined = {
+        name: entry.get("reason", "")
+        for name, entry in ((report or {}).get("constants") or {}).items()
+        if not entry.get("determined")
+    }
+    items = await service.pool.call(suggest_job, soc, rows, shapes, n, undetermined)
+    return {"soc": soc, "shapes": shapes, "undetermined": undetermined, "items": items}
 
 
 @router.get(

@@ -244,3 +244,43 @@ def active_id(db: Database, soc: str) -> str | None:
             select(_A.c.calibration_id).where(_A.c.soc == soc)
         ).scalar_one_or_none()
     return None if found is None else str(found)
+
+
+def recent_problems(db: Database, soc: str, limit: int) -> list[dict[str, Any]]:
+    """The newest distinct problems of a SoC that were measured or tuned (canonical dicts)."""
+    from app.db.models import TuningResult
+
+    results = cast(Table, TuningResult.__table__)
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    with db.read() as conn:
+        measured = conn.execute(
+            select(_M.c.problem_json).where(_M.c.soc == soc).order_by(_M.c.seq.desc()).limit(500)
+        ).scalars()
+        tuned = conn.execute(
+            select(results.c.request_json)
+            .where(results.c.soc == soc)
+            .order_by(results.c.seq.desc())
+            .limit(500)
+        ).scalars()
+        docs = [json.loads(t) for t in measured] + [json.loads(t)["problem"] for t in tuned]
+    for doc in docs:
+        key = json.dumps(doc, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(doc)
+        if len(out) == limit:
+            break
+    return out
+
+
+def latest_report(db: Database, soc: str) -> dict[str, Any] | None:
+    """The report of a SoC's newest finished calibration, or None."""
+    with db.read() as conn:
+        row = conn.execute(
+            select(_C.c.report_json)
+            .where(_C.c.soc == soc, _C.c.status == "done")
+            .order_by(_C.c.seq.desc())
+            .limit(1)
+        ).scalar_one_or_none()
+    return None if row is None else dict(json.loads(row))

@@ -167,3 +167,17 @@ async def chosen_preset(service: Any, problem: Any) -> tuple[HardwarePreset | No
                      "message": exc.message, "value": exc.value, "limit": None}],
         ) from exc  # fmt: skip
     return (None if info["id"] is None else preset), info
+
+
+def suggest_job(
+    soc: str,
+    rows: list[frepo.MeasurementRow],
+    shapes: list[dict[str, Any]],
+    n: int,
+    undetermined: dict[str, str],
+) -> list[dict[str, Any]]:
+    """What to measure next (in a pool worker): :func:`tiler.suggest.suggest`."""
+    from tiler.suggest import suggest
+
+    problems = [Problem.model_validate(doc) for doc in shapes]
+    return suggest(soc, observations(rows), problems, n, undetermined=undetermined)

@@ -12,7 +12,7 @@ from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem, parse_problem
 from tests.feedback.test_feedback_api import SHARED_CSV
 from tests.support.random_tilings import random_tiling
-from tiler.calibrate import Observation, _Predictor, fit_profile, profile_preset
+from tiler.calibrate import Observation, Predictor, fit_profile, profile_preset
 
 SOC = "Ascend910B2"
 #: The constants perturbed in the synthetic board, and by how much.
@@ -38,7 +38,7 @@ def _synthetic(n_per_problem: int, noise: float, seed: int) -> tuple[list[Observ
         for _ in range(n_per_problem):
             tiling = random_tiling(problem, preset, rng)
             observations.append(Observation(problem, tiling, "device_time_us", 1.0))
-    true_times = _Predictor(observations)(board)
+    true_times = Predictor(observations)(board)
     noisy = true_times * np.exp(rng.normal(0.0, noise, size=true_times.shape))
     measured = [
         Observation(o.problem, o.tiling, o.kind, float(t))

@@ -115,3 +115,36 @@ def test_profile_is_fitted_activated_and_keys_tune_answers(db_url: str, tmp_path
     assert unknown.json()["errors"][0]["field"] == "problem.calibration"
     assert [c["id"] for c in listed if c["active"]] == [cal["id"]]
     assert bad_constant.status_code == 422
+
+
+def test_suggestions_name_kernels_of_stored_shapes_and_why(tmp_path: Path) -> None:
+    from simcore.hardware.presets import load_preset
+    from simcore.tiling.legality import check_tiling
+    from simcore.tiling.problem import parse_problem
+    from simcore.tiling.tcube import TCubeTiling
+
+    url = f"sqlite:///{tmp_path / 'db' / 'tiler.db'}"
+    env = {"TILER_DATABASE_URL": url, "TILER_SEARCH_EXECUTOR": "thread"}
+    small = {"soc": "Ascend910B2", "m": 512, "n": 1024, "k": 256, "dtype": "fp16"}
+    with running_server(tmp_path, env) as server, server.client() as client:
+        none_yet = client.get("/v1/calibrations/suggestions", params={"soc": "Ascend910B2"})
+        answer = client.post("/v1/tilings:tune", json={"problem": small, "budget": 0}).json()
+        client.post(
+            "/v1/measurements",
+            json={"problem": small, "tiling": answer["tiling"],
+                  "measured": {"device_time_us": answer["estimate"]["time_us"]}},
+        )  # fmt: skip
+        got = client.get("/v1/calibrations/suggestions", params={"soc": "Ascend910B2", "n": 3})
+    assert none_yet.status_code == 404
+    assert got.status_code == 200, got.text
+    items = got.json()["items"]
+    assert len(items) == 3
+    gains = [i["gain"] for i in items]
+    assert gains == sorted(gains, reverse=True)
+    preset = load_preset("Ascend910B2")
+    for item in items:
+        assert item["pins"], "a suggestion names the constants it pins"
+        assert next(iter(item["pins"])) in item["why"]
+        assert item["tiling"] != answer["tiling"], "the measured kernel is not suggested again"
+        problem = parse_problem(item["problem"])
+        assert check_tiling(problem, TCubeTiling.model_validate(item["tiling"]), preset).valid

@@ -30,6 +30,7 @@ from pydantic import (
     ValidationInfo,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -151,6 +152,14 @@ class ProfiledProblemIn(ProblemIn):
         description="`default` (the packaged model constants), `active` (the SoC's active "
         "calibration profile, the default when none is active) or a calibration id.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_problem(cls, data: Any) -> Any:
+        # A job's shapes are plain problems: they take the default constants.
+        if isinstance(data, Problem) and not isinstance(data, cls):
+            return data.model_dump()
+        return data
 
     def canonical(self) -> dict[str, Any]:
         """The problem without the profile choice (the tuner's and the measurements' key)."""

@@ -37,12 +37,12 @@ from app.problem_json import (
 )
 from app.settings import Settings, get_settings
 from app.tuning import SearchPool, TuningService
-from app.views import explore
+from app.views import explore, measured
 
 API_VERSION = "1.0.0"
 
 #: Measurement feedback (issue 18): top-k candidates, measurements, calibration profiles.
-FEEDBACK_ROUTERS = (candidates.router, measurements.router, calibrations.router)
+FEEDBACK_ROUTERS = (candidates.router, measurements.router, calibrations.router, measured.router)
 
 TAGS = [
     {

@@ -26,6 +26,7 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from app.views import svg
+from app.views.measured import measure_form
 from simcore.errors import InputError, UnknownSocError
 from simcore.evaluate import evaluate, parse_request
 from simcore.hardware.dtypes import INPUT_DTYPES, DType
@@ -436,6 +437,7 @@ def render_tune(form: Mapping[str, str]) -> tuple[int, str]:
         f"<div><h2>TCubeTiling</h2>{_tiling_form(form, answer['tiling'], ref)}</div>"
         f"<section id='explanation'><h2>Why this tiling</h2>"
         f"{_value_html(answer.get('explanation') or {})}</section></div>"
+        f"{measure_form(problem.canonical(), answer['tiling'])}"
         f"{_pictures(problem, preset, tiling, points, series)}"
         f"<details id='search-details'><summary>certificate and search</summary>"
         f"{_value_html(side)}</details></section>"

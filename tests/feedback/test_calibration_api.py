@@ -78,6 +78,7 @@ def test_profile_is_fitted_activated_and_keys_tune_answers(db_url: str, tmp_path
             json={**REQUEST, "problem": {**PROBLEM, "calibration": "0" * 24}},
         )
         listed = client.get("/v1/calibrations", params={"soc": "Ascend910B1"}).json()
+        chart = client.get("/explore/measurements", params={"soc": "Ascend910B1"}).text
         bad_constant = client.post(
             "/v1/calibrations", json={"soc": "Ascend910B1", "constants": ["no_such_thing"]}
         )
@@ -114,6 +115,10 @@ def test_profile_is_fitted_activated_and_keys_tune_answers(db_url: str, tmp_path
     assert unknown.status_code == 422
     assert unknown.json()["errors"][0]["field"] == "problem.calibration"
     assert [c["id"] for c in listed if c["active"]] == [cal["id"]]
+    # The explorer's chart marks the active profile and draws its predictions beside the
+    # default model's.
+    assert f"Active profile: {cal['id']}" in chart
+    assert chart.count("<rect class='profile'") == chart.count("<circle class='default'") == 6
     assert bad_constant.status_code == 422
 
 

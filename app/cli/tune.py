@@ -82,7 +82,7 @@ def tune_cmd(
         ),
     ] = None,
     database: DatabaseOption = None,
-    source: SourceOption = "auto",
+    source: SourceOption = "measured",
 ) -> None:
     """Tune: the fastest legal TCubeTiling under the model, with baselines and a certificate."""
 

@@ -13,6 +13,7 @@ from sqlalchemy import Table, delete, func, insert, select, update
 from app.db.base import utc_now
 from app.db.engine import Database
 from app.db.feedback_models import ActiveCalibration, Calibration, Measurement
+from app.db.repository import keyset_page, shape_conditions
 
 _M = cast(Table, Measurement.__table__)
 _C = cast(Table, Calibration.__table__)
@@ -100,25 +101,13 @@ def list_measurements(
         The page and the cursor of the next one (None when nothing follows).
     """
     c = _M.c
-    query = select(_M)
     conditions = [
         (where.soc, c.soc.__eq__),
-        (where.m_min, c.m.__ge__),
-        (where.m_max, c.m.__le__),
-        (where.n_min, c.n.__ge__),
-        (where.n_max, c.n.__le__),
-        (where.k_min, c.k.__ge__),
-        (where.k_max, c.k.__le__),
+        *shape_conditions(c, where),
         (where.problem_key, c.problem_key.__eq__),
-        (before_seq, c.seq.__lt__),
     ]
-    for value, condition in conditions:
-        if value is not None:
-            query = query.where(condition(value))
-    with db.read() as conn:
-        rows = conn.execute(query.order_by(c.seq.desc()).limit(limit + 1)).all()
-    next_seq = int(rows[limit - 1].seq) if len(rows) > limit else None
-    return [MeasurementRow.from_row(r) for r in rows[:limit]], next_seq
+    rows, next_seq = keyset_page(db, select(_M), c.seq, conditions, before_seq, limit)
+    return [MeasurementRow.from_row(r) for r in rows], next_seq
 
 
 def measurements_of_problem(db: Database, problem_key: str) -> list[MeasurementRow]:

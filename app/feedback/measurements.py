@@ -176,6 +176,6 @@ def measurement_doc(row: MeasurementRow, predicted: dict[str, Any] | None) -> di
         "device": row.device,
         "note": row.note,
         "source": row.source,
-        "created_at": row.created_at,
+        "created_at": row.created_at.isoformat(),
         "prediction": predicted,
     }

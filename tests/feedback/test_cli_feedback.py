@@ -29,7 +29,8 @@ def _run(args: list[str], tmp_path: Path) -> tuple[int, Any]:
 
 def _csv_row(tiling: dict[str, int], device_us: float) -> str:
     header = ("case,soc,m,n,k,dtype,usedCoreNum,singleCoreM,singleCoreN,baseM,baseN,baseK,"
-              "depthA1,depthB1,stepM,stepN,stepKa,stepKb,task_duration_us")  # fmt: skip
+              "depthA1,depthB1,stepM,stepN,stepKa,stepKb,iterateOrder,dbL0A,dbL0B,dbL0C,"
+              "task_duration_us")  # fmt: skip
     fields = header.split(",")[6:-1]
     cells = ["mine", "Ascend910B2", "256", "256", "256", "fp16"]
     cells += [str(tiling[f]) for f in fields] + [str(device_us)]

@@ -39,7 +39,7 @@ from simcore.hardware.presets import HardwarePreset, custom_preset, load_preset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
 from simcore.version import MODEL_VERSION
-from tiler.measured import predicted_us
+from tiler.measured import at_clock, predicted_us
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -96,12 +96,14 @@ class Observation:
         tiling: Its complete TCubeTiling.
         kind: ``device_time_us`` or ``time_us`` (what was measured).
         measured_us: The measured time.
+        clock_mhz: The AI Core clock it ran at, when stated (else the preset's).
     """
 
     problem: Problem
     tiling: TCubeTiling
     kind: str
     measured_us: float
+    clock_mhz: float | None = None
 
 
 def fittable_constants(preset: HardwarePreset) -> list[str]:
@@ -146,10 +148,11 @@ class Predictor:
         self.observations = list(observations)
         groups: dict[str, list[int]] = {}
         for i, obs in enumerate(self.observations):
-            groups.setdefault(obs.problem.model_dump_json(), []).append(i)
+            groups.setdefault(f"{obs.problem.model_dump_json()}@{obs.clock_mhz}", []).append(i)
         self.groups = [
             (
                 self.observations[idx[0]].problem,
+                self.observations[idx[0]].clock_mhz,
                 np.asarray(idx),
                 {
                     f: np.asarray([getattr(self.observations[i].tiling, f) for i in idx])
@@ -163,8 +166,8 @@ class Predictor:
     def __call__(self, preset: HardwarePreset, rows: npt.NDArray[np.int64] | None = None) -> Any:
         """The model's figure of each observation (of ``rows`` only, when given) on ``preset``."""
         out = np.empty(len(self.observations))
-        for problem, idx, fields in self.groups:
-            est = estimate_arrays(problem, preset, fields)
+        for problem, clock_mhz, idx, fields in self.groups:
+            est = estimate_arrays(problem, at_clock(preset, clock_mhz), fields)
             times = np.asarray(est["time_us"], dtype=float).reshape(-1)
             device = est.get("device_time_us")
             for j, i in enumerate(idx):

@@ -26,6 +26,18 @@ WARN_RATIO = 5.0
 MEASURED_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "SCALAR")
 
 
+def at_clock(preset: HardwarePreset, clock_mhz: float | None) -> HardwarePreset:
+    """The chip at the clock a measurement states (the preset's own when it states none).
+
+    A board run at another AI Core clock than the preset's (a power cap, a different SKU
+    setting) takes proportionally more or fewer microseconds per cycle; predicting it at the
+    preset's clock would blame the model for the clock.
+    """
+    if clock_mhz is None or clock_mhz == preset.clock_mhz:
+        return preset
+    return preset.model_copy(update={"clock_mhz": float(clock_mhz)})
+
+
 def canonical_json(obj: Any) -> str:
     """Sorted, compact JSON text (the input of every key here)."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))

@@ -68,7 +68,9 @@ async def tune_tiling(
     preset, calibration = await chosen_preset(service, body.problem)
     answer = await service.tune(body, preset)
     answer = answer.model_copy(update={"calibration": calibration})
-    return await measured_answers.resolve(service, answer, body.problem, body.fixed, body.source)
+    return await measured_answers.resolve(
+        service, answer, body.problem, body.fixed, body.source, preset
+    )
 
 
 @router.post(

@@ -19,10 +19,10 @@ from app.db.engine import Database
 from app.feedback.measurements import measurement_doc
 from app.schemas import TuneResponse
 from simcore.evaluate import estimate_dict
-from simcore.hardware.presets import load_preset
+from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
-from tiler.measured import compare, problem_key
+from tiler.measured import at_clock, compare, problem_key
 
 #: What a request may ask for: the measured answer when there is one (the default), or the
 #: model's.
@@ -41,10 +41,16 @@ def fastest_measured(
     return None
 
 
-def measured_estimate(row: frepo.MeasurementRow) -> dict[str, Any]:
-    """The model's estimate of a measured kernel (in a pool worker)."""
+def measured_estimate(
+    row: frepo.MeasurementRow, preset: HardwarePreset | None = None
+) -> dict[str, Any]:
+    """The model's estimate of a measured kernel at its clock (in a pool worker).
+
+    ``preset`` is the request's calibration profile (None: the packaged preset).
+    """
     problem = Problem.model_validate(row.problem)
-    return estimate_dict(problem, TCubeTiling.model_validate(row.tiling), load_preset(problem.soc))
+    chip = at_clock(preset or load_preset(problem.soc), row.device["clock_mhz"])
+    return estimate_dict(problem, TCubeTiling.model_validate(row.tiling), chip)
 
 
 def as_measured(answer: R, row: frepo.MeasurementRow, estimate: dict[str, Any]) -> R:
@@ -64,7 +70,12 @@ def as_measured(answer: R, row: frepo.MeasurementRow, estimate: dict[str, Any]) 
 
 
 async def resolve(
-    service: Any, answer: R, problem: Problem, fixed: dict[str, int], source: SourceChoice | None
+    service: Any,
+    answer: R,
+    problem: Problem,
+    fixed: dict[str, int],
+    source: SourceChoice | None,
+    preset: HardwarePreset | None = None,
 ) -> R:
     """The answer to send: the measured one, or the model's (``source`` says which).
 
@@ -77,10 +88,11 @@ async def resolve(
         problem: The exact problem.
         fixed: The request's pins (a measured kernel must meet them).
         source: The caller's choice (None: measured when there is one).
+        preset: The request's calibration profile (the measured kernel's estimate uses it).
     """
     if source != "model":
         row = await anyio.to_thread.run_sync(fastest_measured, service.db, problem, fixed)
         if row is not None:
-            estimate = await service.pool.call(measured_estimate, row)
+            estimate = await service.pool.call(measured_estimate, row, preset)
             return as_measured(answer, row, estimate)
     return answer.model_copy(update={"source": "model"})

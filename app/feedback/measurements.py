@@ -18,7 +18,7 @@ from simcore.errors import InputError
 from simcore.hardware.presets import load_preset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem, check_supported
-from tiler.measured import compare, kernel_key, prediction, problem_key, rank_us
+from tiler.measured import at_clock, compare, kernel_key, prediction, problem_key, rank_us
 
 _US = Field(default=None, gt=0, le=1e12, description="Microseconds.")
 
@@ -131,7 +131,8 @@ def prepare_batch(
                     "device.soc", "same_soc", f"device.soc {item.device.soc!r} is not the "
                     f"problem's soc {problem.soc!r}", item.device.soc, problem.soc,
                 )  # fmt: skip
-            preset = load_preset(problem.soc)
+            clock = None if item.device is None else item.device.clock_mhz
+            preset = at_clock(load_preset(problem.soc), clock)
             check_supported(problem, preset)
             tiling = complete_tiling(item.tiling.fields(), problem, preset)
         except InputError as exc:
@@ -156,7 +157,7 @@ def predict_rows(rows: list[MeasurementRow]) -> list[dict[str, Any] | None]:
     for row in rows:
         try:
             problem = Problem.model_validate(row.problem)
-            preset = load_preset(problem.soc)
+            preset = at_clock(load_preset(problem.soc), row.device["clock_mhz"])
             tiling = TCubeTiling.model_validate(row.tiling)
             out.append(compare(estimate_dict(problem, tiling, preset), row.measured))
         except (InputError, ValueError):

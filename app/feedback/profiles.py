@@ -46,6 +46,7 @@ def observations(rows: Sequence[frepo.MeasurementRow]) -> list[Observation]:
                 TCubeTiling.model_validate(row.tiling),
                 kind,
                 float(row.measured[kind]),
+                row.device["clock_mhz"],
             )
         )
     return out

@@ -35,7 +35,7 @@ from simcore.hardware.presets import load_preset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
 from tiler.calibrate import profile_preset
-from tiler.measured import compare
+from tiler.measured import at_clock, compare
 
 router = APIRouter()
 
@@ -156,11 +156,13 @@ def chart_points(
     for row in rows:
         problem = Problem.model_validate(row.problem)
         tiling = TCubeTiling.model_validate(row.tiling)
-        default = compare(estimate_dict(problem, tiling, load_preset(problem.soc)), row.measured)
+        clock = row.device["clock_mhz"]
+        chip = at_clock(load_preset(problem.soc), clock)
+        default = compare(estimate_dict(problem, tiling, chip), row.measured)
         point = {"id": row.id, "measured_us": default["measured_us"],
                  "default_us": default["predicted_us"], "profile_us": None}  # fmt: skip
         if constants:
-            preset = profile_preset(problem.soc, constants)
+            preset = at_clock(profile_preset(problem.soc, constants), clock)
             point["profile_us"] = compare(estimate_dict(problem, tiling, preset), row.measured)[
                 "predicted_us"
             ]

@@ -162,7 +162,7 @@ def test_bad_csv_is_422_naming_row_and_column_and_stores_nothing(
         )
 
 
-def test_far_off_measurement_is_stored_with_a_warning(tmp_path: Path) -> None:
+def test_far_off_measurement_warns_and_the_stated_clock_is_priced(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'db' / 'tiler.db'}"
     with running_server(tmp_path, _env(url)) as server, server.client() as client:
         model = client.post("/v1/tilings:tune", json=REQUEST).json()
@@ -176,8 +176,19 @@ def test_far_off_measurement_is_stored_with_a_warning(tmp_path: Path) -> None:
             json={"problem": PROBLEM, "tiling": model["tiling"],
                   "measured": {"time_us": 1.0}, "device": {"soc": "Ascend910B1"}},
         )  # fmt: skip
+        clock = client.get("/v1/hardware/Ascend910B2").json()["values"]["clock_mhz"]
+        both = client.post(
+            "/v1/measurements",
+            json=[{"problem": PROBLEM, "tiling": model["tiling"],
+                   "measured": {"device_time_us": 10.0}},
+                  {"problem": PROBLEM, "tiling": model["tiling"],
+                   "measured": {"device_time_us": 10.0}, "device": {"clock_mhz": clock / 2}}],
+        )  # fmt: skip
     assert far.status_code == 201
     assert "5x" in far.json()["items"][0]["prediction"]["warning"]
+    # A board at half the preset's clock takes twice the device time for the same cycles.
+    at_preset, at_half = (i["prediction"]["predicted_us"] for i in both.json()["items"])
+    assert at_half == pytest.approx(2 * at_preset, rel=1e-9)
     assert far.json()["warnings"]
     assert mismatch.status_code == 422
     assert mismatch.json()["errors"][0]["field"] == "device.soc"

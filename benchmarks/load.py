@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -178,6 +179,49 @@ def own_server(database_url: str | None) -> Iterator[str]:
             proc.wait(timeout=30)
 
 
+#: Problems of the large job whose submission is timed against /healthz (the server's limit).
+LARGE_JOB_PROBLEMS = 10_000
+
+
+def _post_json(url: str, path: str, payload: object) -> tuple[float, dict[str, object]]:
+    """POSTs JSON; returns the seconds it took and the decoded answer."""
+    data = json.dumps(payload).encode()
+    request = urllib.request.Request(
+        f"{url}{path}", data=data, headers={"content-type": "application/json"}
+    )
+    start = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=600) as response:
+        answer = json.loads(response.read())
+    return time.perf_counter() - start, answer
+
+
+def large_job_stall(url: str) -> tuple[float, float, int]:
+    """Submits a 10,000-problem job while one client polls /healthz; cancels the job after.
+
+    Returns:
+        (the submission's seconds, the slowest /healthz in ms meanwhile, /healthz answered).
+    """
+    problems = [{"m": 1 + i, "n": 64, "k": 64} for i in range(LARGE_JOB_PROBLEMS)]
+    done = threading.Event()
+    latencies: list[float] = []
+
+    def poll() -> None:
+        while not done.is_set():
+            start = time.perf_counter()
+            with urllib.request.urlopen(f"{url}/healthz", timeout=60) as response:
+                response.read()
+            latencies.append(time.perf_counter() - start)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    time.sleep(0.2)
+    seconds, job = _post_json(url, "/v1/tuning-jobs", {"problems": problems, "budget": 0})
+    done.set()
+    poller.join()
+    _post_json(url, f"/v1/tuning-jobs/{job['id']}:cancel", {})
+    return seconds, max(latencies) * 1000, len(latencies)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="A running server (default: start one).")
@@ -214,6 +258,7 @@ def main() -> None:
                     )
                 )  # fmt: skip
         pauses = gc_pauses(url)
+        job_s, stall_ms, polls = large_job_stall(url)
     print(
         f"\n{args.rounds} rounds x {args.seconds:.0f} s per endpoint, concurrency "
         f"{args.concurrency}, loopback; requests/s is the median round, latency is pooled\n"
@@ -250,6 +295,10 @@ def main() -> None:
         f"gen {g}: {count} (longest {ms:.1f} ms)" for g, (count, ms) in pauses.items()
     )
     print(f"server garbage collections since its start: {collections or 'not reported'}")
+    print(
+        f"a {LARGE_JOB_PROBLEMS:,}-problem job submitted in {job_s * 1000:.0f} ms; the slowest "
+        f"of {polls} /healthz meanwhile took {stall_ms:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,10 @@ entries, and for each group a lower bound on the estimated time of every point i
   than min(peak, the chip's L2 bandwidth shared by the active cores), and the chip's HBM moves
   at least the unique bytes, a share of which the slowest core's copies wait for.
 
-(:mod:`tiler.bounds` has the full list; it is computed first with one interval of A's share of
-L1, then with the full cut only for the groups the coarse one leaves; where the pass-start
+(:mod:`tiler.bounds` has the full list; it is computed in tiers, each never above the next:
+first from what the group fixes alone (:func:`tiler.bounds.fixed_lower_bounds`: the compute chain,
+the fixed busy totals, the HBM floor), then with one interval of A's share of L1 for the groups
+that leaves, then with the full cut only for the groups the coarse one leaves; where the pass-start
 stalls of UB-staged operands apply, the coarse pass is first run without them, which only
 lowers it, and then with them for the groups it leaves.)
 
@@ -50,7 +52,12 @@ from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays, o
 from simcore.pipeline.costs import ceil_div
 from simcore.tiling.problem import Template
 from simcore.version import MODEL_VERSION
-from tiler.bounds import cube_lower_bounds, group_lower_bounds, pass_start_stalls_apply
+from tiler.bounds import (
+    cube_lower_bounds,
+    fixed_lower_bounds,
+    group_lower_bounds,
+    pass_start_stalls_apply,
+)
 from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand, operand_fields
 
 __all__ = ["Candidate", "ScreenResult", "group_lower_bounds", "probe_points", "screen"]
@@ -482,10 +489,16 @@ def screen(
     cand = np.flatnonzero(cheap < top.threshold())
     cheap_pruned = n - cand.shape[0]
     lb = np.full(n, np.inf)
-    stalls = pass_start_stalls_apply(space)
+    # What the group fixes alone (no reuse case, no split of L1): several times cheaper than
+    # the coarse bound and never above it, it rules out most groups of the UB-path chips.
     for start in range(0, cand.shape[0], CHUNK_POINTS):
         idx = cand[start : start + CHUNK_POINTS]
-        lb[idx] = group_lower_bounds(space, idx, splits=1, stalls=not stalls)
+        lb[idx] = fixed_lower_bounds(space, idx)
+    coarse = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+    stalls = pass_start_stalls_apply(space)
+    for start in range(0, coarse.shape[0], CHUNK_POINTS):
+        idx = coarse[start : start + CHUNK_POINTS]
+        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, stalls=not stalls))
     if stalls:
         mid = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
         for start in range(0, mid.shape[0], CHUNK_POINTS):

@@ -465,7 +465,7 @@ def screen(
     seed-002-style points) of the groups with the smallest cheap bound give an incumbent; a warm
     start (the few groups with the least coarse bound among those with the least fixed bound, scored
     in full) improves it; the bounds (:mod:`tiler.bounds`, in tiers) of the groups the cheap one
-    cannot rule out; then the groups are enumerated in full, best bound first, each only while its
+    cannot rule out; then the groups are enumerated in full, best probe first, each only while its
     bound is below the runner-up's time. Enumeration stops when no group left can beat the runner-up
     (the answer is then exact) or when ``max_points`` points were scored (the certificate then gives
     the proven gap).
@@ -565,8 +565,9 @@ def screen(
         lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx))
     lb[cheap >= top.threshold()] = cheap[cheap >= top.threshold()]
     cand = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
-    # Enumeration order: best bound first (ties by probe time), so the runner-up tightens early.
-    order = cand[np.lexsort((probe_time[cand], lb[cand]))]
+    # Enumeration order: probed groups by probe time, then the rest by bound (where the budget
+    # runs out first this found better answers than best-bound-first: 910A fp16 16 x 5120 x 13824).
+    order = cand[np.lexsort((lb[cand], probe_time[cand]))]
     # Every group but the candidates is done (ruled out); a mask, not np.setdiff1d, which
     # sorts the whole range (half a second on 600k groups).
     done = np.ones(n, dtype=bool)

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.busy import block_types, compute_busy
+from simcore.pipeline.busy import block_types, compute_busy, cube_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.tiling.problem import Problem
 from tiler.bounds import cases, chains, copies, slots, traffic
@@ -42,14 +42,14 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
     """A cheap bound (us): the M pipe's busy time plus launch, for groups ``idx`` (all: None).
 
     Valid because the estimate is at least the busiest pipe and the M pipe's work is fixed by
-    the group (:func:`simcore.pipeline.busy.compute_busy`).
+    the group (:func:`simcore.pipeline.busy.cube_busy`).
     """
     problem, preset = space.problem, space.preset
     g = _select(space.groups, idx)
     c = Costs(problem, preset)
-    cube = compute_busy(
+    cube = cube_busy(
         c, problem.k, g["singleCoreM"], g["singleCoreN"], g["baseM"], g["baseN"], g["baseK"]
-    )[0]
+    )
     launch = preset.launch_overhead_us * preset.clock_mhz
     return np.asarray((cube + launch) / preset.clock_mhz * (1.0 - _ROUNDING), dtype=np.float64)
 

@@ -60,10 +60,11 @@ class Case:
 def _fields(row: dict[str, str]) -> dict[str, int]:
     """The row's tiling fields; the cells the source leaves empty as for the 910B1 file.
 
-    The convention of tests/support/board.py (the same nine kernels on 910B1): a depthB1 not
-    stated is 8, the one case 7 states for the same kernel; a depthA1 not stated is 1; a stepK
-    not stated is half its depth (the L1 double buffer: case 5 states depthA1 8 with stepKa 4,
-    case 7 depthB1 8 with stepKb 4); stepM / stepN not stated are 1.
+    The convention the calibration work (tests/support/board.py) uses for the same nine
+    kernels on 910B1: a depthB1 not stated is 8, the one case 7 states for the same kernel; a
+    depthA1 not stated is 1; a stepK not stated is half its depth (the L1 double buffer: case 5
+    states depthA1 8 with stepKa 4, case 7 depthB1 8 with stepKb 4); stepM / stepN not stated
+    are 1.
     """
 
     def cell(key: str, default: int) -> int:

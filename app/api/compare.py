@@ -2,21 +2,29 @@
 
 The body is a ``tilings:tune`` body plus ``dtypes``; the answer has one row per dtype with the
 tuned time and, on Ascend 950, CANN's own pick for comparison (:mod:`tiler.compare`). Not cached:
-each call runs one tune per dtype.
+each call runs one tune per dtype, in the search pool (a slot per call, as any search).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio.to_thread
 from fastapi import APIRouter, Body, Request
 from pydantic import Field
 
+from app.api.deps import JSON_BODY
 from app.problem_json import problem_responses
 from app.schemas import TuneBody
-from app.tuning import check_search_options
+from app.tuning import (
+    JobOutcome,
+    TuningService,
+    check_search_options,
+    error_outcome,
+    raise_outcome_error,
+)
+from simcore.errors import InputError, UnknownSocError
 from tiler.compare import MAX_COMPARED_DTYPES, compare_dtypes
+from tiler.tune import TuneRequest
 
 router = APIRouter(prefix="/v1", tags=["tilings"])
 
@@ -48,6 +56,7 @@ _EXAMPLE = {
     "/tilings:compare-dtypes",
     summary="Compare dtypes for one shape (tuned, and CANN's pick on 950)",
     responses=problem_responses(400, 401, 413, 415, 422),
+    dependencies=JSON_BODY,
 )
 async def compare_tiling_dtypes(
     body: Annotated[CompareDtypesBody, Body(openapi_examples=_EXAMPLE)], request: Request
@@ -63,5 +72,22 @@ async def compare_tiling_dtypes(
     budget = settings.default_budget if body.budget is None else body.budget
     check_search_options(budget, body.sampler, settings.max_budget)
     req = body.tuner_request(budget)
-    answer: dict[str, Any] = await anyio.to_thread.run_sync(compare_dtypes, req, body.dtypes)
+    # In the bounded pool, not a thread of its own: these are searches, and unbounded threads
+    # of them would starve the server.
+    service: TuningService = request.app.state.service
+    outcome = await service.pool.call(compare_job, req, body.dtypes)
+    raise_outcome_error(outcome)
+    answer: dict[str, Any] = outcome[1]
     return answer
+
+
+def compare_job(request: TuneRequest, dtypes: list[str]) -> JobOutcome:
+    """Runs :func:`tiler.compare.compare_dtypes` in a pool worker (errors as outcomes).
+
+    Returns:
+        ("ok", answer), or an error outcome (see :func:`app.tuning.raise_outcome_error`).
+    """
+    try:
+        return ("ok", compare_dtypes(request, dtypes))
+    except (InputError, UnknownSocError) as exc:
+        return error_outcome(exc)

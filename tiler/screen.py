@@ -93,7 +93,7 @@ PIN_FALLBACK_GROUPS = 64
 #: full bound against 1,196 at the optimum); the optimum's group is among the four with the
 #: least coarse bound there.
 WARM_GROUPS = 8
-WARM_POINTS = 200_000
+WARM_POINTS = 100_000
 #: The groups with the least fixed bound whose coarse bound picks the warm-start groups.
 WARM_SAMPLE = 16_384
 #: Warm start only where the incumbent is this far above the least coarse bound of the sample

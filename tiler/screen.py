@@ -496,6 +496,72 @@ def _warm_groups(
     return out
 
 
+def _bound_groups(
+    space: Space, top: _Top, cheap: Any
+) -> tuple[Any, Any, Any, tuple[int, int, int]]:
+    """The bounds of the groups the cube bound ``cheap`` leaves, with the warm starts.
+
+    Returns:
+        The bound of every group (inf where none was computed, the cube bound where it rules the
+        group out), the groups still open (not ruled out, not scored in full), the groups scored
+        in full (mask), and (groups ruled out by the cube bound, points scored, bound
+        violations).
+    """
+    n = space.size
+    scored = violations = 0
+    # Full bound of the groups the cheap bound leaves (chunked: bounded memory): first with
+    # one interval of A's share of L1 (several times cheaper; where the pass-start stalls
+    # apply, first without them, then with them for the groups that cannot be ruled out
+    # without), then with the full cut for the groups that one cannot rule out (each pass is
+    # never below the one before).
+    lb = np.full(n, np.inf)
+    coarse_done = np.zeros(n, dtype=bool)
+    warmed = np.zeros(n, dtype=bool)
+    # Warm start (see WARM_GROUPS), first from every s-th open group (the cube bound and the
+    # fixed tier of every group then face a closer incumbent), then from the least fixed tier
+    # of all.
+    cand = np.flatnonzero(cheap < top.threshold())
+    pool = cand[:: max(1, -(-cand.shape[0] // WARM_POOL))]
+    lb[pool] = fixed_lower_bounds(space, pool)
+    fixed_done = np.zeros(n, dtype=bool)
+    fixed_done[pool] = True
+    more, below = _warm_start(space, top, pool, lb, (coarse_done, warmed), WARM_POINTS)
+    warm_points = more
+    scored += more
+    violations += below
+    cand = np.flatnonzero((cheap < top.threshold()) & ~warmed)
+    cheap_pruned = n - cand.shape[0] - int(warmed.sum())
+    # What the group fixes alone (no reuse case, no split of L1): several times cheaper than
+    # the coarse bound and never above it, it rules out most groups of the UB-path chips.
+    rest = cand[~fixed_done[cand]]
+    for start in range(0, rest.shape[0], CHUNK_POINTS):
+        idx = rest[start : start + CHUNK_POINTS]
+        lb[idx] = fixed_lower_bounds(space, idx)
+    stalls = pass_start_stalls_apply(space)
+    more, below = _warm_start(
+        space, top, cand, lb, (coarse_done, warmed), WARM_POINTS - warm_points
+    )
+    scored += more
+    violations += below
+    cand = cand[~warmed[cand]]
+    coarse = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
+    for start in range(0, coarse.shape[0], CHUNK_POINTS):
+        idx = coarse[start : start + CHUNK_POINTS]
+        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, stalls=not stalls))
+    if stalls:
+        mid = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
+        for start in range(0, mid.shape[0], CHUNK_POINTS):
+            idx = mid[start : start + CHUNK_POINTS]
+            lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
+    fine = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+    for start in range(0, fine.shape[0], CHUNK_POINTS):
+        idx = fine[start : start + CHUNK_POINTS]
+        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx))
+    lb[cheap >= top.threshold()] = cheap[cheap >= top.threshold()]
+    cand = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+    return lb, cand, warmed, (cheap_pruned, scored, violations)
+
+
 def screen(
     space: Space, top_k: int = 16, max_points: int | None = DEFAULT_MAX_POINTS
 ) -> ScreenResult:
@@ -556,56 +622,10 @@ def screen(
             if top.threshold() < float("inf"):
                 break
 
-    # Full bound of the groups the cheap bound leaves (chunked: bounded memory): first with
-    # one interval of A's share of L1 (several times cheaper; where the pass-start stalls
-    # apply, first without them, then with them for the groups that cannot be ruled out
-    # without), then with the full cut for the groups that one cannot rule out (each pass is
-    # never below the one before).
-    lb = np.full(n, np.inf)
-    coarse_done = np.zeros(n, dtype=bool)
-    warmed = np.zeros(n, dtype=bool)
-    # Warm start (see WARM_GROUPS), first from every s-th open group (the cube bound and the
-    # fixed tier of every group then face a closer incumbent), then from the least fixed tier
-    # of all.
-    cand = np.flatnonzero(cheap < top.threshold())
-    pool = cand[:: max(1, -(-cand.shape[0] // WARM_POOL))]
-    lb[pool] = fixed_lower_bounds(space, pool)
-    fixed_done = np.zeros(n, dtype=bool)
-    fixed_done[pool] = True
-    more, below = _warm_start(space, top, pool, lb, (coarse_done, warmed), WARM_POINTS)
-    warm_points = more
-    scored += more
-    violations += below
-    cand = np.flatnonzero((cheap < top.threshold()) & ~warmed)
-    cheap_pruned = n - cand.shape[0] - int(warmed.sum())
-    # What the group fixes alone (no reuse case, no split of L1): several times cheaper than
-    # the coarse bound and never above it, it rules out most groups of the UB-path chips.
-    rest = cand[~fixed_done[cand]]
-    for start in range(0, rest.shape[0], CHUNK_POINTS):
-        idx = rest[start : start + CHUNK_POINTS]
-        lb[idx] = fixed_lower_bounds(space, idx)
-    stalls = pass_start_stalls_apply(space)
-    more, below = _warm_start(
-        space, top, cand, lb, (coarse_done, warmed), WARM_POINTS - warm_points
-    )
-    scored += more
-    violations += below
-    cand = cand[~warmed[cand]]
-    coarse = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
-    for start in range(0, coarse.shape[0], CHUNK_POINTS):
-        idx = coarse[start : start + CHUNK_POINTS]
-        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, stalls=not stalls))
-    if stalls:
-        mid = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
-        for start in range(0, mid.shape[0], CHUNK_POINTS):
-            idx = mid[start : start + CHUNK_POINTS]
-            lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
-    fine = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
-    for start in range(0, fine.shape[0], CHUNK_POINTS):
-        idx = fine[start : start + CHUNK_POINTS]
-        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx))
-    lb[cheap >= top.threshold()] = cheap[cheap >= top.threshold()]
-    cand = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+    lb, cand, warmed, counts = _bound_groups(space, top, cheap)
+    cheap_pruned = counts[0]
+    scored += counts[1]
+    violations += counts[2]
     # Enumeration order: probed groups by probe time, then the rest by bound (where the budget
     # runs out first this found better answers than best-bound-first: 910A fp16 16 x 5120 x 13824).
     order = cand[np.lexsort((lb[cand], probe_time[cand]))]

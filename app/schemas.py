@@ -35,7 +35,13 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from app.problem_json import ProblemDetail, ViolationDetail
-from simcore.hardware.dtypes import BIAS_DTYPES, INPUT_DTYPES, OUTPUT_DTYPES, DType
+from simcore.hardware.dtypes import (
+    BIAS_DTYPES,
+    DTYPE_ALIASES,
+    INPUT_DTYPES,
+    OUTPUT_DTYPES,
+    DType,
+)
 from simcore.hardware.presets import HardwarePreset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem
@@ -70,7 +76,12 @@ _INPUT_VALUES = [d.value for d in INPUT_DTYPES]
 
 
 def _input_dtype(value: Any) -> Any:
-    """Refuses a dtype that is not an input dtype (``int32`` is an output and bias type only)."""
+    """Refuses a dtype that is not an input dtype (``int32`` is an output and bias type only).
+
+    The MX short names (``mxfp4``, ``mxfp8``) resolve to their OCP default element types.
+    """
+    if isinstance(value, str) and value in DTYPE_ALIASES:
+        return DTYPE_ALIASES[value]
     if value not in _INPUT_VALUES:
         raise PydanticCustomError(
             "enum",

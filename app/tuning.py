@@ -21,6 +21,7 @@ pickling back from a worker process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -30,7 +31,7 @@ import os
 import signal
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ import anyio.to_thread
 from app.db import repository as repo
 from app.db.engine import Database
 from app.db.repository import NewResult
+from app.lifeline import run_in_child
 from app.metrics import Metrics
 from app.problem_json import input_error_problem, unknown_soc_problem, violations_problem
 from app.schemas import (
@@ -200,7 +202,8 @@ def prepare_item(request_json: str) -> PreparedTune:
     return prepare_tune(request, parse_problem(request.problem))
 
 
-def _error_outcome(exc: Exception) -> JobOutcome:
+def error_outcome(exc: Exception) -> JobOutcome:
+    """A simcore input error as a pool job's outcome (other exceptions are re-raised)."""
     if isinstance(exc, UnknownSocError):
         return ("unknown_soc", {"soc": exc.soc, "known": list(exc.known)})
     if isinstance(exc, InputError):
@@ -222,14 +225,21 @@ def raise_outcome_error(outcome: JobOutcome) -> None:
     )
 
 
-def check_feasible(problem: Problem) -> None:
-    """Refuses a problem that breaks a rule of its own (seed 002 table 1): no tiling is legal.
+def check_feasible(problem: Problem, fixed: Mapping[str, Any] | None = None) -> None:
+    """Refuses a problem that breaks a rule of its own (seed 002 table 1), or impossible pins.
 
-    Checked before a search is claimed, so the answer names the rule (for example
-    ``ND_A_KA_RANGE`` for K > 65535 with a non-transposed ND A) instead of an empty space.
+    Checked before a search is claimed (and counted), so the answer comes at once and names the
+    rule (for example ``ND_A_KA_RANGE`` for K > 65535 with a non-transposed ND A) or the pin
+    that no legal tiling meets, instead of an empty space after a search.
+
+    Args:
+        problem: The problem.
+        fixed: The request's pinned fields (struct names); with pins, the legal space is built
+            (milliseconds), which is where a pin that cannot be met shows.
 
     Raises:
         UnsupportedError: The chip cannot run the problem (dtype, device memory).
+        InputError: A pin cannot be met (``fixed.<field>``).
         ProblemError: 422 ``infeasible-problem`` listing the violated rules.
     """
     from simcore.tiling.legality import problem_violations
@@ -244,6 +254,10 @@ def check_feasible(problem: Problem) -> None:
             + "; ".join(v["message"] for v in violations),
             violations,
         )
+    if fixed:
+        from tiler.space import build_space
+
+        build_space(problem, preset, fixed)
 
 
 def tune_job(request: TuneRequest, **options: Any) -> JobOutcome:
@@ -263,7 +277,7 @@ def tune_job(request: TuneRequest, **options: Any) -> JobOutcome:
         answer = tune(request, **options)
         seconds = time.perf_counter() - start
     except (InputError, UnknownSocError) as exc:
-        return _error_outcome(exc)
+        return error_outcome(exc)
     return ("ok", (json.dumps(_finite(answer), separators=(",", ":"), allow_nan=False), seconds))
 
 
@@ -348,6 +362,11 @@ def _explanation(problem: Any, tiling: Any, preset: Any, estimate: dict[str, Any
     return explain_tiling(problem, tiling, preset, estimate)
 
 
+def _ready() -> bool:
+    """A task that does nothing: submitted to start a pool's worker processes."""
+    return True
+
+
 def _worker_init() -> None:
     # Ctrl-C goes to the whole process group; the server shuts its pool down itself, so the
     # workers must not die mid-task with a KeyboardInterrupt traceback of their own.
@@ -372,6 +391,9 @@ class SearchPool:
         self.kind = kind
         self.workers = workers
         self._executor = self._make()
+        # The async callers' admission: at most ``workers`` of their calls are in the executor,
+        # the others wait here (where the wait is visible and costs no claim).
+        self._slots = asyncio.Semaphore(workers)
 
     def _make(self) -> Executor:
         if self.kind == "thread":
@@ -381,11 +403,39 @@ class SearchPool:
         return ProcessPoolExecutor(
             self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init,
+            # A server killed with SIGKILL must not leave its searches running (and holding
+            # memory): each worker watches this process from before it imports anything heavy.
+            initializer=run_in_child,
+            initargs=(os.getpid(), f"{__name__}:_worker_init"),
         )
 
+    def warm(self) -> None:
+        """Starts the worker processes now, in the background, instead of at the first search.
+
+        A worker's start imports the search (seconds on a loaded machine); paid at start-up,
+        it no longer delays the first search, or the takeover of a dead server's search.
+        """
+        if self.kind == "process":
+            for _ in range(self.workers):
+                self._executor.submit(_ready)
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Holds one of the pool's ``workers`` slots: entered once a worker is free.
+
+        A search claims its cache key (across processes) only inside a slot, so that a process
+        never holds claims on work it has not started while another process sits idle.
+        """
+        async with self._slots:
+            yield
+
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Runs ``fn(*args)`` in the pool and returns its result."""
+        """Runs ``fn(*args)`` in the pool (once a slot is free) and returns its result."""
+        async with self._slots:
+            return await self.call_in_slot(fn, *args)
+
+    async def call_in_slot(self, fn: Callable[..., T], *args: Any) -> T:
+        """Runs ``fn(*args)`` in the pool; the caller holds a :meth:`slot`."""
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._executor, fn, *args)
@@ -450,8 +500,9 @@ class TuningService:
         self.pool = pool
         self.metrics = metrics
         self.flights = SearchFlights(
-            db, metrics, lease_s=settings.claim_lease_s, poll_s=settings.claim_poll_s
-        )
+            db, metrics, lease_s=settings.claim_lease_s, poll_s=settings.claim_poll_s,
+            slot=pool.slot,
+        )  # fmt: skip
         # Two memos in front of the database, both safe because what they hold never changes:
         # a request's cache key is a pure function of the request (the preset digest and the
         # model version are fixed for the life of the process), and a stored answer is never
@@ -495,26 +546,47 @@ class TuningService:
             ProblemError: The request is invalid (422 naming the field or rule).
         """
         prepared = self.prepare(body, preset)
+        stored = await self.lookup(prepared)
+        if stored is not None:
+            return stored.answer(cached=True)
+        return (await self.search(prepared)).answer(cached=False)
+
+    async def lookup(self, prepared: PreparedTune) -> TilingRecord | None:
+        """The stored answer of a prepared request (counted as a cache hit), or None."""
         stored = self._stored.get(prepared.cache_key)
         if stored is None:
             stored = await anyio.to_thread.run_sync(repo.find_by_key, self.db, prepared.cache_key)
         if stored is not None:
             self._stored.put(prepared.cache_key, stored)
             self.metrics.cache_hits.inc()
-            return stored.answer(cached=True)
+        return stored
+
+    async def search(self, prepared: PreparedTune) -> TilingRecord:
+        """Searches a request that was not in the cache (once across requests and processes).
+
+        The search runs in the pool once a slot is free (:meth:`SearchPool.slot`); identical
+        requests meanwhile join it (:class:`app.singleflight.SearchFlights`).
+
+        Raises:
+            ProblemError: The problem or its pins cannot be met (before anything is searched),
+                or the search refused the request.
+            InputError: A pin that no legal tiling meets (``fixed.<field>``).
+        """
         self.metrics.cache_misses.inc()
-        check_feasible(prepared.problem)
+        # Off the event loop: with pins, the check builds the legal space (milliseconds).
+        await anyio.to_thread.run_sync(check_feasible, prepared.problem, prepared.request.fixed)
 
         async def compute() -> NewResult:
+            # Called by the flight inside a pool slot it holds.
             job = tune_job if prepared.preset is None else partial(tune_job, preset=prepared.preset)
-            outcome = await self.pool.call(job, prepared.request)
+            outcome = await self.pool.call_in_slot(job, prepared.request)
             raise_outcome_error(outcome)
             answer_json, seconds = outcome[1]
             return prepared.new_result(answer_json, seconds)
 
         stored = await self.flights.run(prepared.cache_key, compute)
         self._stored.put(prepared.cache_key, stored)
-        return stored.answer(cached=False)
+        return stored
 
     async def evaluate(
         self, body: TilingCheckBody, *, explain: bool, preset: HardwarePreset | None = None

@@ -14,7 +14,7 @@ entries, and for each group a lower bound on the estimated time of every point i
   than min(peak, the chip's L2 bandwidth shared by the active cores), and the chip's HBM moves
   at least the unique bytes, a share of which the slowest core's copies wait for.
 
-(:mod:`tiler.bound` has the full list; it is computed first with one interval of A's share of
+(:mod:`tiler.bounds` has the full list; it is computed first with one interval of A's share of
 L1, then with the full cut only for the groups the coarse one leaves; where the pass-start
 stalls of UB-staged operands apply, the coarse pass is first run without them, which only
 lowers it, and then with them for the groups it leaves.)
@@ -47,10 +47,11 @@ import numpy.typing as npt
 
 from simcore.estimate.bounds import ub_operand_floor_arrays
 from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays, operand_floor_arrays
+from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.pipeline.costs import ceil_div
 from simcore.tiling.problem import Template
 from simcore.version import MODEL_VERSION
-from tiler.bound import cube_lower_bounds, group_lower_bounds, pass_start_stalls_apply
+from tiler.bounds import cube_lower_bounds, group_lower_bounds, pass_start_stalls_apply
 from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand, operand_fields
 
 __all__ = ["Candidate", "ScreenResult", "group_lower_bounds", "probe_points", "screen"]
@@ -203,9 +204,8 @@ def probe_points(space: Space, groups: Any = None) -> dict[str, npt.NDArray[np.i
     """
     index = np.arange(space.size) if groups is None else np.asarray(groups, dtype=np.int64)
     g = {name: arr[index] for name, arr in space.groups.items()}
-    in_bits = space.in_bits
-    a_blk = g["baseM"] * g["baseK"] * in_bits // 8
-    b_blk = g["baseN"] * g["baseK"] * in_bits // 8
+    a_blk = l1_block_bytes(space.problem.dtype, g["baseM"] * g["baseK"])
+    b_blk = l1_block_bytes(space.problem.dtype, g["baseN"] * g["baseK"])
     room = space.preset.l1_bytes - g["bias_l1"]
     k_iter = g["k_iter"]
     s2 = room // (2 * (a_blk + b_blk))
@@ -422,7 +422,7 @@ def screen(
 
     Branch and bound over the groups: a cheap bound (the M pipe) for every group; probes (two
     seed-002-style points) of the groups with the smallest cheap bound give an incumbent; the
-    full bound (:mod:`tiler.bound`) of the groups the cheap one cannot rule out; then the
+    full bound (:mod:`tiler.bounds`) of the groups the cheap one cannot rule out; then the
     groups are enumerated in full, best probe first, each only while its bound is below the
     runner-up's time. Enumeration stops when no group left can beat the runner-up (the answer
     is then exact) or when ``max_points`` points were scored (the certificate then gives the

@@ -24,9 +24,9 @@ from simcore.errors import InputError
 from simcore.evaluate import estimate_dict
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.footprints import complete_tiling
-from simcore.tiling.problem import Problem, check_supported, parse_problem
+from simcore.tiling.problem import ARCH_3510, Problem, check_supported, parse_problem
 from simcore.tiling.tcube import TCubeTiling, parse_tiling_fields
-from tiler.baselines import recommended_fields, user_tiling
+from tiler.baselines import cann950_fields, recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
 from tiler.screen import screen
 from tiler.space import SEARCH_FIELDS, build_space, parse_fixed
@@ -114,7 +114,8 @@ def _context(
     problem = parse_problem(req.problem)
     preset = preset or load_preset(problem.soc)
     check_supported(problem, preset)
-    return problem, preset
+    # The search and the model see a DN operand as the ND layout of its transpose.
+    return problem.model_view(), preset
 
 
 def canonical_request(req: TuneRequest) -> dict[str, Any]:
@@ -227,6 +228,13 @@ def tune(
     rec_eval = predictor(rec)
     baseline_rows.append({"name": "seed002", "tiling": rec_tiling, "valid": rec_eval.legal})
     baseline_evals.append(rec_eval)
+    if preset.npu_arch == ARCH_3510:
+        # On 950 the answer is also compared with CANN's own pick there (256 x 256 base).
+        cann = cann950_fields(problem, preset)
+        cann_eval = predictor(cann)
+        cann_tiling = complete_tiling(cann, problem, preset)
+        baseline_rows.append({"name": "cann950", "tiling": cann_tiling, "valid": cann_eval.legal})
+        baseline_evals.append(cann_eval)
     if req.baseline is not None:
         user_t, report = user_tiling(req.baseline, problem, preset)
         row: dict[str, Any] = {"name": "user", "tiling": user_t, "valid": report["valid"]}

@@ -11,10 +11,11 @@ import datetime as dt
 from typing import Annotated, Any
 
 import anyio.to_thread
-from fastapi import APIRouter, BackgroundTasks, Body, Path, Query, Response
+from fastapi import APIRouter, BackgroundTasks, Body, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import JSON_BODY, ServiceDep
+from app.api.replay import answers_changed
 from app.db import feedback_repository as frepo
 from app.feedback.profiles import run_calibration, suggest_job
 from app.problem_json import ProblemError, problem_responses
@@ -212,7 +213,10 @@ async def get_calibration(id: _ID, service: ServiceDep) -> CalibrationRecord:
     dependencies=JSON_BODY,
 )
 async def put_active(
-    soc: Annotated[str, Path(max_length=64)], body: ActivateBody, service: ServiceDep
+    soc: Annotated[str, Path(max_length=64)],
+    body: ActivateBody,
+    service: ServiceDep,
+    request: Request,
 ) -> CalibrationRecord:
     """Makes a done profile of this SoC active (`"calibration": "active"` then picks it).
 
@@ -243,4 +247,5 @@ async def put_active(
             cv.get("after"), cv.get("before"),
         )  # fmt: skip
     await anyio.to_thread.run_sync(frepo.set_active, service.db, soc, body.id)
+    answers_changed(request)
     return await _record(service, body.id)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from app.api.deps import JSON_BODY, ServiceDep
 from app.api.pagination import decode_cursor, encode_cursor
+from app.api.replay import answers_changed
 from app.db import feedback_repository as frepo
 from app.db import repository as repo
 from app.feedback.csv_import import CsvError, parse_csv
@@ -135,7 +136,9 @@ async def store_batch(
     dependencies=JSON_BODY,
 )
 async def post_measurements(
-    body: Annotated[MeasurementIn | list[MeasurementIn], Body()], service: ServiceDep
+    body: Annotated[MeasurementIn | list[MeasurementIn], Body()],
+    service: ServiceDep,
+    request: Request,
 ) -> StoredBatch:
     """Stores measured kernels.
 
@@ -145,7 +148,9 @@ async def post_measurements(
     prediction beside it; an illegal tiling is a 422 listing its violations and stores nothing.
     """
     items = body if isinstance(body, list) else [body]
-    return await store_batch(service, [(m, "api", None) for m in items])
+    stored = await store_batch(service, [(m, "api", None) for m in items])
+    answers_changed(request)
+    return stored
 
 
 @router.post(
@@ -190,8 +195,11 @@ async def import_measurements(
         raise ProblemError(400, "validation-error", f"the CSV is not UTF-8: {exc}") from exc
     except CsvError as exc:
         raise ProblemError(422, "validation-error", str(exc), errors=[exc.to_dict()]) from exc
-    return await store_batch(service, [(r.measurement, r.source, r.options) for r in rows],
-                             skipped)  # fmt: skip
+    stored = await store_batch(
+        service, [(r.measurement, r.source, r.options) for r in rows], skipped
+    )
+    answers_changed(request)
+    return stored
 
 
 _Dim = Query(ge=1, le=2**31 - 1)

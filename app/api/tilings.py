@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 import anyio.to_thread
-from fastapi import APIRouter, Body, Path, Query, Response
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 
 from app.api.deps import JSON_BODY, ServiceDep
 from app.api.examples import CHECK_EXAMPLES, TUNE_EXAMPLES
 from app.api.pagination import decode_cursor, encode_cursor
+from app.api.replay import CACHED_STATE_KEY
 from app.db import repository as repo
 from app.db.repository import ResultFilter
 from app.export import EXTENSIONS, MEDIA_TYPES, ExportFormat, export_tiling
@@ -56,7 +57,9 @@ async def _stored(service: TuningService, result_id: str) -> TilingRecord:
     response_model_exclude_unset=True,
 )
 async def tune_tiling(
-    body: Annotated[TuneBody, Body(openapi_examples=TUNE_EXAMPLES)], service: ServiceDep
+    body: Annotated[TuneBody, Body(openapi_examples=TUNE_EXAMPLES)],
+    service: ServiceDep,
+    request: Request,
 ) -> TuneResponse:
     """Finds the fastest legal TCubeTiling for a Matmul problem under the model.
 
@@ -67,6 +70,10 @@ async def tune_tiling(
     """
     preset, calibration = await chosen_preset(service, body.problem)
     answer = await service.tune(body, preset)
+    if answer.cached:
+        # Repeats of these exact bytes may be replayed while no measurement or profile changes
+        # the answer (app.api.replay).
+        setattr(request.state, CACHED_STATE_KEY, True)
     answer = answer.model_copy(update={"calibration": calibration})
     return await measured_answers.resolve(
         service, answer, body.problem, body.fixed, body.source, preset

@@ -28,6 +28,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 
+from app.api.replay import answers_changed
 from app.db import feedback_repository as frepo
 from app.feedback.measurements import MeasurementIn, prepare_batch
 from simcore.evaluate import estimate_dict
@@ -134,6 +135,8 @@ async def explore_measure(request: Request) -> HTMLResponse:
         return HTMLResponse(page, status_code=422)
     rows, predictions = data
     await anyio.to_thread.run_sync(frepo.insert_measurements, service.db, rows)
+    # A replayed tune answer of this problem would now be stale (app.api.replay).
+    answers_changed(request)
     p = predictions[0]
     warning = f"<p class='error'>{_e(p['warning'])}</p>" if "warning" in p else ""
     soc = _e(rows[0]["soc"])

@@ -22,11 +22,14 @@ def test_a_measured_time_entered_on_the_explorer_is_stored_and_charted(tmp_path:
         page = client.get("/explore", params={"m": 256, "n": 256, "k": 256}).text
         assert "id='measure-form'" in page
         form = {"problem": _hidden(page, "problem"), "tiling": _hidden(page, "tiling")}
+        tune = {"problem": {"soc": "Ascend910B2", "m": 256, "n": 256, "k": 256}, "budget": 0}
+        before = [client.post("/v1/tilings:tune", json=tune).json() for _ in range(2)]
         bad = client.post("/explore/measure", data={**form, "device_time_us": "fast"})
         stored = client.post(
             "/explore/measure",
             data={**form, "device_time_us": "12.5", "cann_version": "8.0.RC3"},
         )
+        after = client.post("/v1/tilings:tune", json=tune).json()
         listed = client.get("/v1/measurements", params={"soc": "Ascend910B2"}).json()
         chart = client.get("/explore/measurements", params={"soc": "Ascend910B2"})
     assert bad.status_code == 422 and "id='error'" in bad.text
@@ -36,6 +39,9 @@ def test_a_measured_time_entered_on_the_explorer_is_stored_and_charted(tmp_path:
     assert item["measured"] == {"device_time_us": 12.5}
     assert item["device"]["cann_version"] == "8.0.RC3"
     assert item["source"] == "explorer"
+    # The repeated tune body is not replayed stale: the measured kernel is the answer now.
+    assert [b["source"] for b in before] == ["model", "model"]
+    assert after["source"] == "measured" and after["measurement"]["id"] == item["id"]
     assert chart.status_code == 200
     assert chart.text.count("<circle class='default'") == 1
     assert f"data-id='{item['id']}'" in chart.text

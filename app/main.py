@@ -40,7 +40,7 @@ from app.db import migrate
 from app.db.engine import Database
 from app.jobs.embedded import EmbeddedWorkers
 from app.jobs.service import JobService
-from app.metrics import Metrics, MetricsMiddleware
+from app.metrics import GcPauses, Metrics, MetricsMiddleware
 from app.problem_json import (
     apply_limits,
     document_bearer_token,
@@ -148,9 +148,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             workers = EmbeddedWorkers(db, settings, settings.job_workers)
             workers.start()
         _settle_garbage_collector()
+        pauses = GcPauses(metrics)
+        gc.callbacks.append(pauses)
         try:
             yield
         finally:
+            gc.callbacks.remove(pauses)
             if workers is not None:
                 await anyio.to_thread.run_sync(workers.stop)
             await anyio.to_thread.run_sync(pool.shutdown)

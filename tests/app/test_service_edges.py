@@ -82,3 +82,19 @@ def test_an_impossible_pin_is_refused_before_any_search(server: Server) -> None:
     assert fields == ["fixed.baseM"]
     assert server.metric("tiler_searches_total") == 0
     assert server.metric("tiler_searches_running") == 0
+
+
+def test_a_large_jobs_bad_fields_are_all_named(server: Server) -> None:
+    # Over 200 problems the body is validated in slices (off the event loop); the errors must
+    # be the same as for a small one: every bad field, at its own index, and the other members.
+    problems: list[dict[str, object]] = [{"m": 1 + i, "n": 64, "k": 64} for i in range(500)]
+    problems[3] = {"m": 0, "n": 64, "k": 64}
+    problems[401] = {"m": 8, "n": 64, "k": "many"}
+    with server.client() as client:
+        refused = client.post("/v1/tuning-jobs", json={"problems": problems, "budget": -1})
+        accepted = client.post("/v1/tuning-jobs", json={"problems": problems[4:401], "budget": 0})
+    assert refused.status_code == 422, refused.text
+    fields = [e["field"] for e in refused.json()["errors"]]
+    assert fields == ["problems.3.m", "problems.401.k", "budget"]
+    assert accepted.status_code == 202, accepted.text
+    assert accepted.json()["progress"]["total"] == 397

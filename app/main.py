@@ -24,9 +24,18 @@ from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel
 
-from app.api import compare, hardware, jobs, meta, tilings
+from app.api import (
+    calibrations,
+    candidates,
+    compare,
+    hardware,
+    jobs,
+    measurements,
+    meta,
+    tilings,
+)
 from app.api.middleware import DeclaredLengthMiddleware, TokenMiddleware
-from app.api.replay import CachedTuneReplay
+from app.api.replay import AnswersGeneration, CachedTuneReplay
 from app.db import migrate
 from app.db.engine import Database
 from app.jobs.embedded import EmbeddedWorkers
@@ -41,9 +50,12 @@ from app.problem_json import (
 from app.schemas import JobBody
 from app.settings import Settings, get_settings
 from app.tuning import SearchPool, TuningService
-from app.views import explore
+from app.views import explore, measured
 
 API_VERSION = "1.0.0"
+
+#: Measurement feedback (issue 18): top-k candidates, measurements, calibration profiles.
+FEEDBACK_ROUTERS = (candidates.router, measurements.router, calibrations.router, measured.router)
 
 TAGS = [
     {
@@ -166,11 +178,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.explore_pages = explore.PageMemo(64)
+    # Bumped by the measurement and calibration routes: replayed tune answers go stale.
+    app.state.answers_generation = AnswersGeneration()
     install_problem_handlers(app)
     # The framework's body limit, per router: it stops a streamed body once it passes the limit
     # (a declared Content-Length is answered by DeclaredLengthMiddleware below).
     limit = settings.max_body_bytes
-    for router in (tilings.router, compare.router, hardware.router, jobs.router, explore.router):
+    for router in (
+        tilings.router,
+        compare.router,
+        hardware.router,
+        jobs.router,
+        explore.router,
+        *FEEDBACK_ROUTERS,
+    ):
         app.include_router(router, max_body_size=limit)
     app.include_router(meta.router)
 
@@ -206,7 +227,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Outermost last: metrics see every answer, including 401 and 413. The cached-tune replay
     # sits inside the token check.
     app.add_middleware(
-        CachedTuneReplay, path="/v1/tilings:tune", entries=settings.memo_entries, metrics=metrics
+        CachedTuneReplay,
+        path="/v1/tilings:tune",
+        entries=settings.memo_entries,
+        metrics=metrics,
+        generation=app.state.answers_generation,
+        ttl_s=settings.replay_ttl_s,
     )
     token = settings.token
     if token is not None:

@@ -88,6 +88,9 @@ class Settings(BaseSettings):
     claim_poll_s: float = Field(default=0.05, gt=0)
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
     memo_entries: int = Field(default=4096, ge=1)
+    #: How long a cached tune's response is replayed byte for byte; a measurement or profile
+    #: stored through another server on the same database is seen after at most this long.
+    replay_ttl_s: float = Field(default=2.0, ge=0)
     job_workers: int = Field(default=1, ge=0, le=64)
     job_unclaimed_notice_s: float = Field(default=30.0, gt=0)
     job_max_problems: int = Field(default=10_000, ge=1)

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
@@ -141,6 +141,8 @@ class PreparedTune:
     request_json: str
     cache_key: str
     preset_digest: str
+    #: A calibration profile's preset (None: the packaged one).
+    preset: HardwarePreset | None = None
 
     def new_result(self, answer_json: str, search_s: float) -> NewResult:
         """The row to store for this request's answer."""
@@ -160,12 +162,15 @@ class PreparedTune:
         )
 
 
-def prepare_tune(request: TuneRequest, problem: Problem) -> PreparedTune:
+def prepare_tune(
+    request: TuneRequest, problem: Problem, preset: HardwarePreset | None = None
+) -> PreparedTune:
     """Builds the cache key of a tune request.
 
     Args:
         request: The request.
         problem: Its problem (the typed one it was built from).
+        preset: A calibration profile's preset (its digest, not the packaged one's, is keyed).
 
     Raises:
         InputError: A pin or the baseline is invalid (the tuner names the field).
@@ -174,13 +179,13 @@ def prepare_tune(request: TuneRequest, problem: Problem) -> PreparedTune:
     from tiler.tune import canonical_request
 
     canonical = canonical_request(request)
-    digest = preset_digest(problem.soc)
+    digest = preset_digest(problem.soc) if preset is None else preset.digest
     request_json = canonical_json(canonical)
     keyed = canonical_json(
         {"request": canonical, "preset_digest": digest, "model_version": MODEL_VERSION}
     )
     cache_key = hashlib.sha256(keyed.encode()).hexdigest()
-    return PreparedTune(request, problem, canonical, request_json, cache_key, digest)
+    return PreparedTune(request, problem, canonical, request_json, cache_key, digest, preset)
 
 
 def prepare_item(request_json: str) -> PreparedTune:
@@ -307,15 +312,19 @@ def validate_pair(body: TilingCheckBody) -> ValidateResponse:
     return ValidateResponse.model_validate(validate(*checked_pair(body)))
 
 
-def evaluate_job(problem: Problem, tiling: TCubeTiling, explain: bool) -> JobOutcome:
+def evaluate_job(
+    problem: Problem, tiling: TCubeTiling, explain: bool, preset: HardwarePreset | None = None
+) -> JobOutcome:
     """Validates and predicts a tiling (in a pool worker), as ``tiler evaluate`` does.
+
+    ``preset`` is a calibration profile's (None: the problem's packaged preset).
 
     Returns:
         ("ok", answer), or ("illegal", report) for an illegal tiling.
     """
     from simcore.evaluate import estimate_dict, validate
 
-    preset = load_preset(problem.soc)
+    preset = preset or load_preset(problem.soc)
     report = validate(problem, tiling, preset)
     if not report["valid"]:
         return ("illegal", report)
@@ -502,7 +511,7 @@ class TuningService:
         self._prepared: _Lru[str, PreparedTune] = _Lru(settings.memo_entries)
         self._stored: _Lru[str, TilingRecord] = _Lru(settings.memo_entries)
 
-    def prepare(self, body: TuneBody) -> PreparedTune:
+    def prepare(self, body: TuneBody, preset: HardwarePreset | None = None) -> PreparedTune:
         """The tuner's request of a body, with the server's default budget, and its cache key.
 
         Raises:
@@ -510,12 +519,14 @@ class TuningService:
                 this installation lacks, a pin or a baseline the tuner refuses, an unknown SoC.
         """
         budget = self.settings.default_budget if body.budget is None else body.budget
-        memo_key = f"{budget}|{body.model_dump_json()}"
+        # The profile's digest, not its name: "active" may name another profile tomorrow.
+        digest = "" if preset is None else preset.digest
+        memo_key = f"{budget}|{digest}|{body.model_dump_json()}"
         prepared = self._prepared.get(memo_key)
         if prepared is None:
             try:
                 check_search_options(budget, body.sampler, self.settings.max_budget)
-                prepared = prepare_tune(body.tuner_request(budget), body.problem)
+                prepared = prepare_tune(body.tuner_request(budget), body.problem, preset)
             except InputError as exc:
                 raise input_error_problem(exc) from exc
             except UnknownSocError as exc:
@@ -523,8 +534,10 @@ class TuningService:
             self._prepared.put(memo_key, prepared)
         return prepared
 
-    async def tune(self, body: TuneBody) -> TuneResponse:
+    async def tune(self, body: TuneBody, preset: HardwarePreset | None = None) -> TuneResponse:
         """Answers a tune request from the cache or by one search.
+
+        ``preset`` is a calibration profile's (None: the packaged one); it is keyed by digest.
 
         Returns:
             The answer, ``cached`` true when it was in the cache on arrival.
@@ -532,7 +545,7 @@ class TuningService:
         Raises:
             ProblemError: The request is invalid (422 naming the field or rule).
         """
-        prepared = self.prepare(body)
+        prepared = self.prepare(body, preset)
         stored = await self.lookup(prepared)
         if stored is not None:
             return stored.answer(cached=True)
@@ -565,7 +578,8 @@ class TuningService:
 
         async def compute() -> NewResult:
             # Called by the flight inside a pool slot it holds.
-            outcome = await self.pool.call_in_slot(tune_job, prepared.request)
+            job = tune_job if prepared.preset is None else partial(tune_job, preset=prepared.preset)
+            outcome = await self.pool.call_in_slot(job, prepared.request)
             raise_outcome_error(outcome)
             answer_json, seconds = outcome[1]
             return prepared.new_result(answer_json, seconds)
@@ -574,10 +588,15 @@ class TuningService:
         self._stored.put(prepared.cache_key, stored)
         return stored
 
-    async def evaluate(self, body: TilingCheckBody, *, explain: bool) -> EvaluateResponse:
-        """Validates and predicts a tiling; an illegal tiling is a 422 listing its violations."""
+    async def evaluate(
+        self, body: TilingCheckBody, *, explain: bool, preset: HardwarePreset | None = None
+    ) -> EvaluateResponse:
+        """Validates and predicts a tiling; an illegal tiling is a 422 listing its violations.
+
+        ``preset`` is a calibration profile's (None: the packaged one).
+        """
         problem, tiling, _preset = checked_pair(body)
-        outcome = await self.pool.call(evaluate_job, problem, tiling, explain)
+        outcome = await self.pool.call(evaluate_job, problem, tiling, explain, preset)
         if outcome[0] == "illegal":
             report = outcome[1]
             ids = ", ".join(v["id"] for v in report["violations"])

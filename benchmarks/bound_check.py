@@ -7,7 +7,8 @@ bias, NZ), 4,000 per problem (48,000 in all), and counts per chip the tilings wh
 below
 
 * the group bound of their core split and base block (:func:`tiler.bounds.group_lower_bounds`,
-  rounding margin 1e-9 as in the tests);
+  rounding margin 1e-9 as in the tests) and its cheap first tier
+  (:func:`tiler.bounds.fixed_lower_bounds`);
 * the floor of their A and of their B L1 choice (:func:`simcore.estimate.estimator.
   operand_floor_arrays`, or :func:`simcore.estimate.bounds.ub_operand_floor_arrays` on UB-path
   chips; margin :data:`tiler.screen.FLOOR_RTOL`);
@@ -45,7 +46,7 @@ from simcore.estimate.estimator import (
 from simcore.hardware.presets import load_preset
 from simcore.tiling.problem import Problem
 from tests.support.random_tilings import random_tiling
-from tiler.bounds import group_lower_bounds
+from tiler.bounds import fixed_lower_bounds, group_lower_bounds
 from tiler.screen import FLOOR_RTOL
 from tiler.space import GROUP_FIELDS, build_space
 
@@ -73,7 +74,7 @@ def _fields(tilings: list[Any]) -> dict[str, np.ndarray]:
     return {f: np.array([int(getattr(t, f)) for t in tilings]) for f in ESTIMATOR_FIELDS}
 
 
-def _group_bounds(problem: Problem, tilings: list[Any]) -> np.ndarray:
+def _group_bounds(problem: Problem, tilings: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     """The group bound of each tiling's (core split, base block), in one call.
 
     Each tiling's group is built as the space does (:func:`tiler.space.build_space` with the
@@ -89,7 +90,7 @@ def _group_bounds(problem: Problem, tilings: list[Any]) -> np.ndarray:
         name: np.concatenate([s.groups[name][:1] for s in spaces]) for name in spaces[0].groups
     }
     space = dataclasses.replace(spaces[0], fixed={}, groups=merged)
-    return np.asarray(group_lower_bounds(space))
+    return np.asarray(group_lower_bounds(space)), np.asarray(fixed_lower_bounds(space))
 
 
 def check(problem: Problem, count: int, seed: int) -> dict[str, Any]:
@@ -99,8 +100,10 @@ def check(problem: Problem, count: int, seed: int) -> dict[str, Any]:
     tilings = [random_tiling(problem, preset, rng) for _ in range(count)]
     fields = _fields(tilings)
     times = np.asarray(estimate_arrays(problem, preset, fields)["time_us"])
+    group, fixed = _group_bounds(problem, tilings)
     levels: dict[str, tuple[np.ndarray, float]] = {
-        "group": (_group_bounds(problem, tilings), GROUP_RTOL)
+        "group": (group, GROUP_RTOL),
+        "group (fixed tier)": (fixed, GROUP_RTOL),
     }
     floors = ub_operand_floor_arrays(problem, preset, fields)
     if floors is None:

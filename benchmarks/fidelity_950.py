@@ -41,8 +41,6 @@ CSV_PATH = (
     / "reference"
     / "measured_msprof_950pr_8192.csv"
 )
-_FIELDS = ("singleCoreM", "singleCoreN", "baseM", "baseN", "baseK", "depthA1", "depthB1",
-           "stepM", "stepN", "stepKa", "stepKb")  # fmt: skip
 #: The pipes the board reports and the model's name for each.
 PIPES = {"mac": "M", "mte2": "MTE2", "mte1": "MTE1", "fixpipe": "FIX"}
 
@@ -60,21 +58,30 @@ class Case:
 
 
 def _fields(row: dict[str, str]) -> dict[str, int]:
-    """The row's tiling fields, the empty ones at the template's defaults (1)."""
-    out = {f: int(row[f]) if row[f] else 1 for f in _FIELDS}
-    out["usedCoreNum"] = int(row["usedCoreNum"])
-    # depth = step product (single buffer) when the source left the depth out.
-    if not row["depthA1"]:
-        out["depthA1"] = out["stepM"] * out["stepKa"]
-    if not row["depthB1"]:
-        out["depthB1"] = out["stepN"] * out["stepKb"]
-    # The source gives stepKa but not stepKb for cases 5 and 6: B's K step follows A's (the MDL
-    # rule that one K iteration count divides the other holds either way); depthB1 grows with it.
-    if row["stepKa"] and not row["stepKb"]:
-        out["stepKb"] = out["stepKa"]
-        out["depthB1"] = max(out["depthB1"], out["stepN"] * out["stepKb"])
-    out["dbL0C"] = 1
-    return out
+    """The row's tiling fields; the cells the source leaves empty as for the 910B1 file.
+
+    The convention the calibration work (tests/support/board.py) uses for the same nine
+    kernels on 910B1: a depthB1 not stated is 8, the one case 7 states for the same kernel; a
+    depthA1 not stated is 1; a stepK not stated is half its depth (the L1 double buffer: case 5
+    states depthA1 8 with stepKa 4, case 7 depthB1 8 with stepKb 4); stepM / stepN not stated
+    are 1.
+    """
+
+    def cell(key: str, default: int) -> int:
+        return int(row[key]) if row[key] else default
+
+    depth_a, depth_b = cell("depthA1", 1), cell("depthB1", 8)
+    return {
+        "usedCoreNum": int(row["usedCoreNum"]),
+        **{f: int(row[f]) for f in ("singleCoreM", "singleCoreN", "baseM", "baseN", "baseK")},
+        "depthA1": depth_a,
+        "depthB1": depth_b,
+        "stepM": cell("stepM", 1),
+        "stepN": cell("stepN", 1),
+        "stepKa": cell("stepKa", max(depth_a // 2, 1)),
+        "stepKb": cell("stepKb", max(depth_b // 2, 1)),
+        "dbL0C": 1,
+    }
 
 
 def run_case(

@@ -1,8 +1,8 @@
 """Fit Ascend 950 model constants to measured_msprof_950pr_8192.csv (benchmarks/fidelity_950.py).
 
 The arch-3510 spec gives the data paths; where it gives a mechanism but not its size, this
-script fits the size to the nine measured 950PR kernels: coordinate descent (a golden-section
-search per constant, a few sweeps) on the sum of squared log errors of the task time and of the
+script fits the size to the nine measured 950PR kernels: coordinate descent (per constant a
+9-point scan, then golden sections; a few sweeps) on the sum of squared log errors of the task time and of the
 MTE2, MAC, MTE1 and FixPipe busy times, with the estimator (it agrees with the simulator within
 1.5 % at p95 on 950). It prints the fitted values; copy them into the ``"3510"`` family of
 ``simcore/hardware/data/model_constants.json`` with this script as their source, then rerun
@@ -51,8 +51,15 @@ def objective(
 
 
 def golden_section(f: Callable[[float], float], lo: float, hi: float, iters: int = 18) -> float:
-    """The minimum of a unimodal ``f`` on [lo, hi]."""
-    a, b = lo, hi
+    """The minimum of ``f`` on [lo, hi]: a 9-point scan brackets it, golden sections refine it.
+
+    The scan keeps a flat stretch (a floor that stops a rate from mattering) from steering the
+    sections to the wrong end.
+    """
+    grid = [lo + (hi - lo) * i / 8.0 for i in range(9)]
+    values = [f(x) for x in grid]
+    best = min(range(9), key=lambda i: values[i])
+    a, b = grid[max(best - 1, 0)], grid[min(best + 1, 8)]
     c, d = b - _GOLDEN * (b - a), a + _GOLDEN * (b - a)
     fc, fd = f(c), f(d)
     for _ in range(iters):

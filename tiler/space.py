@@ -233,6 +233,11 @@ class Space:
             out[name] = flags[rep_flags, col]
         return out
 
+    def point_count(self, g: int) -> int:
+        """How many points group ``g`` has (:meth:`inner_points` without building them)."""
+        v, a, b, room = self._group_operands(g)
+        return int(self._pairs(v, a, b, room)[0].shape[0]) * int(self._flags(v).shape[0])
+
     def l1_choices(self, g: int) -> dict[str, IntArray]:
         """Every L1 choice of group ``g``: the points of :meth:`inner_points` without the L0 flags.
 

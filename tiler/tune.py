@@ -108,9 +108,11 @@ def parse_tune_request(data: Any) -> TuneRequest:
     return req
 
 
-def _context(req: TuneRequest) -> tuple[Problem, HardwarePreset]:
+def _context(
+    req: TuneRequest, preset: HardwarePreset | None = None
+) -> tuple[Problem, HardwarePreset]:
     problem = parse_problem(req.problem)
-    preset = load_preset(problem.soc)
+    preset = preset or load_preset(problem.soc)
     check_supported(problem, preset)
     # The search and the model see a DN operand as the ND layout of its transpose.
     return problem.model_view(), preset
@@ -177,6 +179,7 @@ def tune(
     storage: str | None = None,
     study_name: str | None = None,
     shared: SharedStudy | None = None,
+    preset: HardwarePreset | None = None,
 ) -> dict[str, Any]:
     """Finds the fastest legal TCubeTiling of the request's problem under the model.
 
@@ -194,6 +197,8 @@ def tune(
             trials of all of them total the budget, and each answers from every COMPLETE trial
             of the study (so they answer alike). Short for ``shared=SharedStudy(study_name)``.
         shared: The same with every option of :class:`tiler.study.SharedStudy`.
+        preset: The chip to tune for instead of the problem's packaged preset (a calibration
+            profile's preset: the same SoC with fitted model constants).
 
     Returns:
         ``tiling`` (every struct field), ``estimate`` (as ``tiler evaluate`` prints it),
@@ -210,7 +215,7 @@ def tune(
     if shared is not None and storage is None:
         raise InputError("storage", "required", "a shared study needs a storage (an RDB URL "
                          "or a journal file)", None, None)  # fmt: skip
-    problem, preset = _context(req)
+    problem, preset = _context(req, preset)
     space = build_space(problem, preset, req.fixed)
     screened = screen(space, top_k=RERANKED_KERNELS)
     predictor = Predictor(space)

@@ -14,6 +14,9 @@ from app.api.replay import CACHED_STATE_KEY
 from app.db import repository as repo
 from app.db.repository import ResultFilter
 from app.export import EXTENSIONS, MEDIA_TYPES, ExportFormat, export_tiling
+from app.feedback import answers as measured_answers
+from app.feedback.answers import SourceChoice
+from app.feedback.profiles import chosen_preset
 from app.problem_json import ProblemError, problem_responses
 from app.schemas import (
     EvaluateResponse,
@@ -65,11 +68,16 @@ async def tune_tiling(
     version) is answered from the cache with `cached: true` and otherwise the same answer. Many
     identical requests at once run one search.
     """
-    answer = await service.tune(body)
+    preset, calibration = await chosen_preset(service, body.problem)
+    answer = await service.tune(body, preset)
     if answer.cached:
-        # Repeats of these exact bytes may be replayed (app.api.replay).
+        # Repeats of these exact bytes may be replayed while no measurement or profile changes
+        # the answer (app.api.replay).
         setattr(request.state, CACHED_STATE_KEY, True)
-    return answer
+    answer = answer.model_copy(update={"calibration": calibration})
+    return await measured_answers.resolve(
+        service, answer, body.problem, body.fixed, body.source, preset
+    )
 
 
 @router.post(
@@ -87,7 +95,9 @@ async def evaluate_tiling(
     An illegal tiling is a 422 `illegal-tiling` problem listing each violated rule's id, value
     and limit. A legal one gets the estimate and its explanation.
     """
-    return await service.evaluate(body, explain=True)
+    preset, calibration = await chosen_preset(service, body.problem)
+    answer = await service.evaluate(body, explain=True, preset=preset)
+    return answer.model_copy(update={"calibration": calibration})
 
 
 @router.post(
@@ -114,9 +124,21 @@ def validate_tiling(
     responses=problem_responses(404, 422),
     response_model_exclude_unset=True,
 )
-async def get_tiling(id: IdPath, service: ServiceDep) -> TilingRecord:
-    """The stored answer of a `tilings:tune` request, with the request that produced it."""
-    return await _stored(service, id)
+async def get_tiling(
+    id: IdPath,
+    service: ServiceDep,
+    source: Annotated[
+        SourceChoice | None,
+        Query(description="`model`: the model's answer even when a faster kernel was measured."),
+    ] = None,
+) -> TilingRecord:
+    """The stored answer of a `tilings:tune` request, with the request that produced it.
+
+    The fastest measured kernel of its exact problem instead, unless `source=model`.
+    """
+    stored = await _stored(service, id)
+    request = stored.request
+    return await measured_answers.resolve(service, stored, request.problem, request.fixed, source)
 
 
 _Dim = Query(ge=1, le=INT32_MAX)

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from app.cli.db import db_app
+from app.cli.feedback import calibrate_cmd, measurements_app
 from app.cli.jobs import jobs_app, worker_cmd
 from app.cli.jsonl import JsonlOption, run_jsonl
 from app.cli.tune import tune_cmd
@@ -56,6 +57,8 @@ cli.command("tune")(tune_cmd)
 cli.add_typer(db_app, name="db")
 cli.command("worker")(worker_cmd)
 cli.add_typer(jobs_app, name="jobs")
+cli.add_typer(measurements_app, name="measurements")
+cli.command("calibrate")(calibrate_cmd)
 
 
 @cli.command("presets")

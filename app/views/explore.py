@@ -35,6 +35,7 @@ from app.problem_json import ProblemError
 from app.schemas import TuneBody
 from app.tuning import TuningService
 from app.views import svg
+from app.views.measured import measure_form
 from simcore.errors import InputError, UnknownSocError
 from simcore.evaluate import evaluate, parse_request
 from simcore.hardware.dtypes import INPUT_DTYPES, DType
@@ -443,6 +444,7 @@ def render_answer(form: Mapping[str, str], answer: Mapping[str, Any]) -> str:
         f"<div><h2>TCubeTiling</h2>{_tiling_form(form, answer['tiling'], ref)}</div>"
         f"<section id='explanation'><h2>Why this tiling</h2>"
         f"{_value_html(answer.get('explanation') or {})}</section></div>"
+        f"{measure_form(problem.canonical(), answer['tiling'])}"
         f"{_pictures(problem, preset, tiling, points, series)}"
         f"<details id='search-details'><summary>certificate and search</summary>"
         f"{_value_html(side)}</details></section>"

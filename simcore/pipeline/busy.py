@@ -19,7 +19,7 @@ from typing import Any
 
 from simcore.pipeline.costs import Costs, ceil_div
 
-__all__ = ["block_types", "compute_busy", "drain_busy"]
+__all__ = ["block_types", "compute_busy", "cube_busy", "drain_busy"]
 
 
 def block_types(rows: Any, cols: Any, base_m: Any, base_n: Any) -> list[tuple[Any, Any, Any]]:
@@ -60,20 +60,37 @@ def compute_busy(
     Returns:
         (M cycles, MTE1 cycles).
     """
+    return (
+        cube_busy(c, k, rows, cols, base_m, base_n, base_k),
+        _mte1_busy(c, k, rows, cols, base_m, base_n, base_k),
+    )
+
+
+def cube_busy(c: Costs, k: int, rows: Any, cols: Any, base_m: Any, base_n: Any, base_k: Any) -> Any:
+    """The cube's (M) busy cycles of a core alone (see :func:`compute_busy`)."""
     k_iter = ceil_div(k, base_k)
     k_t = k - (k_iter - 1) * base_k
     cube: Any = 0.0
-    mte1: Any = 0.0
     for r, col, count in block_types(rows, cols, base_m, base_n):
         cube = cube + count * (
             (k_iter - 1) * c.mmad_cycles(r, col, base_k) + c.mmad_cycles(r, col, k_t)
         )
+    return cube
+
+
+def _mte1_busy(
+    c: Costs, k: int, rows: Any, cols: Any, base_m: Any, base_n: Any, base_k: Any
+) -> Any:
+    k_iter = ceil_div(k, base_k)
+    k_t = k - (k_iter - 1) * base_k
+    mte1: Any = 0.0
+    for r, col, count in block_types(rows, cols, base_m, base_n):
         mte1 = mte1 + count * (
             (k_iter - 1) * (c.la_cycles(r, base_k) + c.lb_cycles(col, base_k))
             + c.la_cycles(r, k_t)
             + c.lb_cycles(col, k_t)
         )
-    return cube, mte1
+    return mte1
 
 
 def drain_busy(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -76,3 +77,27 @@ def test_a_replay_keeps_the_token_and_content_type_rules(server: Server) -> None
     assert refused.status_code == 401
     assert wrong.status_code == 401
     assert as_text.status_code == 415
+
+
+def test_a_new_measurement_ends_the_replay_of_a_model_answer(tmp_path: Path) -> None:
+    # A replayed answer would hide a measured kernel that now wins (app.feedback.answers).
+    env = {"TILER_SEARCH_EXECUTOR": "thread", "TILER_JOB_WORKERS": "0"}
+    with running_server(tmp_path, env) as srv, srv.client() as client:
+        model = _tune(client, BODY).json()
+        recorded = _tune(client, BODY)  # a cache hit: recorded for replay
+        assert _tune(client, BODY).content == recorded.content  # replayed
+        cands = client.get(f"/v1/tilings/{model['id']}/candidates", params={"k": 3}).json()
+        other = next(c for c in cands["candidates"] if not c["answer"])
+        posted = client.post(
+            "/v1/measurements",
+            json={
+                "problem": json.loads(BODY)["problem"],
+                "tiling": other["tiling"],
+                "measured": {"device_time_us": 0.5 * model["estimate"]["time_us"]},
+            },
+        )
+        after = _tune(client, BODY).json()
+    assert posted.status_code == 201, posted.text
+    assert recorded.json()["source"] == "model"
+    assert after["source"] == "measured"
+    assert after["tiling"] == other["tiling"]

@@ -531,3 +531,26 @@ def test_one_l0c_buffer_bound_keeps_the_suites_optimum() -> None:
     assert float(group_lower_bounds(space)[0]) <= time * (1 + 1e-9)
     times = _all_times(space, 0, np.random.default_rng(4), 20_000)
     assert float(group_lower_bounds(space)[0]) <= float(times.min()) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        Problem(m=4096, n=4096, k=4096),
+        Problem(m=300, n=77, k=5000, dtype="int8", soc="Ascend310P3", bias=True),
+        Problem(m=1000, n=12288, k=4096, dtype="int8", soc="Ascend910A"),
+        Problem(m=2048, n=2048, k=2048, soc="Ascend310B1", bias=True),
+    ],
+)
+def test_the_fixed_tier_never_exceeds_the_group_bound(problem: Problem) -> None:
+    # The screening rules groups out with the cheap tier (tiler.bounds.fixed_lower_bounds)
+    # before the group bound: it must never be above the group bound (benchmarks.bound_check
+    # checks both against the estimate on 48,000 random tilings).
+    from tiler.bounds import fixed_lower_bounds
+
+    space = build_space(problem, load_preset(problem.soc), {})
+    rng = np.random.default_rng(3)
+    groups = rng.choice(space.size, size=min(3000, space.size), replace=False)
+    fixed = fixed_lower_bounds(space, groups)
+    full = group_lower_bounds(space, groups)
+    assert np.all(fixed <= full * (1 + 1e-12))

@@ -59,6 +59,13 @@ def test_cann950_pick_is_the_measured_best_kernel() -> None:
         "baseM": 256, "baseN": 256, "baseK": 64, "dbL0C": 1,
     }  # fmt: skip
     assert (f["depthA1"], f["depthB1"], f["stepKa"], f["stepKb"]) == (8, 8, 4, 4)
+    # Every 4 x 8 / 8 x 4 split computes 2048 x 1024 per core, the most per loaded byte of the
+    # factor pairs of 32 (2048 * 1024 / 3072 = 683 against 455 for 4096 x 512).
+    assert (f["usedCoreNum"], f["singleCoreM"], f["singleCoreN"]) == (32, 2048, 1024)
+    # 3000 x 5000: 4 x 8 gives 752 x 640 per core (346 against 264 for 2 x 16, 295 for 8 x 4).
+    odd = Problem(soc="Ascend950PR_9589", m=3000, n=5000, k=7000)
+    g = cann950_fields(odd, load_preset(odd.soc))
+    assert (g["usedCoreNum"], g["singleCoreM"], g["singleCoreN"]) == (32, 752, 640)
     # fp8: 128 bytes of K are 128 elements; MX fp4: 256.
     assert (
         cann950_fields(p.model_copy(update={"dtype": "fp8_e4m3"}), load_preset(p.soc))["baseK"]

@@ -32,6 +32,16 @@ scored point against its group's bound (a violation turns pruning off and the ce
 so).
 """
 
-from tiler.bounds.group import cube_lower_bounds, group_lower_bounds, pass_start_stalls_apply
+from tiler.bounds.group import (
+    cube_lower_bounds,
+    fixed_lower_bounds,
+    group_lower_bounds,
+    pass_start_stalls_apply,
+)
 
-__all__ = ["cube_lower_bounds", "group_lower_bounds", "pass_start_stalls_apply"]
+__all__ = [
+    "cube_lower_bounds",
+    "fixed_lower_bounds",
+    "group_lower_bounds",
+    "pass_start_stalls_apply",
+]

@@ -23,6 +23,9 @@ variable                           meaning
                                    started from ``/explore``; set but empty is refused at start
                                    (unset it to run an open service)
 ``TILER_MAX_BODY_BYTES``           larger request bodies are answered 413
+``TILER_ACCESS_LOG``               one log line per request (default false: ``/metrics`` counts
+                                   every request by route and status, and a line per request
+                                   cost a third of the cached tune's throughput)
 ``TILER_CLAIM_LEASE_S``            lease of a search claim (renewed every third of it); a claim
                                    not renewed for this long is taken over (its process died)
 ``TILER_CLAIM_POLL_S``             how often a request waiting for another process's search polls
@@ -80,6 +83,7 @@ class Settings(BaseSettings):
     search_executor: Literal["process", "thread"] = "process"
     api_token: SecretStr | None = None
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    access_log: bool = False
     claim_lease_s: float = Field(default=6.0, gt=0)
     claim_poll_s: float = Field(default=0.05, gt=0)
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)

@@ -97,6 +97,14 @@ def serve_cmd(
             "separate `tiler worker` processes do the work.",
         ),
     ] = None,
+    access_log: Annotated[
+        bool | None,
+        typer.Option(
+            "--access-log/--no-access-log",
+            help="One log line per request (TILER_ACCESS_LOG, default off: /metrics counts "
+            "requests by route and status).",
+        ),
+    ] = None,
 ) -> None:
     """Run the HTTP service and its job workers (SQLite in ./data unless TILER_DATABASE_URL)."""
     import uvicorn
@@ -117,6 +125,8 @@ def serve_cmd(
 
     if job_workers is not None:
         settings = settings.model_copy(update={"job_workers": job_workers})
+    if access_log is not None:
+        settings = settings.model_copy(update={"access_log": access_log})
     shown = "localhost" if host in ("0.0.0.0", "::") else host
     base = f"http://{shown}:{port}"
     database = make_url(settings.effective_database_url).render_as_string(hide_password=True)
@@ -133,6 +143,7 @@ def serve_cmd(
         host=host,
         port=port,
         log_level="info",
+        access_log=settings.access_log,
         # Open requests get this long to finish on SIGTERM before the process exits.
         timeout_graceful_shutdown=30,
     )

@@ -98,3 +98,12 @@ def test_a_large_jobs_bad_fields_are_all_named(server: Server) -> None:
     assert fields == ["problems.3.m", "problems.401.k", "budget"]
     assert accepted.status_code == 202, accepted.text
     assert accepted.json()["progress"]["total"] == 397
+
+
+def test_the_access_log_is_off_unless_asked_for(server: Server, tmp_path: Path) -> None:
+    httpx.get(f"{server.url}/healthz", timeout=60)
+    assert "GET /healthz" not in server.log.read_text()
+    env = {"TILER_SEARCH_EXECUTOR": "thread", "TILER_JOB_WORKERS": "0", "TILER_ACCESS_LOG": "1"}
+    with running_server(tmp_path, env) as logged:
+        httpx.get(f"{logged.url}/healthz", timeout=60)
+        assert '"GET /healthz HTTP/1.1" 200' in logged.log.read_text()

@@ -18,7 +18,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 REF = Path(os.environ.get("TILER_REFERENCE_DIR", ROOT.parent / "shared" / "reference"))
-OUT = ROOT / "simcore" / "data" / "presets"
+OUT = ROOT / "simcore" / "hardware" / "data" / "presets"
 CSV_SRC = "ascend_soc_params.csv"
 
 FAMILY_DTYPES: dict[str, tuple[list[str], str]] = {
@@ -63,7 +63,9 @@ def fact(value: Any, column: str, note: str = "") -> dict[str, Any]:
 
 
 def family_constants(family: str, row: dict[str, str]) -> dict[str, Any]:
-    table = json.loads((ROOT / "simcore" / "data" / "model_constants.json").read_text())
+    table = json.loads(
+        (ROOT / "simcore" / "hardware" / "data" / "model_constants.json").read_text()
+    )
     chain = []
     fam = family
     while True:

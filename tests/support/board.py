@@ -128,7 +128,10 @@ def torch_mm_cases() -> list[BoardCase]:
         row = tilings.get((dtype, n))
         if row is None:
             continue
-        problem = Problem(m=n, n=n, k=n, dtype=dtype, out_dtype=row["out_dtype"])
+        # aclnn's matmul kernel (MatMulV3) copies large packets: the MDL template's loads. Its
+        # tiling for these shapes is the one of measured_msprof_910b1_8192.csv case 5 (depthA1
+        # 16, stepKa 8, depthB1 8, stepKb 4), which that file runs as MDL.
+        problem = Problem(m=n, n=n, k=n, dtype=dtype, out_dtype=row["out_dtype"], template="mdl")
         tiling = complete_tiling({f: int(row[f]) for f in _CANN_FIELDS}, problem, preset)
         out.append(
             BoardCase(

@@ -448,7 +448,7 @@ def _estimate_block(
     write = m * n * bits(problem.c_dtype) / 8.0
     unique = (m + n) * k * in_b + write
     working = reuse_working_set(
-        m, n, k, ceil_div(sm, problem.l2_rounds), sn, group_m, group_n, f["iterateOrder"], in_b
+        m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b, problem.l2_rounds
     )
     share = l2_share_of(
         problem.format_a is Format.ND, problem.format_b is Format.ND, chip_el_a * in_b,

@@ -85,6 +85,7 @@ class HardwarePreset(BaseModel):
     # Calibration against the board (model_constants.json, issue 17). The defaults are neutral
     # (a custom preset that leaves them out gets the model without these mechanisms).
     nd2nz_row_cycles: float = Field(default=0.0, ge=0)
+    l2_usable_fraction: float = Field(default=1.0, gt=0, le=1)
     l2_core_port_bytes_per_cycle: float | None = Field(default=None, gt=0)
     nd2nz_l2_share: float = Field(default=1.0, gt=0, le=1)
     same_address_coeff: float = Field(default=0.0, ge=0)

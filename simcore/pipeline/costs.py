@@ -233,8 +233,8 @@ class Costs:
 
         NZ input, ND converted on the fly (910B class, :meth:`nd_copy_cycles`), or ND by 32 B
         columns (see :meth:`load_instructions`). For the ND->NZ copy ``pieces`` are the chunk's
-        DMA copies along its rows and along K (:func:`simcore.pipeline.transfer.copy_pieces`: one per base block under
-        the Norm template), ``contention`` the same-address factor
+        DMA copies along its rows and along K (:func:`simcore.pipeline.transfer.copy_pieces`:
+        one per base block under the Norm template), ``contention`` the same-address factor
         (:func:`simcore.pipeline.transfer.same_address_factor`). ``nbytes`` overrides the L1
         tile's bytes (rows already aligned, e.g. averaged over groups).
         """

@@ -332,7 +332,8 @@ def chip_bandwidth_cap(
         (cap_bytes_per_cycle, hbm_bytes).
     """
     total = read_bytes + write_bytes
-    miss = np.clip(1.0 - preset.l2_bytes / at_least(working_set_bytes, 1.0), 0.0, 1.0)
+    usable = preset.l2_bytes * preset.l2_usable_fraction
+    miss = np.clip(1.0 - usable / at_least(working_set_bytes, 1.0), 0.0, 1.0)
     reload_miss = at_least(total - unique_bytes, 0.0) * miss
     hbm = unique_bytes + reload_miss
     chip_rate = preset.l2_bytes_per_cycle * l2_share
@@ -340,9 +341,14 @@ def chip_bandwidth_cap(
     # (ascend-notes.md §3.1, mov_prof.py) gives an effective rate r*bw + (1-r)*bw/4.5 at hit ratio
     # r. First touches are left to the chip-level HBM limit above: the measured benchmark keeps
     # its inputs L2-hot between calls where they fit.
+    # The chip's aggregate share slows by the same mix: a reload that misses is served from HBM
+    # (measured_msprof_910b1_8192.csv: the kernels whose working set exceeds the usable L2,
+    # cases 4 and 5, move their bytes slower than the L2-round cases 6-8 and than torch.mm at
+    # N = 4096, whose inputs stay in L2).
     hit = 1.0 - reload_miss / at_least(total, 1.0)
-    core_rate = preset.l2_core_port * (hit + (1.0 - hit) / preset.l2_miss_slowdown)
-    return np.minimum(chip_rate / at_least(active_cores, 1), core_rate), hbm
+    mix = hit + (1.0 - hit) / preset.l2_miss_slowdown
+    core_rate = preset.l2_core_port * mix
+    return np.minimum(chip_rate * mix / at_least(active_cores, 1), core_rate), hbm
 
 
 def l2_share_of(a_nd: bool, b_nd: bool, a_bytes: Any, b_bytes: Any, preset: HardwarePreset) -> Any:
@@ -374,16 +380,18 @@ def reuse_working_set(
     group_n: Any,
     order: Any,
     in_bytes: float,
+    rounds: int = 1,
 ) -> Any:
     """Bytes the cores touch between two uses of the same data (what L2 must hold to hit).
 
     The inner operand (A when iterateOrder is 0) is walked end to end before any of it is used
     again, so all cores' slices of it must stay in L2; of the outer operand only the current
-    group panel of each core is live.
+    group panel of each core is live. A kernel that walks each core's M in ``rounds`` rounds
+    (``Problem.l2_rounds``) holds one round's rows of A at a time.
     """
     m_cores = ceil_div(m, single_m)
     n_cores = ceil_div(n, single_n)
-    a_inner = m_cores * at_most(single_m, m) + n_cores * group_n
+    a_inner = m_cores * at_most(ceil_div(single_m, rounds), m) + n_cores * group_n
     b_inner = n_cores * at_most(single_n, n) + m_cores * group_m
     return np.where(order == 0, a_inner, b_inner) * k * in_bytes
 
@@ -416,8 +424,8 @@ def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> Ch
     write = problem.m * problem.n * out_b
     unique = (problem.m + problem.n) * problem.k * in_b + write
     working = reuse_working_set(
-        problem.m, problem.n, problem.k, ceil_div(t.singleCoreM, problem.l2_rounds),
-        t.singleCoreN, t.baseM * t.stepM, t.baseN * t.stepN, t.iterateOrder, in_b,
+        problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN, t.baseM * t.stepM,
+        t.baseN * t.stepN, t.iterateOrder, in_b, problem.l2_rounds,
     )  # fmt: skip
     share = l2_share_of(
         problem.format_a is Format.ND, problem.format_b is Format.ND, read_a, read_b, preset
@@ -461,10 +469,33 @@ class KernelTimes:
 
 
 def kernel_times(preset: HardwarePreset, core_cycles: Any, share: Any) -> KernelTimes:
-    """The device, average-core and end-to-end times of a kernel whose slowest core takes
-    ``core_cycles`` (the HBM floor included), ``share`` the cores' mean share of the work.
+    """The device, average-core and end-to-end times of a kernel.
+
+    ``core_cycles`` is the slowest core's time (the HBM floor included), ``share`` the cores'
+    mean share of the work (:func:`core_share`).
     """
     core_us = core_cycles / preset.clock_mhz
     device = core_us + preset.device_startup_us
     end_to_end = np.maximum(core_us + preset.launch_overhead_us, preset.host_dispatch_floor_us)
     return KernelTimes(device, core_us * share, end_to_end, share)
+
+
+def l2_rounds_to_fit(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> int:
+    """The fewest M rounds per core that keep the working set in the usable L2 (at most 64).
+
+    aclnn's matmul kernel (MatMulV3) splits the cores' work for L2 when the operands exceed it
+    (``matmul_v3_l2_cache.cpp``, ascend-notes.md §1.12): the rounds a kernel with that split
+    would use, for :attr:`simcore.tiling.problem.Problem.l2_rounds`.
+    """
+    in_b = bits(problem.dtype) / 8.0
+    usable = preset.l2_bytes * preset.l2_usable_fraction
+    rounds = 1
+    while rounds < 64 and rounds < t.singleCoreM:
+        working = reuse_working_set(
+            problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN, t.baseM * t.stepM,
+            t.baseN * t.stepN, t.iterateOrder, in_b, rounds,
+        )  # fmt: skip
+        if working <= usable:
+            break
+        rounds += 1
+    return rounds

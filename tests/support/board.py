@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from simcore.hardware.presets import HardwarePreset, load_preset
+from simcore.pipeline.traffic import l2_rounds_to_fit
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
@@ -133,6 +134,9 @@ def torch_mm_cases() -> list[BoardCase]:
         # 16, stepKa 8, depthB1 8, stepKb 4), which that file runs as MDL.
         problem = Problem(m=n, n=n, k=n, dtype=dtype, out_dtype=row["out_dtype"], template="mdl")
         tiling = complete_tiling({f: int(row[f]) for f in _CANN_FIELDS}, problem, preset)
+        # MatMulV3 splits the cores' M for L2 when the working set exceeds it.
+        rounds = l2_rounds_to_fit(problem, tiling, preset)
+        problem = problem.model_copy(update={"l2_rounds": rounds})
         out.append(
             BoardCase(
                 name=f"torch.mm {dtype} {n}",

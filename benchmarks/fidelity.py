@@ -42,13 +42,14 @@ def predict(case: BoardCase, fidelity: str) -> dict[str, Any]:
         }
         device = getattr(sim, "device_time_us", sim.time_us - sim.launch_overhead_us)
         avg = getattr(sim, "core_time_avg_us", None)
-        return {"time_us": sim.time_us, "device_us": device, "avg_us": avg, "pipes": pipes}
+        end = getattr(sim, "end_to_end_us", sim.time_us)
+        return {"time_us": end, "device_us": device, "avg_us": avg, "pipes": pipes}
     est = estimate_one(p, t, hw)
     share = est.get("core_share", 1.0)
     pipes = {name: est.get(f"busy_{name}", 0.0) * share / hw.clock_mhz for name in PIPES}
     device = est.get("device_time_us", est["time_us"] - hw.launch_overhead_us)
     return {
-        "time_us": est["time_us"],
+        "time_us": est.get("end_to_end_us", est["time_us"]),
         "device_us": device,
         "avg_us": est.get("core_time_avg_us"),
         "pipes": pipes,

@@ -95,6 +95,7 @@ import numpy.typing as npt
 from simcore.hardware.dtypes import FRACTAL_ROWS, bits
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, align_up, ceil_div, vector_path_array
+from simcore.pipeline.traffic import kernel_us
 from simcore.tiling.problem import Problem
 from simcore.ub.vector import strided_repeat_cycles
 
@@ -119,8 +120,9 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
     g = _select(space.groups, idx)
     c = Costs(problem, preset)
     cube = _cube_mte1(c, problem.k, g)[0]
-    launch = preset.launch_overhead_us * preset.clock_mhz
-    return np.asarray((cube + launch) / preset.clock_mhz * (1.0 - _ROUNDING), dtype=np.float64)
+    # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
+    out = kernel_us(preset, cube / preset.clock_mhz)
+    return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
 
 
 def group_lower_bounds(
@@ -159,8 +161,8 @@ def group_lower_bounds(
             best = np.minimum(best, part)
         else:
             best[reach] = np.minimum(best[reach], part)
-    launch = preset.launch_overhead_us * preset.clock_mhz
-    out = (best + launch) / preset.clock_mhz
+    # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
+    out = kernel_us(preset, best / preset.clock_mhz)
     return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
 
 
@@ -381,7 +383,7 @@ def _order_free_terms(space: Any, c: Costs, g: dict[str, Any]) -> dict[str, Any]
     c1 = np.where(n_iter == 1, cn_t, bn)
     la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
     active = ceil_div(problem.m, rows) * ceil_div(problem.n, cols)
-    cap = np.minimum(p.l2_bytes_per_cycle / np.maximum(active, 1), p.l2_bytes_per_cycle_per_core)
+    cap = np.minimum(p.l2_bytes_per_cycle / np.maximum(active, 1), p.l2_core_port)
     ready = _first_copy_legs(c, k, (rm_t, cn_t), k_iter, cap)
     cube, mte1 = _cube_mte1(c, k, g)
     # One-slot chains (:func:`_one_slot_chain`): the MMAD cycles of full-K steps (each
@@ -451,7 +453,7 @@ def _bound(
     miss = np.clip(1.0 - p.l2_bytes / np.maximum(working, 1.0), 0.0, 1.0)
     reload_frac = np.maximum(1.0 - unique / np.maximum(total_min, 1.0), 0.0)
     hit_max = 1.0 - reload_frac * miss
-    core_rate = p.l2_bytes_per_cycle_per_core * (hit_max + (1.0 - hit_max) / p.l2_miss_slowdown)
+    core_rate = p.l2_core_port * (hit_max + (1.0 - hit_max) / p.l2_miss_slowdown)
     cap = np.minimum(p.l2_bytes_per_cycle / np.maximum(active, 1), core_rate)
     hbm_floor = (unique + np.maximum(total_min - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
 
@@ -608,9 +610,7 @@ def _bound(
             # traffic and the order's least miss rate give its largest rate.
             traffic = np.maximum(read + write, 1.0)
             hit_case = 1.0 - np.maximum(traffic - unique, 0.0) * miss / traffic
-            rate_case = p.l2_bytes_per_cycle_per_core * (
-                hit_case + (1.0 - hit_case) / p.l2_miss_slowdown
-            )
+            rate_case = p.l2_core_port * (hit_case + (1.0 - hit_case) / p.l2_miss_slowdown)
             cap_case = np.minimum(cap, rate_case)
             a_terms = _copy_terms(c, True, a_passes, rows, k, cap_case, a_pass)
             b_terms = _copy_terms(c, False, b_passes, cols, k, cap_case, b_pass)

@@ -77,6 +77,7 @@ from simcore.pipeline.traffic import (
     hbm_floor_cycles,
     k_chunking,
     kernel_times,
+    kernel_us,
     l2_share_of,
     operand_chip_traffic,
     reuse_working_set,
@@ -338,9 +339,9 @@ def operand_floor_arrays(
     m, n, k = problem.m, problem.n, problem.k
     sm, sn = f["singleCoreM"], f["singleCoreN"]
     cores = ceil_div(m, sm) * ceil_div(n, sn)
-    cap = np.minimum(
-        preset.l2_bytes_per_cycle / np.maximum(cores, 1), preset.l2_bytes_per_cycle_per_core
-    ).astype(np.float64)
+    cap = np.minimum(preset.l2_bytes_per_cycle / np.maximum(cores, 1), preset.l2_core_port).astype(
+        np.float64
+    )
     bm, bn = f["baseM"], f["baseN"]
     order0 = f["iterateOrder"] == 0
     slots_a = slots(f["depthA1"], f["stepM"], f["stepKa"])
@@ -362,11 +363,11 @@ def operand_floor_arrays(
         b_full[2] + b_full[3] * m_iter_f,
     )
     res = _core(c, problem, f, sm, sn, cap, first_traffic, True)
-    launch = preset.launch_overhead_us * preset.clock_mhz
     out = {}
     for op in ("a", "b"):
-        cycles = np.minimum(res[f"own_{op}"], res[f"seq_{op}"]) + launch
-        out[f"time_{op}_us"] = np.broadcast_to(cycles / preset.clock_mhz, sm.shape)
+        cycles = np.minimum(res[f"own_{op}"], res[f"seq_{op}"])
+        time_us = kernel_us(preset, cycles / preset.clock_mhz)
+        out[f"time_{op}_us"] = np.broadcast_to(time_us, sm.shape)
     return out
 
 
@@ -510,6 +511,7 @@ def _estimate_block(
         "cycles": cycles,
         "time_us": times.time_us,
         "device_time_us": times.device_time_us,
+        "end_to_end_us": times.end_to_end_us,
         "core_time_avg_us": times.core_time_avg_us,
         "core_share": times.core_share,
         "core_cycles": worst["span"],

@@ -89,10 +89,12 @@ class SimResult:
     """Simulated kernel time and per-pipe figures of the slowest core."""
 
     cycles: float
-    #: End to end per call (:func:`simcore.pipeline.traffic.kernel_times`).
+    #: The kernel per call, launch included (:func:`simcore.pipeline.traffic.kernel_us`).
     time_us: float
     #: The slowest core plus the device start-up (the profiler's Task Duration).
     device_time_us: float
+    #: Per back-to-back call, at least the host's dispatch floor.
+    end_to_end_us: float
     #: The cores' mean time (the profiler's aicore_time).
     core_time_avg_us: float
     launch_overhead_us: float
@@ -443,6 +445,7 @@ def simulate(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> SimRes
         cycles=cycles,
         time_us=float(times.time_us),
         device_time_us=float(times.device_time_us),
+        end_to_end_us=float(times.end_to_end_us),
         core_time_avg_us=float(times.core_time_avg_us),
         launch_overhead_us=preset.launch_overhead_us,
         busy_cycles=slowest.busy_cycles,

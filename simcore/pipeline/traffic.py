@@ -461,9 +461,12 @@ class KernelTimes:
     device_time_us: Any
     #: The profiler's aicore_time: the cores' mean time (the slowest core's times the share).
     core_time_avg_us: Any
-    #: End to end per call: the device time plus the launch, at least the host's dispatch
-    #: floor (back-to-back calls are paced by the host: measured_gemm_910b2_torch_mm.csv).
+    #: The kernel's time per call as the search ranks it: the slowest core plus the launch
+    #: overhead (:func:`kernel_us`).
     time_us: Any
+    #: End to end per back-to-back call: ``time_us``, at least the host's dispatch floor
+    #: (:func:`end_to_end_us`; measured_gemm_910b2_torch_mm.csv).
+    end_to_end_us: Any
     #: The cores' mean share of the work (:func:`core_share`).
     core_share: Any
 
@@ -476,8 +479,28 @@ def kernel_times(preset: HardwarePreset, core_cycles: Any, share: Any) -> Kernel
     """
     core_us = core_cycles / preset.clock_mhz
     device = core_us + preset.device_startup_us
-    end_to_end = np.maximum(core_us + preset.launch_overhead_us, preset.host_dispatch_floor_us)
-    return KernelTimes(device, core_us * share, end_to_end, share)
+    return KernelTimes(
+        device, core_us * share, kernel_us(preset, core_us), end_to_end_us(preset, core_us), share
+    )
+
+
+def kernel_us(preset: HardwarePreset, core_us: Any) -> Any:
+    """The kernel's time per call: the slowest core plus the launch overhead.
+
+    The launch overhead is the device's start-up; this is what the search ranks and bounds
+    (monotone in ``core_us``).
+    """
+    return core_us + preset.launch_overhead_us
+
+
+def end_to_end_us(preset: HardwarePreset, core_us: Any) -> Any:
+    """End-to-end time per back-to-back call of a kernel whose slowest core takes ``core_us``.
+
+    ``max(core + launch overhead, host dispatch floor)``: back-to-back calls are paced by the
+    host's dispatch (measured_gemm_910b2_torch_mm.csv N = 1024: 21.9 us per call for a kernel
+    of a few microseconds). Not what the search ranks: below the floor every tiling would tie.
+    """
+    return np.maximum(kernel_us(preset, core_us), preset.host_dispatch_floor_us)
 
 
 def l2_rounds_to_fit(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> int:

@@ -26,7 +26,7 @@ from simcore.pipeline.transfer import (
     column_latency_cycles,
     copy_pieces,
     copy_totals,
-    direct_copy_sum,
+    direct_copy_costs,
     operand_contention,
     with_bias_slices,
 )
@@ -232,6 +232,9 @@ class Copies:
     bias_cyc: Any
     #: Same-address factors of A's and B's direct copies (simcore.pipeline.transfer).
     contention: tuple[Any, Any]
+    #: Direct copies' MTE2 legs per operand (full-K, K-tail), averaged over the groups' shapes
+    #: (None for a staged or column-path operand).
+    directs: tuple[tuple[Any, Any] | None, tuple[Any, Any] | None]
     #: DMA copies of both operands (per base block under Norm): the scalar pipe's copy count.
     dma_copies: Any
 
@@ -275,10 +278,14 @@ def copy_totals_of(
     if c.norm and not c.b_via_ub:
         dma_b = chunk_cost_sum(_pieces(c, g.bn, g.bk), *b_args)
     dma = dma_a + dma_b
+    directs_a: tuple[Any, Any] | None = None
+    directs_b: tuple[Any, Any] | None = None
     if not (c.a_via_ub or c.a_by_column):
-        ga = direct_copy_sum(c, True, cap, fa, a_args)
+        ga, ga_f, ga_l = direct_copy_costs(c, True, cap, fa, a_args)
+        directs_a = (ga_f, ga_l)
     if not (c.b_via_ub or c.b_by_column):
-        gb = direct_copy_sum(c, False, cap, fb, b_args)
+        gb, gb_f, gb_l = direct_copy_costs(c, False, cap, fb, b_args)
+        directs_b = (gb_f, gb_l)
     if c.a_by_column:
         dmas_a = chunk_cost_sum(lambda r, kk: c.load_instructions(True, r, kk), *a_args)
         ga = ga + column_latency_cycles(c, dmas_a, loads_a)
@@ -308,6 +315,7 @@ def copy_totals_of(
         # A block's bias slice on MTE2 (before its chunk copies).
         bias_cyc=c.bias_load_cycles(np.minimum(g.bn, g.cols), cap) if bias else 0.0,
         contention=(fa, fb),
+        directs=(directs_a, directs_b),
         dma_copies=dma,
     )  # fmt: skip
 
@@ -377,11 +385,11 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     fa, fb = cp.contention
     a_full, a_last = chunk_legs(
         c, True, grp_a, (chunk_ka, last_ka), (_cdiv(chunk_ka, c.c0) * c.c0, al_last_a), cap,
-        cp.reorders_a, (g.bm, bk), fa,
+        cp.reorders_a, (g.bm, bk), fa, cp.directs[0],
     )  # fmt: skip
     b_full, b_last = chunk_legs(
         c, False, grp_b, (chunk_kb, last_kb), (_cdiv(chunk_kb, c.c0) * c.c0, al_last_b), cap,
-        cp.reorders_b, (g.bn, bk), fb,
+        cp.reorders_b, (g.bn, bk), fb, cp.directs[1],
     )  # fmt: skip
     # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1).
     b_many = ch.b_many

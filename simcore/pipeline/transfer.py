@@ -68,13 +68,19 @@ def operand_contention(c: Costs, single_m: Any, single_n: Any) -> tuple[Any, Any
     )
 
 
-def direct_copy_sum(c: Costs, is_a: bool, cap: Any, contention: Any, args: tuple[Any, ...]) -> Any:
+def direct_copy_costs(
+    c: Costs, is_a: bool, cap: Any, contention: Any, args: tuple[Any, ...]
+) -> tuple[Any, Any, Any]:
     """MTE2 cycles of all direct GM->L1 chunk copies of one operand, priced per chunk shape.
 
-    ``args`` are :func:`chunk_cost_sum`'s after the cost (extent, base, step, slots, other
-    blocks, inner, K, baseK, stepK). Each shape is priced as the simulator prices it
+    ``args`` are :func:`chunk_costs`' after the cost (extent, base, step, slots, other blocks,
+    inner, K, baseK, stepK). Each shape is priced as the simulator prices it
     (:meth:`Costs.direct_load_cycles` with the template's copy pieces and ``contention``): the
-    on-the-fly ND->NZ copy is not linear in the bytes.
+    on-the-fly ND->NZ copy is not linear in the bytes, so the legs of one full-K and one K-tail
+    copy are averages over the shapes too, not the cost at the average rows.
+
+    Returns:
+        ``(total, per full-K chunk copy, per K-tail chunk copy)``.
     """
     base, base_k = args[1], args[7]
 
@@ -82,7 +88,7 @@ def direct_copy_sum(c: Costs, is_a: bool, cap: Any, contention: Any, args: tuple
         pieces = copy_pieces(c.norm, rows, base, kk, base_k)
         return c.direct_load_cycles(is_a, rows, kk, cap, pieces, contention)
 
-    return chunk_cost_sum(cost, *args)
+    return chunk_costs(cost, *args)
 
 
 def norm_step_handoff(
@@ -261,11 +267,14 @@ def chunk_legs(
     reorders: tuple[Any, Any] | None,
     bases: tuple[Any, Any] | None = None,
     contention: Any = 1.0,
+    directs: tuple[Any, Any] | None = None,
 ) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
     """:func:`first_last_legs` from the chunks' K (full, last) and the same aligned to C0.
 
     A direct copy carries the template's copy pieces (``bases``: the operand's base rows and
-    baseK; None prices one piece) and the same-address factor ``contention``.
+    baseK; None prices one piece) and the same-address factor ``contention``; ``directs`` gives
+    the direct copies' MTE2 legs (full-K and K-tail, averaged over the groups' shapes by
+    :func:`direct_copy_costs`) instead.
     """
     p = c.preset
     via_ub = c.a_via_ub if is_a else c.b_via_ub
@@ -279,6 +288,8 @@ def chunk_legs(
                 at_most(cap, p.gm_to_l1_peak_bytes_per_cycle * eff)
             )
             out.append((g, 0.0, 0.0))
+        elif not via_ub and directs is not None:
+            out.append((directs[i], 0.0, 0.0))
         elif not via_ub:
             pieces = (1, 1) if bases is None else copy_pieces(c.norm, rows, bases[0], kk, bases[1])
             g = c.direct_load_cycles(is_a, rows, kk, cap, pieces, contention, nbytes)

@@ -95,6 +95,7 @@ import numpy.typing as npt
 from simcore.hardware.dtypes import FRACTAL_ROWS, bits
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, align_up, ceil_div, vector_path_array
+from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.traffic import kernel_us
 from simcore.tiling.problem import Problem
 from simcore.ub.vector import strided_repeat_cycles
@@ -482,6 +483,8 @@ def _bound(
             c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
         )
     fixed = [cube, mte1, drain] if p.has_fixpipe else [cube, mte1]
+    # The scalar pipe's work without its per-copy share (simcore.pipeline.scalar, issue 17).
+    fixed.append(scalar_cycles(p, problem, m_iter * n_iter * k_iter, 0.0))
     fixed_busy = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in fixed])
     fixed_sum = sum(fixed)
     step1, per_lo, step_avg = shared["step1"], shared["per_lo"], shared["step_avg"]

@@ -202,9 +202,12 @@ def _core(
     if floor:
         # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
         # pipes that does not depend on the other operand (its copies are >= 0).
-        fixed_work = bt.mte1 + bt.cube + bt.drain_total
-        out["own_a"] = ac.own_a + avg.mm + bt.dr_last
-        out["own_b"] = bh.own_b + avg.mm + bt.dr_last
+        # (The scalar pipe's work without its per-copy share, which depends on both operands:
+        # the estimate is at least it, and its sum of work includes it.)
+        scalar = scalar_cycles(c.preset, problem, g.blocks * g.k_iter, 0.0)
+        fixed_work = bt.mte1 + bt.cube + bt.drain_total + scalar
+        out["own_a"] = np.maximum(ac.own_a + avg.mm + bt.dr_last, scalar)
+        out["own_b"] = np.maximum(bh.own_b + avg.mm + bt.dr_last, scalar)
         out["seq_a"] = fixed_work + cp.ga
         out["seq_b"] = fixed_work + cp.gb
     return out

@@ -953,8 +953,23 @@ def _first_copy_legs(
     legs = []
     for is_a, rows in ((True, least_rows[0]), (False, least_rows[1])):
         lat, peak = c.copy_rate(is_a)
-        legs.append(lat + c.l1_tile_bytes(rows, k) / np.minimum(peak, cap) / k_iter)
+        stream = c.l1_tile_bytes(rows, k) / np.minimum(peak, cap) / k_iter
+        legs.append(lat + np.maximum(stream, _nd_row_floor(c, is_a, rows, k / k_iter)))
     return legs[0], legs[1]
+
+
+def _nd_row_floor(c: Costs, is_a: bool, rows: Any, k: Any) -> Any:
+    """Least row-request cycles of one on-the-fly ND->NZ copy of ``rows`` x ``k`` (issue 17).
+
+    :meth:`simcore.pipeline.costs.Costs.nd_copy_cycles` is ``latency + max(ND rows x row
+    cycles x contention, bytes / rate)``, every piece requesting its rows; at least one piece
+    and a contention of 1. Zero for the other copy paths.
+    """
+    staged = c.a_via_ub or c.a_by_column if is_a else c.b_via_ub or c.b_by_column
+    if staged or not (c.a_nd if is_a else c.b_nd) or not c.preset.nd2nz_on_the_fly:
+        return 0.0
+    k_rows = not c.trans_a if is_a else c.trans_b  # (K is the contiguous dimension)
+    return (rows if k_rows else k) * c.preset.nd2nz_row_cycles
 
 
 def _copy_terms(
@@ -993,7 +1008,9 @@ def _copy_terms(
     by_column = c.a_by_column if is_a else c.b_by_column
     lat, peak = c.copy_rate(is_a)
     least = passes * columns if by_column else 0.0
-    return (lat, nbytes / np.minimum(peak, cap), 0.0, 0.0, 0.0, 0.0, 0.0, least, iters, panel)
+    # (Each pass requests every ND row at least once: _nd_row_floor over the pass.)
+    stream = np.maximum(nbytes / np.minimum(peak, cap), passes * _nd_row_floor(c, is_a, rows, k))
+    return (lat, stream, 0.0, 0.0, 0.0, 0.0, 0.0, least, iters, panel)
 
 
 def _copies(terms: tuple[Any, ...], loads: Any, least: Any) -> tuple[Any, Any, Any, Any]:

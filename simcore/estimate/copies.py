@@ -235,8 +235,8 @@ class Copies:
     #: Direct copies' MTE2 legs per operand (full-K, K-tail), averaged over the groups' shapes
     #: (None for a staged or column-path operand).
     directs: tuple[tuple[Any, Any] | None, tuple[Any, Any] | None]
-    #: DMA copies of both operands (per base block under Norm): the scalar pipe's copy count.
-    dma_copies: Any
+    #: DMA copies of A and of B (per base block under Norm): the scalar pipe's copy counts.
+    dma_copies: tuple[Any, Any]
 
 
 def _pieces(c: Costs, base: Any, base_k: Any) -> Any:
@@ -277,7 +277,7 @@ def copy_totals_of(
         dma_a = chunk_cost_sum(_pieces(c, g.bm, g.bk), *a_args)
     if c.norm and not c.b_via_ub:
         dma_b = chunk_cost_sum(_pieces(c, g.bn, g.bk), *b_args)
-    dma = dma_a + dma_b
+    dma = (dma_a, dma_b)
     directs_a: tuple[Any, Any] | None = None
     directs_b: tuple[Any, Any] | None = None
     if not (c.a_via_ub or c.a_by_column):

@@ -194,7 +194,9 @@ def _core(
         "FIX": bt.drain_total if fix else 0.0 * bt.drain_total,
         "V": cp.vec,
         "MTE3": cp.mte3,
-        "SCALAR": scalar_cycles(c.preset, problem, g.blocks * g.k_iter, cp.dma_copies),
+        "SCALAR": scalar_cycles(
+            c.preset, problem, g.blocks * g.k_iter, cp.dma_copies[0] + cp.dma_copies[1]
+        ),
     }
     out: dict[str, Any] = {"makespan": mk.value, "busy": busy}
     if mk.track:
@@ -202,14 +204,16 @@ def _core(
     if floor:
         # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
         # pipes that does not depend on the other operand (its copies are >= 0).
-        # (The scalar pipe's work without its per-copy share, which depends on both operands:
-        # the estimate is at least it, and its sum of work includes it.)
-        scalar = scalar_cycles(c.preset, problem, g.blocks * g.k_iter, 0.0)
-        fixed_work = bt.mte1 + bt.cube + bt.drain_total + scalar
-        out["own_a"] = np.maximum(ac.own_a + avg.mm + bt.dr_last, scalar)
-        out["own_b"] = np.maximum(bh.own_b + avg.mm + bt.dr_last, scalar)
-        out["seq_a"] = fixed_work + cp.ga
-        out["seq_b"] = fixed_work + cp.gb
+        # (The scalar pipe's work with the operand's own copies only: the estimate is at least
+        # it, and its sum of work includes it.)
+        steps = g.blocks * g.k_iter
+        scalar_a = scalar_cycles(c.preset, problem, steps, cp.dma_copies[0])
+        scalar_b = scalar_cycles(c.preset, problem, steps, cp.dma_copies[1])
+        fixed_work = bt.mte1 + bt.cube + bt.drain_total
+        out["own_a"] = np.maximum(ac.own_a + avg.mm + bt.dr_last, scalar_a)
+        out["own_b"] = np.maximum(bh.own_b + avg.mm + bt.dr_last, scalar_b)
+        out["seq_a"] = fixed_work + cp.ga + scalar_a
+        out["seq_b"] = fixed_work + cp.gb + scalar_b
     return out
 
 

@@ -57,6 +57,11 @@ class BoardCase:
     pipes_us: dict[str, float] = field(default_factory=dict)
 
 
+def _rows(name: str) -> list[dict[str, str]]:
+    with (REF / name).open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
 def _int(row: dict[str, str], key: str, default: int) -> int:
     return int(row[key]) if row.get(key) else default
 
@@ -73,7 +78,7 @@ def msprof_cases() -> list[BoardCase]:
     """
     preset = load_preset("Ascend910B1")
     out = []
-    for r in csv.DictReader((REF / "measured_msprof_910b1_8192.csv").open()):
+    for r in _rows("measured_msprof_910b1_8192.csv"):
         rounds = _int(r, "l2_rounds", 1)
         problem = Problem(
             soc=r["soc"], m=int(r["m"]), n=int(r["n"]), k=int(r["k"]), dtype=r["dtype"],
@@ -118,13 +123,13 @@ def torch_mm_cases() -> list[BoardCase]:
     """The 910B2 torch.mm rows (fp16, bf16, fp32) that have a CANN tiling, end-to-end times."""
     preset = load_preset("Ascend910B2")
     tilings = {}
-    for r in csv.DictReader((REF / "cann_default_tilings.csv").open()):
+    for r in _rows("cann_default_tilings.csv"):
         if (r["soc"], r["mode"], r["trans_a"], r["trans_b"], r["bias"]) == (
             "Ascend910B2", "nosingle", "0", "0", "0",
         ) and r["M"] == r["N"] == r["K"]:  # fmt: skip
             tilings[(r["dtype"], int(r["M"]))] = r
     out = []
-    for r in csv.DictReader((REF / "measured_gemm_910b2_torch_mm.csv").open()):
+    for r in _rows("measured_gemm_910b2_torch_mm.csv"):
         dtype, n = r["dtype"].lower(), int(r["n"])
         row = tilings.get((dtype, n))
         if row is None:

@@ -483,8 +483,12 @@ def _bound(
             c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
         )
     fixed = [cube, mte1, drain] if p.has_fixpipe else [cube, mte1]
-    # The scalar pipe's work without its per-copy share (simcore.pipeline.scalar, issue 17).
-    fixed.append(scalar_cycles(p, problem, m_iter * n_iter * k_iter, 0.0))
+    # The scalar pipe's work (simcore.pipeline.scalar, issue 17) with the least copies: under
+    # Norm every base block of a direct operand is copied at least once, one copy each.
+    least_copies: Any = 0.0
+    if c.norm:
+        least_copies = (m_iter * (not c.a_via_ub) + n_iter * (not c.b_via_ub)) * k_iter
+    fixed.append(scalar_cycles(p, problem, m_iter * n_iter * k_iter, least_copies))
     fixed_busy = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in fixed])
     fixed_sum = sum(fixed)
     step1, per_lo, step_avg = shared["step1"], shared["per_lo"], shared["step_avg"]
@@ -615,8 +619,8 @@ def _bound(
             hit_case = 1.0 - np.maximum(traffic - unique, 0.0) * miss / traffic
             rate_case = p.l2_core_port * (hit_case + (1.0 - hit_case) / p.l2_miss_slowdown)
             cap_case = np.minimum(cap, rate_case)
-            a_terms = _copy_terms(c, True, a_passes, rows, k, cap_case, a_pass)
-            b_terms = _copy_terms(c, False, b_passes, cols, k, cap_case, b_pass)
+            a_terms = _copy_terms(c, True, a_passes, rows, k, cap_case, a_pass, (bm, bk))
+            b_terms = _copy_terms(c, False, b_passes, cols, k, cap_case, b_pass, (bn, bk))
             # Without FixPipe, per operand, slot count and L0 class: its pass-start stalls
             # (_pass_start_stalls), with the largest chunk any split allows (A's share at
             # most a_hi, B's at most what A's least share leaves): the stalls only fall as the
@@ -958,22 +962,36 @@ def _first_copy_legs(
     return legs[0], legs[1]
 
 
-def _nd_row_floor(c: Costs, is_a: bool, rows: Any, k: Any) -> Any:
-    """Least row-request cycles of one on-the-fly ND->NZ copy of ``rows`` x ``k`` (issue 17).
+def _nd_row_floor(
+    c: Costs, is_a: bool, rows: Any, k: Any, bases: tuple[Any, Any] | None = None
+) -> Any:
+    """Least row-request cycles of on-the-fly ND->NZ copies of ``rows`` x ``k`` (issue 17).
 
     :meth:`simcore.pipeline.costs.Costs.nd_copy_cycles` is ``latency + max(ND rows x row
-    cycles x contention, bytes / rate)``, every piece requesting its rows; at least one piece
-    and a contention of 1. Zero for the other copy paths.
+    cycles x contention, bytes / rate)``, every piece requesting its rows again: at least one
+    piece (MDL), under Norm one per base block along the contiguous dimension (``bases``: the
+    operand's base rows and baseK), and a contention of 1. Zero for the other copy paths.
     """
     staged = c.a_via_ub or c.a_by_column if is_a else c.b_via_ub or c.b_by_column
     if staged or not (c.a_nd if is_a else c.b_nd) or not c.preset.nd2nz_on_the_fly:
         return 0.0
     k_rows = not c.trans_a if is_a else c.trans_b  # (K is the contiguous dimension)
-    return (rows if k_rows else k) * c.preset.nd2nz_row_cycles
+    if c.norm and bases is not None:
+        pieces = ceil_div(k, bases[1]) if k_rows else ceil_div(rows, bases[0])
+    else:
+        pieces = 1
+    return (rows if k_rows else k) * pieces * c.preset.nd2nz_row_cycles
 
 
 def _copy_terms(
-    c: Costs, is_a: bool, passes: Any, rows: Any, k: int, cap: Any, per_pass: tuple[Any, ...]
+    c: Costs,
+    is_a: bool,
+    passes: Any,
+    rows: Any,
+    k: int,
+    cap: Any,
+    per_pass: tuple[Any, ...],
+    bases: tuple[Any, Any] | None = None,
 ) -> tuple[Any, ...]:
     """The parts of :func:`_copies` that do not depend on the copy count.
 
@@ -1009,7 +1027,14 @@ def _copy_terms(
     lat, peak = c.copy_rate(is_a)
     least = passes * columns if by_column else 0.0
     # (Each pass requests every ND row at least once: _nd_row_floor over the pass.)
-    stream = np.maximum(nbytes / np.minimum(peak, cap), passes * _nd_row_floor(c, is_a, rows, k))
+    rows_floor = passes * _nd_row_floor(c, is_a, rows, k, bases)
+    stream = np.maximum(nbytes / np.minimum(peak, cap), rows_floor)
+    if c.norm and bases is not None and not np.isscalar(rows_floor):
+        # Norm copies each base block of an on-the-fly ND operand apart, each paying the copy
+        # latency: a pass is at least its blocks' copies (issue 17; iters 1, panel 0 keep
+        # _least_instructions at this count).
+        least = passes * ceil_div(rows, bases[0]) * ceil_div(k, bases[1])
+        return (lat, stream, 0.0, 0.0, 0.0, 0.0, 0.0, least, 1.0, 0.0)
     return (lat, stream, 0.0, 0.0, 0.0, 0.0, 0.0, least, iters, panel)
 
 

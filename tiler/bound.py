@@ -96,7 +96,7 @@ from simcore.hardware.dtypes import FRACTAL_ROWS, bits
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, align_up, ceil_div, vector_path_array
 from simcore.pipeline.scalar import scalar_cycles
-from simcore.pipeline.traffic import kernel_us
+from simcore.pipeline.traffic import kernel_us, l2_share_most
 from simcore.tiling.problem import Problem
 from simcore.ub.vector import strided_repeat_cycles
 
@@ -384,7 +384,9 @@ def _order_free_terms(space: Any, c: Costs, g: dict[str, Any]) -> dict[str, Any]
     c1 = np.where(n_iter == 1, cn_t, bn)
     la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
     active = ceil_div(problem.m, rows) * ceil_div(problem.n, cols)
-    cap = np.minimum(p.l2_bytes_per_cycle / np.maximum(active, 1), p.l2_core_port)
+    # (The ND->NZ share of the chip's L2 rate: simcore.pipeline.traffic.l2_share_most.)
+    chip = p.l2_bytes_per_cycle * l2_share_most(problem, p)
+    cap = np.minimum(chip / np.maximum(active, 1), p.l2_core_port)
     ready = _first_copy_legs(c, k, (rm_t, cn_t), k_iter, cap)
     cube, mte1 = _cube_mte1(c, k, g)
     # One-slot chains (:func:`_one_slot_chain`): the MMAD cycles of full-K steps (each
@@ -455,7 +457,8 @@ def _bound(
     reload_frac = np.maximum(1.0 - unique / np.maximum(total_min, 1.0), 0.0)
     hit_max = 1.0 - reload_frac * miss
     core_rate = p.l2_core_port * (hit_max + (1.0 - hit_max) / p.l2_miss_slowdown)
-    cap = np.minimum(p.l2_bytes_per_cycle / np.maximum(active, 1), core_rate)
+    chip = p.l2_bytes_per_cycle * l2_share_most(problem, p)
+    cap = np.minimum(chip / np.maximum(active, 1), core_rate)
     hbm_floor = (unique + np.maximum(total_min - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
 
     # --- M, MTE1, drain --------------------------------------------------------------------

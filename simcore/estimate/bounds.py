@@ -49,7 +49,7 @@ import numpy as np
 
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
-from simcore.pipeline.traffic import kernel_us, operand_traffic, slots
+from simcore.pipeline.traffic import kernel_us, l2_share_most, operand_traffic, slots
 from simcore.pipeline.transfer import chunk_cost_sum  # the estimator's V and DMA totals
 from simcore.tiling.problem import Problem
 
@@ -89,9 +89,10 @@ def ub_operand_floor_arrays(
     cores = ceil_div(m, sm) * ceil_div(n, sn)
     # The largest share of the chip's bandwidth a core of this split can get (every reload
     # hitting L2): simcore.pipeline.traffic.chip_bandwidth_cap with hit = 1.
-    cap = np.minimum(preset.l2_bytes_per_cycle / np.maximum(cores, 1), preset.l2_core_port).astype(
-        np.float64
-    )
+    cap = np.minimum(
+        preset.l2_bytes_per_cycle * l2_share_most(problem, preset) / np.maximum(cores, 1),
+        preset.l2_core_port,
+    ).astype(np.float64)
     one = np.ones_like(bm)
     out: dict[str, Any] = {}
     for is_a in (True, False):

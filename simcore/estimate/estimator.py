@@ -78,6 +78,7 @@ from simcore.pipeline.traffic import (
     k_chunking,
     kernel_times,
     kernel_us,
+    l2_share_most,
     l2_share_of,
     operand_chip_traffic,
     reuse_working_set,
@@ -346,9 +347,10 @@ def operand_floor_arrays(
     m, n, k = problem.m, problem.n, problem.k
     sm, sn = f["singleCoreM"], f["singleCoreN"]
     cores = ceil_div(m, sm) * ceil_div(n, sn)
-    cap = np.minimum(preset.l2_bytes_per_cycle / np.maximum(cores, 1), preset.l2_core_port).astype(
-        np.float64
-    )
+    cap = np.minimum(
+        preset.l2_bytes_per_cycle * l2_share_most(problem, preset) / np.maximum(cores, 1),
+        preset.l2_core_port,
+    ).astype(np.float64)
     bm, bn = f["baseM"], f["baseN"]
     order0 = f["iterateOrder"] == 0
     slots_a = slots(f["depthA1"], f["stepM"], f["stepKa"])

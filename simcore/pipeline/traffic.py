@@ -365,6 +365,15 @@ def l2_share_of(a_nd: bool, b_nd: bool, a_bytes: Any, b_bytes: Any, preset: Hard
     return 1.0 - (1.0 - preset.nd2nz_l2_share) * frac
 
 
+def l2_share_most(problem: Problem, preset: HardwarePreset) -> float:
+    """The largest :func:`l2_share_of` any tiling of ``problem`` gets (for the search's bounds).
+
+    Both operands ND (on the fly): ``nd2nz_l2_share`` whatever their bytes; otherwise up to 1.
+    """
+    both_nd = problem.format_a is Format.ND and problem.format_b is Format.ND
+    return preset.nd2nz_l2_share if preset.nd2nz_on_the_fly and both_nd else 1.0
+
+
 def hbm_floor_cycles(hbm_bytes: Any, preset: HardwarePreset) -> Any:
     """Cycles the chip needs at least to move ``hbm_bytes`` through HBM (a floor on the kernel)."""
     return hbm_bytes / preset.hbm_bytes_per_cycle

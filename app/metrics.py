@@ -68,6 +68,19 @@ class Metrics:
             "Searches this process waited for because another process held the claim.",
             registry=self.registry,
         )
+        self.gc_pause = Histogram(
+            "tiler_gc_pause_seconds",
+            "Garbage collections of this process by generation, and how long each stopped it.",
+            ["generation"],
+            buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1),
+            registry=self.registry,
+        )
+        self.gc_pause_max = Gauge(
+            "tiler_gc_pause_max_seconds",
+            "The longest garbage collection of this process so far, by generation.",
+            ["generation"],
+            registry=self.registry,
+        )
         self.searches_running = Gauge(
             "tiler_searches_running",
             "Searches running in this process now.",
@@ -104,3 +117,28 @@ class MetricsMiddleware:
             template = getattr(route, "path", None) or "unmatched"
             self.metrics.requests.labels(scope["method"], template, str(status)).inc()
             self.metrics.latency.labels(template).observe(time.perf_counter() - start)
+
+
+class GcPauses:
+    """A ``gc.callbacks`` entry that times every collection into the metrics.
+
+    A collection stops every request the process is serving; the longest ones are the latency
+    tail, so they are measured where they happen.
+    """
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+        self._start = 0.0
+        self._longest: dict[int, float] = {}
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        """Records the pause of a collection (called by the interpreter at its start and stop)."""
+        if phase == "start":
+            self._start = time.perf_counter()
+            return
+        generation = int(info["generation"])
+        seconds = time.perf_counter() - self._start
+        self.metrics.gc_pause.labels(str(generation)).observe(seconds)
+        if seconds > self._longest.get(generation, 0.0):
+            self._longest[generation] = seconds
+            self.metrics.gc_pause_max.labels(str(generation)).set(seconds)

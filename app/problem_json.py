@@ -31,7 +31,9 @@ type                       status  when
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -188,6 +190,42 @@ def problem_body(
     return body
 
 
+def _encodable(value: Any) -> Any:
+    """Makes a document encodable as strict UTF-8 JSON, whatever the request put in it.
+
+    An error echoes the offending value, and a request can carry values that JSON text cannot
+    hold: ``NaN`` and ``Infinity`` (which Python's parser accepts) and lone surrogates (the
+    JSON escape of U+D800 alone). They are answered as text (``"nan"``, ``"inf"``, the escape
+    spelled out), so the error is a 4xx naming the field instead of a 500 from the encoder.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, list | tuple):
+        return [_encodable(v) for v in value]
+    if isinstance(value, dict):
+        return {_encodable(str(k)): _encodable(v) for k, v in value.items()}
+    return value
+
+
+class ProblemResponse(JSONResponse):
+    """A problem+json response whose body is always encodable (see :func:`_encodable`)."""
+
+    media_type = PROBLEM_MEDIA_TYPE
+
+    def render(self, content: Any) -> bytes:
+        """Encodes the document as compact UTF-8 JSON."""
+        text = json.dumps(
+            _encodable(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        )
+        return text.encode("utf-8")
+
+
 def problem_response(
     status: int,
     slug: str,
@@ -197,7 +235,7 @@ def problem_response(
     **extensions: Any,
 ) -> JSONResponse:
     """Returns a problem+json response."""
-    return JSONResponse(
+    return ProblemResponse(
         problem_body(status, slug, detail, instance, **extensions),
         status_code=status,
         media_type=PROBLEM_MEDIA_TYPE,
@@ -247,14 +285,21 @@ def violations_problem(
     return ProblemError(422, slug, detail, violations=[dict(v) for v in violations])
 
 
-def _jsonable(value: Any) -> Any:
+#: How deep an echoed value is copied into a problem; deeper parts become "...". A request can
+#: nest arrays thousands deep, and the copy must not exhaust the interpreter's stack.
+_ECHO_DEPTH = 8
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
     """Makes an error's value JSON-safe (bytes, sets and other objects become text)."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
+    if depth >= _ECHO_DEPTH and isinstance(value, list | tuple | dict):
+        return "..."
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
     return str(value)
 
 

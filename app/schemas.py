@@ -30,11 +30,18 @@ from pydantic import (
     ValidationInfo,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from app.problem_json import ProblemDetail, ViolationDetail
-from simcore.hardware.dtypes import BIAS_DTYPES, INPUT_DTYPES, OUTPUT_DTYPES, DType
+from simcore.hardware.dtypes import (
+    BIAS_DTYPES,
+    DTYPE_ALIASES,
+    INPUT_DTYPES,
+    OUTPUT_DTYPES,
+    DType,
+)
 from simcore.hardware.presets import HardwarePreset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem
@@ -69,7 +76,12 @@ _INPUT_VALUES = [d.value for d in INPUT_DTYPES]
 
 
 def _input_dtype(value: Any) -> Any:
-    """Refuses a dtype that is not an input dtype (``int32`` is an output and bias type only)."""
+    """Refuses a dtype that is not an input dtype (``int32`` is an output and bias type only).
+
+    The MX short names (``mxfp4``, ``mxfp8``) resolve to their OCP default element types.
+    """
+    if isinstance(value, str) and value in DTYPE_ALIASES:
+        return DTYPE_ALIASES[value]
     if value not in _INPUT_VALUES:
         raise PydanticCustomError(
             "enum",
@@ -129,6 +141,42 @@ class ProblemIn(Problem):
     @classmethod
     def _bias_dtype_with_dtype(cls, value: DType | None, info: ValidationInfo) -> DType | None:
         return _allowed_with(value, info, BIAS_DTYPES, "a bias dtype")
+
+
+#: ``default`` (the packaged preset), ``active`` (the SoC's active profile) or a calibration id.
+CALIBRATION_PATTERN = r"^(default|active|[0-9a-f]{24})$"
+
+
+class ProfiledProblemIn(ProblemIn):
+    """A problem of ``tilings:tune`` / ``evaluate`` / ``validate``: with the calibration profile.
+
+    ``calibration`` is not part of the problem itself (its canonical form, its measurements):
+    it picks the model constants the answer is computed with, and the profile's preset digest
+    is part of the cache key and of every estimate.
+    """
+
+    model_config = ConfigDict(title="TuneProblem")
+
+    calibration: str = Field(
+        default="default",
+        pattern=CALIBRATION_PATTERN,
+        description="`default` (the packaged model constants), `active` (the SoC's active "
+        "calibration profile, the default when none is active) or a calibration id.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_problem(cls, data: Any) -> Any:
+        # A job's shapes are plain problems: they take the default constants.
+        if isinstance(data, Problem) and not isinstance(data, cls):
+            return data.model_dump()
+        return data
+
+    def canonical(self) -> dict[str, Any]:
+        """The problem without the profile choice (the tuner's and the measurements' key)."""
+        out = super().canonical()
+        out.pop("calibration", None)
+        return out
 
 
 class TilingIn(BaseModel):
@@ -218,7 +266,7 @@ class TuneBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    problem: ProblemIn = Field(description="The Matmul problem.")
+    problem: ProfiledProblemIn = Field(description="The Matmul problem.")
     fixed: dict[str, int] = Field(
         default_factory=dict,
         description='TCubeTiling fields to pin, by struct name (e.g. `{"baseK": 64}`).',
@@ -235,6 +283,11 @@ class TuneBody(BaseModel):
         description="Optuna sampler of the trials (`gp` needs the optional gp group).",
     )
     seed: int = Field(default=0, ge=0, le=SEED_MAX, strict=True, description="Search seed.")
+    source: Literal["measured", "model"] | None = Field(
+        default=None,
+        description="`model`: the model's answer even when a board measured faster kernels of "
+        "this exact problem (left out: the fastest measured kernel wins).",
+    )
 
     def tuner_request(self, budget: int | None) -> TuneRequest:
         """The request as the search takes it (:class:`tiler.tune.TuneRequest`).
@@ -261,7 +314,7 @@ class TilingCheckBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    problem: ProblemIn
+    problem: ProfiledProblemIn
     tiling: TilingIn
 
 
@@ -448,6 +501,22 @@ class TuneResponse(BaseModel):
     certificate: Certificate
     explanation: Explanation
     search: Search
+    source: Literal["measured", "model"] | None = Field(
+        default=None,
+        description="`measured`: the fastest kernel a board measured for this exact problem "
+        "(`measurement` has it, `model_answer` the model's own); `model`: the model's answer.",
+    )
+    measurement: dict[str, Any] | None = Field(
+        default=None, description="The measurement of a measured answer."
+    )
+    model_answer: dict[str, Any] | None = Field(
+        default=None, description="The model's own `tiling` and `estimate` beside a measured one."
+    )
+    calibration: dict[str, Any] | None = Field(
+        default=None,
+        description="The calibration profile of the answer: `name` (as asked), `id` (null: "
+        "the default constants), `digest`, `preset_digest` (in the cache key).",
+    )
 
 
 class StoredRequest(BaseModel):
@@ -546,6 +615,9 @@ class EvaluateResponse(ValidateResponse):
 
     estimate: Estimate
     explanation: Explanation | None = None
+    calibration: dict[str, Any] | None = Field(
+        default=None, description="The calibration profile of the prediction (see tune)."
+    )
 
 
 # --- hardware and UB ---------------------------------------------------------------------------

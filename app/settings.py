@@ -19,10 +19,12 @@ variable                           meaning
 ``TILER_SEARCH_EXECUTOR``          ``process`` (default: searches in worker processes, so they
                                    never hold the server's GIL) or ``thread``
 ``TILER_API_TOKEN``                when set, every non-GET request needs
-                                   ``Authorization: Bearer <token>``
+                                   ``Authorization: Bearer <token>``, and so does a search
+                                   started from ``/explore``; set but empty is refused at start
+                                   (unset it to run an open service)
 ``TILER_MAX_BODY_BYTES``           larger request bodies are answered 413
-``TILER_CLAIM_LEASE_S``            lease of a search claim; a claim not renewed for this long is
-                                   taken over (its process died)
+``TILER_CLAIM_LEASE_S``            lease of a search claim (renewed every third of it); a claim
+                                   not renewed for this long is taken over (its process died)
 ``TILER_CLAIM_POLL_S``             how often a request waiting for another process's search polls
 ``TILER_SQLITE_BUSY_TIMEOUT_MS``   how long an SQLite writer waits for the write lock
 ``TILER_MEMO_ENTRIES``             requests and answers remembered in memory per process (a
@@ -58,7 +60,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tiler.tune import MAX_BUDGET
@@ -78,15 +80,18 @@ class Settings(BaseSettings):
     search_executor: Literal["process", "thread"] = "process"
     api_token: SecretStr | None = None
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
-    claim_lease_s: float = Field(default=30.0, gt=0)
+    claim_lease_s: float = Field(default=6.0, gt=0)
     claim_poll_s: float = Field(default=0.05, gt=0)
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
     memo_entries: int = Field(default=4096, ge=1)
+    #: How long a cached tune's response is replayed byte for byte; a measurement or profile
+    #: stored through another server on the same database is seen after at most this long.
+    replay_ttl_s: float = Field(default=2.0, ge=0)
     job_workers: int = Field(default=1, ge=0, le=64)
     job_unclaimed_notice_s: float = Field(default=30.0, gt=0)
     job_max_problems: int = Field(default=10_000, ge=1)
-    job_lease_s: float = Field(default=60.0, gt=0)
-    job_heartbeat_s: float = Field(default=10.0, gt=0)
+    job_lease_s: float = Field(default=6.0, gt=0)
+    job_heartbeat_s: float = Field(default=2.0, gt=0)
     job_max_attempts: int = Field(default=3, ge=1)
     job_poll_s: float = Field(default=0.5, gt=0)
     job_events_poll_s: float = Field(default=0.25, gt=0)
@@ -94,6 +99,19 @@ class Settings(BaseSettings):
     job_shared_study_url: str | None = None
     job_shared_min_budget: int = Field(default=64, ge=1)
     job_shared_wait_s: float = Field(default=120.0, gt=0)
+
+    @field_validator("api_token")
+    @classmethod
+    def _token_not_empty(cls, value: SecretStr | None) -> SecretStr | None:
+        # An empty value is a mistake (a template left blank, an unset shell variable), never
+        # a way to turn authentication off: unsetting the variable is.
+        if value is not None and not value.get_secret_value().strip():
+            msg = (
+                "TILER_API_TOKEN is set but empty: give it a value, or unset it to run the "
+                "service without a token"
+            )
+            raise ValueError(msg)
+        return value
 
     @property
     def effective_database_url(self) -> str:
@@ -105,7 +123,7 @@ class Settings(BaseSettings):
     @property
     def token(self) -> str | None:
         """The API token in clear, or None when the service is open."""
-        if self.api_token is None or not self.api_token.get_secret_value():
+        if self.api_token is None:
             return None
         return self.api_token.get_secret_value()
 

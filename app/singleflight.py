@@ -10,6 +10,11 @@ Two levels:
   that loses waits by polling for the result row, and takes the claim over if the holder stops
   renewing its lease (it died), so a crash delays an answer but never loses it.
 
+A key is claimed only once this process has a free search slot (``slot``, the pool's): a server
+whose pool is busy leaves new keys unclaimed for another server with a free slot, instead of
+claiming every key it was sent and searching them one after another while the other idles.
+Waiting for another process's search holds no slot.
+
 The claim holder renews its lease while searching and releases it after storing the answer (or on
 failure, so that a waiter retries and reports the same error itself).
 """
@@ -22,7 +27,8 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 
 import anyio.to_thread
 
@@ -33,6 +39,11 @@ from app.metrics import Metrics
 from app.schemas import TilingRecord
 
 logger = logging.getLogger(__name__)
+
+
+@contextlib.asynccontextmanager
+async def _no_slot() -> AsyncIterator[None]:
+    yield
 
 
 def process_owner_id() -> str:
@@ -48,10 +59,21 @@ class SearchFlights:
         metrics: Where searches, joins and remote waits are counted.
         lease_s: Claim lease; renewed every third of it while the search runs.
         poll_s: Interval at which a process waiting for another's search polls the database.
+        slot: Holds one of this process's search slots (entered when a search can start now);
+            None: no limit here.
     """
 
-    def __init__(self, db: Database, metrics: Metrics, *, lease_s: float, poll_s: float) -> None:
+    def __init__(
+        self,
+        db: Database,
+        metrics: Metrics,
+        *,
+        lease_s: float,
+        poll_s: float,
+        slot: Callable[[], AbstractAsyncContextManager[None]] | None = None,
+    ) -> None:
         self.db = db
+        self.slot = slot or _no_slot
         self.metrics = metrics
         self.lease_s = lease_s
         self.poll_s = poll_s
@@ -104,11 +126,16 @@ class SearchFlights:
             stored = await anyio.to_thread.run_sync(repo.find_by_key, db, cache_key)
             if stored is not None:
                 return stored
-            claimed = await anyio.to_thread.run_sync(
-                repo.try_claim, db, cache_key, self.owner, self.lease_s
-            )
-            if claimed:
-                return await self._search(cache_key, compute)
+            async with self.slot():
+                # The wait for the slot can be long: another process may have answered meanwhile.
+                stored = await anyio.to_thread.run_sync(repo.find_by_key, db, cache_key)
+                if stored is not None:
+                    return stored
+                claimed = await anyio.to_thread.run_sync(
+                    repo.try_claim, db, cache_key, self.owner, self.lease_s
+                )
+                if claimed:
+                    return await self._search(cache_key, compute)
             self.metrics.remote_waits.inc()
             stored = await self._wait_for_other(cache_key)
             if stored is not None:

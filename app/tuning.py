@@ -21,6 +21,7 @@ pickling back from a worker process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -30,11 +31,11 @@ import os
 import signal
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
@@ -42,6 +43,7 @@ import anyio.to_thread
 from app.db import repository as repo
 from app.db.engine import Database
 from app.db.repository import NewResult
+from app.lifeline import run_in_child
 from app.metrics import Metrics
 from app.problem_json import input_error_problem, unknown_soc_problem, violations_problem
 from app.schemas import (
@@ -139,6 +141,8 @@ class PreparedTune:
     request_json: str
     cache_key: str
     preset_digest: str
+    #: A calibration profile's preset (None: the packaged one).
+    preset: HardwarePreset | None = None
 
     def new_result(self, answer_json: str, search_s: float) -> NewResult:
         """The row to store for this request's answer."""
@@ -158,12 +162,15 @@ class PreparedTune:
         )
 
 
-def prepare_tune(request: TuneRequest, problem: Problem) -> PreparedTune:
+def prepare_tune(
+    request: TuneRequest, problem: Problem, preset: HardwarePreset | None = None
+) -> PreparedTune:
     """Builds the cache key of a tune request.
 
     Args:
         request: The request.
         problem: Its problem (the typed one it was built from).
+        preset: A calibration profile's preset (its digest, not the packaged one's, is keyed).
 
     Raises:
         InputError: A pin or the baseline is invalid (the tuner names the field).
@@ -172,13 +179,13 @@ def prepare_tune(request: TuneRequest, problem: Problem) -> PreparedTune:
     from tiler.tune import canonical_request
 
     canonical = canonical_request(request)
-    digest = preset_digest(problem.soc)
+    digest = preset_digest(problem.soc) if preset is None else preset.digest
     request_json = canonical_json(canonical)
     keyed = canonical_json(
         {"request": canonical, "preset_digest": digest, "model_version": MODEL_VERSION}
     )
     cache_key = hashlib.sha256(keyed.encode()).hexdigest()
-    return PreparedTune(request, problem, canonical, request_json, cache_key, digest)
+    return PreparedTune(request, problem, canonical, request_json, cache_key, digest, preset)
 
 
 def prepare_item(request_json: str) -> PreparedTune:
@@ -195,7 +202,8 @@ def prepare_item(request_json: str) -> PreparedTune:
     return prepare_tune(request, parse_problem(request.problem))
 
 
-def _error_outcome(exc: Exception) -> JobOutcome:
+def error_outcome(exc: Exception) -> JobOutcome:
+    """A simcore input error as a pool job's outcome (other exceptions are re-raised)."""
     if isinstance(exc, UnknownSocError):
         return ("unknown_soc", {"soc": exc.soc, "known": list(exc.known)})
     if isinstance(exc, InputError):
@@ -217,14 +225,21 @@ def raise_outcome_error(outcome: JobOutcome) -> None:
     )
 
 
-def check_feasible(problem: Problem) -> None:
-    """Refuses a problem that breaks a rule of its own (seed 002 table 1): no tiling is legal.
+def check_feasible(problem: Problem, fixed: Mapping[str, Any] | None = None) -> None:
+    """Refuses a problem that breaks a rule of its own (seed 002 table 1), or impossible pins.
 
-    Checked before a search is claimed, so the answer names the rule (for example
-    ``ND_A_KA_RANGE`` for K > 65535 with a non-transposed ND A) instead of an empty space.
+    Checked before a search is claimed (and counted), so the answer comes at once and names the
+    rule (for example ``ND_A_KA_RANGE`` for K > 65535 with a non-transposed ND A) or the pin
+    that no legal tiling meets, instead of an empty space after a search.
+
+    Args:
+        problem: The problem.
+        fixed: The request's pinned fields (struct names); with pins, the legal space is built
+            (milliseconds), which is where a pin that cannot be met shows.
 
     Raises:
         UnsupportedError: The chip cannot run the problem (dtype, device memory).
+        InputError: A pin cannot be met (``fixed.<field>``).
         ProblemError: 422 ``infeasible-problem`` listing the violated rules.
     """
     from simcore.tiling.legality import problem_violations
@@ -239,6 +254,10 @@ def check_feasible(problem: Problem) -> None:
             + "; ".join(v["message"] for v in violations),
             violations,
         )
+    if fixed:
+        from tiler.space import build_space
+
+        build_space(problem, preset, fixed)
 
 
 def tune_job(request: TuneRequest, **options: Any) -> JobOutcome:
@@ -258,7 +277,7 @@ def tune_job(request: TuneRequest, **options: Any) -> JobOutcome:
         answer = tune(request, **options)
         seconds = time.perf_counter() - start
     except (InputError, UnknownSocError) as exc:
-        return _error_outcome(exc)
+        return error_outcome(exc)
     return ("ok", (json.dumps(_finite(answer), separators=(",", ":"), allow_nan=False), seconds))
 
 
@@ -293,15 +312,19 @@ def validate_pair(body: TilingCheckBody) -> ValidateResponse:
     return ValidateResponse.model_validate(validate(*checked_pair(body)))
 
 
-def evaluate_job(problem: Problem, tiling: TCubeTiling, explain: bool) -> JobOutcome:
+def evaluate_job(
+    problem: Problem, tiling: TCubeTiling, explain: bool, preset: HardwarePreset | None = None
+) -> JobOutcome:
     """Validates and predicts a tiling (in a pool worker), as ``tiler evaluate`` does.
+
+    ``preset`` is a calibration profile's (None: the problem's packaged preset).
 
     Returns:
         ("ok", answer), or ("illegal", report) for an illegal tiling.
     """
     from simcore.evaluate import estimate_dict, validate
 
-    preset = load_preset(problem.soc)
+    preset = preset or load_preset(problem.soc)
     report = validate(problem, tiling, preset)
     if not report["valid"]:
         return ("illegal", report)
@@ -339,6 +362,11 @@ def _explanation(problem: Any, tiling: Any, preset: Any, estimate: dict[str, Any
     return explain_tiling(problem, tiling, preset, estimate)
 
 
+def _ready() -> bool:
+    """A task that does nothing: submitted to start a pool's worker processes."""
+    return True
+
+
 def _worker_init() -> None:
     # Ctrl-C goes to the whole process group; the server shuts its pool down itself, so the
     # workers must not die mid-task with a KeyboardInterrupt traceback of their own.
@@ -363,6 +391,9 @@ class SearchPool:
         self.kind = kind
         self.workers = workers
         self._executor = self._make()
+        # The async callers' admission: at most ``workers`` of their calls are in the executor,
+        # the others wait here (where the wait is visible and costs no claim).
+        self._slots = asyncio.Semaphore(workers)
 
     def _make(self) -> Executor:
         if self.kind == "thread":
@@ -372,11 +403,39 @@ class SearchPool:
         return ProcessPoolExecutor(
             self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init,
+            # A server killed with SIGKILL must not leave its searches running (and holding
+            # memory): each worker watches this process from before it imports anything heavy.
+            initializer=run_in_child,
+            initargs=(os.getpid(), f"{__name__}:_worker_init"),
         )
 
+    def warm(self) -> None:
+        """Starts the worker processes now, in the background, instead of at the first search.
+
+        A worker's start imports the search (seconds on a loaded machine); paid at start-up,
+        it no longer delays the first search, or the takeover of a dead server's search.
+        """
+        if self.kind == "process":
+            for _ in range(self.workers):
+                self._executor.submit(_ready)
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Holds one of the pool's ``workers`` slots: entered once a worker is free.
+
+        A search claims its cache key (across processes) only inside a slot, so that a process
+        never holds claims on work it has not started while another process sits idle.
+        """
+        async with self._slots:
+            yield
+
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Runs ``fn(*args)`` in the pool and returns its result."""
+        """Runs ``fn(*args)`` in the pool (once a slot is free) and returns its result."""
+        async with self._slots:
+            return await self.call_in_slot(fn, *args)
+
+    async def call_in_slot(self, fn: Callable[..., T], *args: Any) -> T:
+        """Runs ``fn(*args)`` in the pool; the caller holds a :meth:`slot`."""
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._executor, fn, *args)
@@ -441,8 +500,9 @@ class TuningService:
         self.pool = pool
         self.metrics = metrics
         self.flights = SearchFlights(
-            db, metrics, lease_s=settings.claim_lease_s, poll_s=settings.claim_poll_s
-        )
+            db, metrics, lease_s=settings.claim_lease_s, poll_s=settings.claim_poll_s,
+            slot=pool.slot,
+        )  # fmt: skip
         # Two memos in front of the database, both safe because what they hold never changes:
         # a request's cache key is a pure function of the request (the preset digest and the
         # model version are fixed for the life of the process), and a stored answer is never
@@ -451,7 +511,7 @@ class TuningService:
         self._prepared: _Lru[str, PreparedTune] = _Lru(settings.memo_entries)
         self._stored: _Lru[str, TilingRecord] = _Lru(settings.memo_entries)
 
-    def prepare(self, body: TuneBody) -> PreparedTune:
+    def prepare(self, body: TuneBody, preset: HardwarePreset | None = None) -> PreparedTune:
         """The tuner's request of a body, with the server's default budget, and its cache key.
 
         Raises:
@@ -459,12 +519,14 @@ class TuningService:
                 this installation lacks, a pin or a baseline the tuner refuses, an unknown SoC.
         """
         budget = self.settings.default_budget if body.budget is None else body.budget
-        memo_key = f"{budget}|{body.model_dump_json()}"
+        # The profile's digest, not its name: "active" may name another profile tomorrow.
+        digest = "" if preset is None else preset.digest
+        memo_key = f"{budget}|{digest}|{body.model_dump_json()}"
         prepared = self._prepared.get(memo_key)
         if prepared is None:
             try:
                 check_search_options(budget, body.sampler, self.settings.max_budget)
-                prepared = prepare_tune(body.tuner_request(budget), body.problem)
+                prepared = prepare_tune(body.tuner_request(budget), body.problem, preset)
             except InputError as exc:
                 raise input_error_problem(exc) from exc
             except UnknownSocError as exc:
@@ -472,8 +534,10 @@ class TuningService:
             self._prepared.put(memo_key, prepared)
         return prepared
 
-    async def tune(self, body: TuneBody) -> TuneResponse:
+    async def tune(self, body: TuneBody, preset: HardwarePreset | None = None) -> TuneResponse:
         """Answers a tune request from the cache or by one search.
+
+        ``preset`` is a calibration profile's (None: the packaged one); it is keyed by digest.
 
         Returns:
             The answer, ``cached`` true when it was in the cache on arrival.
@@ -481,31 +545,58 @@ class TuningService:
         Raises:
             ProblemError: The request is invalid (422 naming the field or rule).
         """
-        prepared = self.prepare(body)
+        prepared = self.prepare(body, preset)
+        stored = await self.lookup(prepared)
+        if stored is not None:
+            return stored.answer(cached=True)
+        return (await self.search(prepared)).answer(cached=False)
+
+    async def lookup(self, prepared: PreparedTune) -> TilingRecord | None:
+        """The stored answer of a prepared request (counted as a cache hit), or None."""
         stored = self._stored.get(prepared.cache_key)
         if stored is None:
             stored = await anyio.to_thread.run_sync(repo.find_by_key, self.db, prepared.cache_key)
         if stored is not None:
             self._stored.put(prepared.cache_key, stored)
             self.metrics.cache_hits.inc()
-            return stored.answer(cached=True)
+        return stored
+
+    async def search(self, prepared: PreparedTune) -> TilingRecord:
+        """Searches a request that was not in the cache (once across requests and processes).
+
+        The search runs in the pool once a slot is free (:meth:`SearchPool.slot`); identical
+        requests meanwhile join it (:class:`app.singleflight.SearchFlights`).
+
+        Raises:
+            ProblemError: The problem or its pins cannot be met (before anything is searched),
+                or the search refused the request.
+            InputError: A pin that no legal tiling meets (``fixed.<field>``).
+        """
         self.metrics.cache_misses.inc()
-        check_feasible(prepared.problem)
+        # Off the event loop: with pins, the check builds the legal space (milliseconds).
+        await anyio.to_thread.run_sync(check_feasible, prepared.problem, prepared.request.fixed)
 
         async def compute() -> NewResult:
-            outcome = await self.pool.call(tune_job, prepared.request)
+            # Called by the flight inside a pool slot it holds.
+            job = tune_job if prepared.preset is None else partial(tune_job, preset=prepared.preset)
+            outcome = await self.pool.call_in_slot(job, prepared.request)
             raise_outcome_error(outcome)
             answer_json, seconds = outcome[1]
             return prepared.new_result(answer_json, seconds)
 
         stored = await self.flights.run(prepared.cache_key, compute)
         self._stored.put(prepared.cache_key, stored)
-        return stored.answer(cached=False)
+        return stored
 
-    async def evaluate(self, body: TilingCheckBody, *, explain: bool) -> EvaluateResponse:
-        """Validates and predicts a tiling; an illegal tiling is a 422 listing its violations."""
+    async def evaluate(
+        self, body: TilingCheckBody, *, explain: bool, preset: HardwarePreset | None = None
+    ) -> EvaluateResponse:
+        """Validates and predicts a tiling; an illegal tiling is a 422 listing its violations.
+
+        ``preset`` is a calibration profile's (None: the packaged one).
+        """
         problem, tiling, _preset = checked_pair(body)
-        outcome = await self.pool.call(evaluate_job, problem, tiling, explain)
+        outcome = await self.pool.call(evaluate_job, problem, tiling, explain, preset)
         if outcome[0] == "illegal":
             report = outcome[1]
             ids = ", ".join(v["id"] for v in report["violations"])

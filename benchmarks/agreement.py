@@ -7,6 +7,7 @@ kernel time with the simulator's. Prints, per chip family and overall, the media
 ``|est / sim - 1|`` (targets 1 % and 3 %) and the worst cases.
 
     uv run python -m benchmarks.agreement [--cases 1000] [--seed 2026[,7,...]] [--worst 10]
+        [--socs Ascend950PR_9589,Ascend950DT_9591]
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ SOCS: dict[str, str] = {
     "Ascend310B1": "310B",
     "Ascend910A": "910A",
 }
-DTYPES = ("fp16", "bf16", "int8")
+#: More chips a run can draw on with ``--socs`` (not in the default draw, whose figures stay).
+EXTRA_SOCS: dict[str, str] = {"Ascend950PR_9589": "950", "Ascend950DT_9591": "950"}
+#: The 950's own dtypes come after: a chip without them draws from the first three as before.
+DTYPES = ("fp16", "bf16", "int8", "fp8_e4m3", "hif8", "mxfp8_e4m3", "mxfp4_e2m1")
 #: (M, N, K): square, LLM projections with small and large M, odd sizes, a long K.
 SHAPES = (
     (1024, 1024, 1024),
@@ -92,10 +96,11 @@ def draw_problem(rng: np.random.Generator, soc: str) -> Problem:
     return problem
 
 
-def run(cases: int, seed: int) -> list[Case]:
-    """Draws ``cases`` problems and tilings and evaluates both models on each."""
+def run(cases: int, seed: int, socs: list[str] | None = None) -> list[Case]:
+    """Draws ``cases`` problems and tilings (round robin over ``socs``, default :data:`SOCS`)
+    and evaluates both models on each."""
     rng = np.random.default_rng(seed)
-    socs = list(SOCS)
+    socs = socs or list(SOCS)
     out: list[Case] = []
     for i in range(cases):
         soc = socs[i % len(socs)]
@@ -137,8 +142,9 @@ def summary(label: str, errs: np.ndarray) -> str:
 def report(cases: list[Case], label: str) -> None:
     """Per chip family and overall: median, p95, max and the target verdict."""
     errs = np.array([c.err for c in cases])
-    for fam in sorted(set(SOCS.values())):
-        sel = np.array([SOCS[c.soc] == fam for c in cases])
+    family = {**SOCS, **EXTRA_SOCS}
+    for fam in sorted({family[c.soc] for c in cases}):
+        sel = np.array([family[c.soc] == fam for c in cases])
         print(summary(fam, errs[sel]))
     print(summary("overall", errs))
     ok = np.median(np.abs(errs)) <= 0.01 and np.percentile(np.abs(errs), 95) <= 0.03
@@ -157,12 +163,19 @@ def main() -> int:
         "seeds; the pool measures it on more).",
     )
     parser.add_argument("--worst", type=int, default=10)
+    parser.add_argument(
+        "--socs",
+        default="",
+        help=f"Comma-separated chips to draw on (default {', '.join(SOCS)}; also "
+        f"{', '.join(EXTRA_SOCS)}).",
+    )
     args = parser.parse_args()
+    socs = [x for x in args.socs.split(",") if x] or None
     seeds = [int(s) for s in str(args.seed).split(",")]
     pooled: list[Case] = []
     for seed in seeds:
         t0 = time.perf_counter()
-        cases = run(args.cases, seed)
+        cases = run(args.cases, seed, socs)
         elapsed = time.perf_counter() - t0
         print(f"{len(cases)} random legal tilings, seed {seed} ({elapsed:.1f} s)")
         report(cases, "")

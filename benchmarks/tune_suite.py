@@ -2,9 +2,12 @@
 
 Part 1 (time): ``tiler.tune.tune`` with the default budget on every shape of the suite (LLM
 layers M in {1, 16, 128, 512, 2048, 8192} x (N, K) of 7B-70B models, squares, odd sizes; fp16,
-bf16, int8; Ascend910B2, Ascend910B4, Ascend310P3). Each shape is tuned cold (no cache; Optuna
-is imported once before timing). Prints median and p95 seconds, how many answers were certified
-exact and the median proven gap of the others, and the speedup over seed 002's tiling.
+bf16, int8; Ascend910B2, Ascend910B4, Ascend310P3). ``--families`` adds the chips the base suite
+lacks (910A: Ascend910A, 310B: Ascend310B1; fp16 and int8, every other (N, K) pair, the squares,
+the odd sizes and, on 910A, the held-out shapes of issue 16) and keeps only the named families.
+Each shape is tuned cold (no cache; Optuna is imported once before timing). Prints median and p95
+seconds overall and per chip family, how many answers were certified exact and the median proven
+gap of the others, and the speedup over seed 002's tiling.
 
 Part 2 (samplers): on the first ``--sampler-shapes`` shapes, each sampler runs cold (no
 enqueued points) for up to 1,000 trials with the **estimator** as the objective (stated: so the
@@ -12,6 +15,7 @@ comparison runs in minutes), and the best found after 100 / 300 / 1,000 trials i
 the screened optimum of the same estimator. GP is run to 100 trials only (about 1 s per trial).
 
     uv run python -m benchmarks.tune_suite --shapes 20 --sampler-shapes 2
+    uv run python -m benchmarks.tune_suite --families 910B,910A,310P,310B --sampler-shapes 0
 """
 
 from __future__ import annotations
@@ -44,8 +48,44 @@ ODD = [(77, 333, 1000), (1000, 1000, 1000), (4095, 4097, 1023), (333, 12345, 777
        (100, 200, 300)]  # fmt: skip
 
 
-def suite() -> list[dict[str, object]]:
-    """The shapes, round-robin over dtype and SoC so any prefix mixes them."""
+#: The chip each family is tuned on where the base suite has no shape of it.
+FAMILY_CHIPS = {"910A": "Ascend910A", "310B": "Ascend310B1"}
+#: Shapes the issue measured as slow on 910A (held out of every earlier tuning of the search).
+HELD_OUT_910A = [("int8", 1000, 12288, 4096), ("fp16", 4096, 28672, 8192),
+                 ("fp16", 2048, 8192, 8192)]  # fmt: skip
+
+
+def family(soc: str) -> str:
+    """The chip family of a SoC name (Ascend910B4 -> 910B, Ascend310P3 -> 310P)."""
+    name = soc.removeprefix("Ascend")
+    return name[:4]
+
+
+def suite(families: list[str] | None = None) -> list[dict[str, object]]:
+    """The shapes, round-robin over dtype and SoC so any prefix mixes them.
+
+    Args:
+        families: None: the base suite (910B2, 910B4, 310P3). Otherwise the base suite's shapes of
+            these families, then the shapes of the families it lacks (:data:`FAMILY_CHIPS`).
+    """
+    base = _base_suite()
+    if families is None:
+        return base
+    out = [s for s in base if family(str(s["soc"])) in families]
+    for fam, soc in FAMILY_CHIPS.items():
+        if fam not in families:
+            continue
+        shapes = [(m, n, k) for m in M_VALUES for n, k in LLM_NK[::2]]
+        shapes += [(s, s, s) for s in SQUARES] + ODD
+        for i, (m, n, k) in enumerate(shapes):
+            out.append({"soc": soc, "m": m, "n": n, "k": k, "dtype": ("fp16", "int8")[i % 2]})
+        if fam == "910A":
+            for dtype, m, n, k in HELD_OUT_910A:
+                out.append({"soc": soc, "m": m, "n": n, "k": k, "dtype": dtype})
+    return out
+
+
+def _base_suite() -> list[dict[str, object]]:
     shapes: list[tuple[int, int, int]] = []
     for m in M_VALUES:
         for n, k in LLM_NK:
@@ -111,6 +151,7 @@ def part_time(shapes: list[dict[str, object]]) -> None:
     import optuna  # noqa: F401  (imported once: its import time is not a tune's)
 
     times, exact, gaps, speedups, screens = [], 0, [], [], []
+    per_family: dict[str, list[tuple[float, float, bool]]] = {}
     base = baseline_seconds()
     print(f"baseline (same run): {base:.3f} s to estimate 500k fixed points of 4096^3 fp16")
     for prob in shapes:
@@ -124,10 +165,23 @@ def part_time(shapes: list[dict[str, object]]) -> None:
         if not cert["exact"] and cert["gap_bound"] is not None:
             gaps.append(cert["gap_bound"])
         speedups.append(out["baselines"][0]["speedup"])
+        per_family.setdefault(family(str(prob["soc"])), []).append(
+            (dt, out["search"]["screen_seconds"], bool(cert["exact"]))
+        )
         print(f"{prob['soc']:12s} {prob['dtype']:5s} {prob['m']:>6}x{prob['n']:>6}x{prob['k']:>6} "
               f"{dt:6.2f} s  exact={cert['exact']!s:5s} gap<={cert['gap_bound'] or 0:.3f} "
               f"x{out['baselines'][0]['speedup']:.3f} vs seed002", flush=True)  # fmt: skip
     geo = statistics.geometric_mean(speedups)
+    print("\nper family (tune seconds / screening seconds):")
+    for fam, rows in per_family.items():
+        tune_s = [r[0] for r in rows]
+        screen_s = [r[1] for r in rows]
+        print(
+            f"  {fam}: {len(rows)} shapes, tune median {statistics.median(tune_s):.2f} p95 "
+            f"{pct(tune_s, 0.95):.2f} max {max(tune_s):.2f}; screening median "
+            f"{statistics.median(screen_s):.2f} p95 {pct(screen_s, 0.95):.2f} max "
+            f"{max(screen_s):.2f}; exact {sum(r[2] for r in rows)}/{len(rows)}"
+        )
     print(f"\n{len(shapes)} shapes: tune seconds median {statistics.median(times):.2f}, "
           f"p95 {pct(times, 0.95):.2f}, max {max(times):.2f}")  # fmt: skip
     print(
@@ -207,8 +261,13 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument("--trials", default="100,300,1000")
     ap.add_argument("--samplers", default="tpe,cmaes,random,gp")
+    ap.add_argument(
+        "--families", default=None,
+        help="Comma-separated chip families (910B,910A,310P,310B): their shapes only, with the "
+        "shapes of the families the base suite lacks.",
+    )  # fmt: skip
     args = ap.parse_args()
-    shapes = suite()
+    shapes = suite(args.families.split(",") if args.families else None)
     print(f"suite: {len(shapes)} shapes")
     if args.shapes != 0:
         part_time(shapes if args.shapes is None else shapes[: args.shapes])

@@ -43,6 +43,16 @@ FAMILY_DTYPES: dict[str, tuple[list[str], str]] = {
     ),
 }
 
+# Arch 3510 (Ascend 950): ../shared/reference/ascend950.md, "Data types" (Mmad, MmadMx); int4 and
+# 4:2 sparsity are gone.
+FAMILY_DTYPES["3510"] = (
+    ["fp16", "bf16", "fp32", "hf32", "int8", "fp8_e4m3", "fp8_e5m2", "hif8",
+     "mxfp8_e4m3", "mxfp8_e5m2", "mxfp4_e2m1", "mxfp4_e1m2"],
+    "ascend950.md Data types: Mmad int8, fp16, bf16, fp32 (HF32), every fp8 e4m3/e5m2 pair, "
+    "HiF8; MmadMx fp4 (e2m1, e1m2) and fp8 with e8m0 scales; int4 gone (the cube has no s4); "
+    "the spec and API pages over the ini's older mmad list (Conflicts)",
+)  # fmt: skip
+
 CUBE_MACS = {
     "fp16": 4096,
     "bf16": 4096,
@@ -55,6 +65,43 @@ CUBE_MACS_SRC = (
     "ascend_soc_params.md conflict 5 (asc-devkit Cube theoretical performance table 1): half/bf16 "
     "16x16x16, int8 16x16x32, int4 16x16x64, float 16x16x4 (a quarter of fp16), HF32 16x16x8 (half)"
 )
+
+
+#: MACs per cycle on arch 3510: the ini's [DtypeMKN] cube shapes (ascend950.md): fp16/bf16
+#: 16x16x16, fp8/HiF8/int8 16x32x16, fp4 16x64x16, fp32 16x8x16, HF32 twice fp32.
+CUBE_MACS_3510 = {
+    "fp16": 4096, "bf16": 4096, "fp32": 2048, "hf32": 4096, "int8": 8192,
+    "fp8_e4m3": 8192, "fp8_e5m2": 8192, "hif8": 8192, "mxfp8_e4m3": 8192, "mxfp8_e5m2": 8192,
+    "mxfp4_e2m1": 16384, "mxfp4_e1m2": 16384,
+}  # fmt: skip
+CUBE_MACS_3510_SRC = (
+    "ascend950.md Per core, cube shape per cycle from the ini's [DtypeMKN]: fp16/bf16 16x16x16, "
+    "fp8 (e4m3, e5m2), HiF8 and int8 16x32x16, fp4 16x64x16, fp32 16x8x16, HF32 twice fp32; MX "
+    "fp8 at the fp8 shape (derived peaks 432 / 865 / 1730 TFLOPS on 32 cores at 1.65 GHz)"
+)
+
+A950 = "ascend950.md"
+#: The 950 SKUs of ascend950.md "Per SKU": (soc, cube cores, vector cores, MHz, HBM GiB, ddr_rate).
+SKUS_950: tuple[tuple[str, int, int, float, int, int], ...] = (
+    ("Ascend950PR_9599", 36, 72, 1800.0, 128, 31),
+    ("Ascend950PR_9589", 32, 64, 1650.0, 128, 31),
+    ("Ascend950PR_9579", 28, 56, 1650.0, 128, 31),
+    ("Ascend950DT_9591", 36, 72, 1800.0, 144, 80),
+    ("Ascend950DT_9581", 32, 64, 1650.0, 144, 80),
+    ("Ascend950DT_9571", 28, 56, 1650.0, 144, 80),
+)
+#: The default names: the arch-3510 toolchain's default SoC (PR) and the same top bin for DT.
+ALIASES_950 = {
+    "Ascend950PR": (
+        "Ascend950PR_9599",
+        "ascend950.md: the default SoC of the arch-3510 toolchain is Ascend950PR_9599",
+    ),
+    "Ascend950DT": (
+        "Ascend950DT_9591",
+        "assumption: the DT bin matching the toolchain's default PR (36 cores, 1800 MHz), "
+        "ascend950.md Per SKU",
+    ),
+}
 
 
 def fact(value: Any, column: str, note: str = "") -> dict[str, Any]:
@@ -83,6 +130,11 @@ def family_constants(family: str, row: dict[str, str]) -> dict[str, Any]:
             out[key] = {"value": float(row[spec["ini"]]), "source": spec["source"]}
         else:
             out[key] = dict(spec)
+    # A family that borrows another's constants says so in each borrowed source ("3510").
+    note = chain[0].get("_inherited_note")
+    if note:
+        for key in out.keys() - chain[0].keys():
+            out[key]["source"] = note.format(source=out[key]["source"])
     return out
 
 
@@ -159,14 +211,92 @@ def preset(row: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _src(value: Any, source: str) -> dict[str, Any]:
+    return {"value": value, "source": source}
+
+
+def preset_950(
+    sku: tuple[str, int, int, float, int, int], name: str = "", alias: str = ""
+) -> dict[str, Any]:
+    """The preset of one Ascend 950 SKU from ascend950.md (every value with its source)."""
+    soc, cores, vec, mhz, hbm_gib, ddr = sku
+    per_sku = f"{A950} Per SKU ({soc})"
+    per_core = f"{A950} Per core (the same in every 950 file)"
+    dtypes, dtypes_src = FAMILY_DTYPES["3510"]
+    fields: dict[str, Any] = {
+        "soc": _src(name or soc, alias or per_sku),
+        "npu_arch": _src(3510, f"{A950} title: NPU arch 3510"),
+        "short_soc_version": _src(
+            soc.split("_")[0], "assumption: the ini file name's prefix (Ascend950PR_*.ini)"
+        ),
+        "cube_core_count": _src(cores, per_sku + " cube cores"),
+        "vector_core_count": _src(vec, per_sku + " vector cores"),
+        "clock_mhz": _src(mhz, per_sku + " clock MHz"),
+        "l0a_bytes": _src(65536, per_core + ": L0A 64 KiB (ini, spec, catlass)"),
+        "l0b_bytes": _src(65536, per_core + ": L0B 64 KiB (ini, spec, catlass)"),
+        "l0c_bytes": _src(262144, per_core + ": L0C 256 KiB (ini, spec, catlass)"),
+        "l1_bytes": _src(524288, per_core + ": L1 512 KiB (ini, spec, catlass)"),
+        "ub_bytes": _src(253952, per_core + ": UB 248 KiB usable of 256 KiB physical (ini, spec)"),
+        "bt_bytes": _src(4096, per_core + ": BiasTable 4 KiB (ini, spec)"),
+        "fb_bytes": _src(
+            4096,
+            f"{A950} Conflicts: FixPipe buffer 4 KiB + 2 KiB (ini), 4 KB (spec), 16 KiB (catlass); "
+            "the tiling does not use it, the spec's 4 KiB is kept",
+        ),
+        "l2_bytes": _src(128 * 2**20, per_sku + " L2 128 MiB"),
+        "hbm_bytes": _src(hbm_gib * 2**30, per_sku + f" HBM {hbm_gib} GiB"),
+        "hbm_bytes_per_cycle_per_core": _src(
+            float(ddr),
+            f"{A950} HBM bandwidth: the ini's ddr_rate ({ddr} B/cycle per core; x 32 cores x 1.65 GHz "
+            "gives the public 1.6 TB/s PR / 4 TB/s DT figures)",
+        ),
+        "has_fixpipe": _src(True, per_core + ": FixPipe yes (L0C to GM, L1 and UB)"),
+        "nd2nz_on_the_fly": _src(True, per_core + ": on-the-fly ND2NZ on GM to L1 (and DN2NZ)"),
+        "supported_dtypes": _src(dtypes, dtypes_src),
+        "cube_macs_per_cycle": _src({d: CUBE_MACS_3510[d] for d in dtypes}, CUBE_MACS_3510_SRC),
+        "ub_bank_groups": _src(8, f"{A950} UB banks: 8 bank groups of 2 banks of 16 KiB (change)"),
+        "ub_banks_per_group": _src(2, f"{A950} UB banks: 2 banks per group (change)"),
+        "ub_bank_rows": _src(512, f"derived: a 16 KiB bank ({A950}) is 512 rows of one 32 B block"),
+        "ub_block_bytes": _src(
+            32, "seed 000: one bank row is one 32 B datablock (unchanged on 950)"
+        ),
+        "bank_stride_bytes": _src(
+            131072,
+            "assumption: seed 000's mapping generalized (consecutive 32 B blocks rotate over the "
+            "8 groups; each 8 x 16 KiB = 128 KiB is one bank of every group), docs/ascend950.md",
+        ),
+    }
+    row = {"soc": soc}
+    fields.update(family_constants("3510", row))
+    out: dict[str, Any] = {
+        "soc": name or soc,
+        "provenance": {
+            "source_repo": "hicann/runtime",
+            "source_path": f"src/platform/platform_config/cann-dev/{soc}.ini (via {A950})",
+            "source_commit": "681ef76",
+        },
+        "fields": fields,
+    }
+    if name:
+        out["alias_of"] = soc
+    return out
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     with (REF / CSV_SRC).open(newline="") as fh:
         rows = list(csv.DictReader(fh))
-    for row in rows:
-        path = OUT / f"{row['soc']}.json"
-        path.write_text(json.dumps(preset(row), indent=2, ensure_ascii=False) + "\n")
-    print(f"wrote {len(rows)} presets to {OUT}")
+    written: list[tuple[str, dict[str, Any]]] = [(row["soc"], preset(row)) for row in rows]
+    written += [(sku[0], preset_950(sku)) for sku in SKUS_950]
+    by_name = {sku[0]: sku for sku in SKUS_950}
+    written += [
+        (name, preset_950(by_name[target], name=name, alias=f"alias of {target}: {why}"))
+        for name, (target, why) in ALIASES_950.items()
+    ]
+    for soc, data in written:
+        path = OUT / f"{soc}.json"
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {len(written)} presets to {OUT}")
     return 0
 
 

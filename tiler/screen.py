@@ -14,8 +14,10 @@ entries, and for each group a lower bound on the estimated time of every point i
   than min(peak, the chip's L2 bandwidth shared by the active cores), and the chip's HBM moves
   at least the unique bytes, a share of which the slowest core's copies wait for.
 
-(:mod:`tiler.bound` has the full list; it is computed first with one interval of A's share of
-L1, then with the full cut only for the groups the coarse one leaves; where the pass-start
+(:mod:`tiler.bounds` has the full list; it is computed in tiers, each never above the next:
+first from what the group fixes alone (:func:`tiler.bounds.fixed_lower_bounds`: the compute chain,
+the fixed busy totals, the HBM floor), then with one interval of A's share of L1 for the groups
+that leaves, then with the full cut only for the groups the coarse one leaves; where the pass-start
 stalls of UB-staged operands apply, the coarse pass is first run without them, which only
 lowers it, and then with them for the groups it leaves.)
 
@@ -30,9 +32,11 @@ dbL0C) with :func:`simcore.estimate.estimator.makespan_floor_arrays`, the estima
 floor mode; only the choices whose floor is below the runner-up's time are expanded into points and
 scored (and each scored point is checked against its choice's floor as well).
 
-Groups are scored in order of their bound; screening stops when the next bound is no better than
-the second best time found (so the optimum and the runner-up are both exact). Every scored
-point is checked against its group's bound: a violation means the bound is unsafe for this
+Before the coarse bound of every group, the coarse bound of the groups with the least fixed bound
+picks a few groups that are scored in full (a warm start: the bounds then face an incumbent close to
+the optimum). Groups are scored in order of their bound; screening stops when the next bound is no
+better than the second best time found (so the optimum and the runner-up are both exact). Every
+scored point is checked against its group's bound: a violation means the bound is unsafe for this
 estimator, and then no group is skipped any more and the certificate says so.
 """
 
@@ -47,10 +51,16 @@ import numpy.typing as npt
 
 from simcore.estimate.bounds import ub_operand_floor_arrays
 from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays, operand_floor_arrays
+from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.pipeline.costs import ceil_div
 from simcore.tiling.problem import Template
 from simcore.version import MODEL_VERSION
-from tiler.bound import cube_lower_bounds, group_lower_bounds, pass_start_stalls_apply
+from tiler.bounds import (
+    cube_lower_bounds,
+    fixed_lower_bounds,
+    group_lower_bounds,
+    pass_start_stalls_apply,
+)
 from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand, operand_fields
 
 __all__ = ["Candidate", "ScreenResult", "group_lower_bounds", "probe_points", "screen"]
@@ -76,6 +86,19 @@ FLOOR_RTOL = 1e-12
 PROBE_GROUPS = 4000
 #: Groups scored in full, best cube bound first, when pins filter out every probe.
 PIN_FALLBACK_GROUPS = 64
+#: Warm start: the groups with the least coarse bound scored in full before the full bound is
+#: computed, at most this many and this many points. On UB-path chips the probes (seed-002-style
+#: points) can be a third above the optimum, and the group bounds computed against such an
+#: incumbent rule out far fewer groups (910A int8 1000 x 12288 x 4096: 42,200 groups left for the
+#: full bound against 1,196 at the optimum); the optimum's group is among the four with the
+#: least coarse bound there.
+WARM_GROUPS = 8
+WARM_POINTS = 200_000
+#: The groups with the least fixed bound whose coarse bound picks the warm-start groups.
+WARM_SAMPLE = 16_384
+#: Warm start only where the incumbent is this far above the least coarse bound of the sample
+#: (closer, it could gain too little for its points).
+WARM_GAIN = 1.01
 
 
 @dataclass
@@ -203,9 +226,8 @@ def probe_points(space: Space, groups: Any = None) -> dict[str, npt.NDArray[np.i
     """
     index = np.arange(space.size) if groups is None else np.asarray(groups, dtype=np.int64)
     g = {name: arr[index] for name, arr in space.groups.items()}
-    in_bits = space.in_bits
-    a_blk = g["baseM"] * g["baseK"] * in_bits // 8
-    b_blk = g["baseN"] * g["baseK"] * in_bits // 8
+    a_blk = l1_block_bytes(space.problem.dtype, g["baseM"] * g["baseK"])
+    b_blk = l1_block_bytes(space.problem.dtype, g["baseN"] * g["baseK"])
     room = space.preset.l1_bytes - g["bias_l1"]
     k_iter = g["k_iter"]
     s2 = room // (2 * (a_blk + b_blk))
@@ -415,18 +437,38 @@ def _surviving_choices(
     return merged, np.concatenate(values), cut_points
 
 
+def _warm_groups(space: Space, open_groups: Any, lb: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The groups to score in full first, with their points: the least bound first.
+
+    At most :data:`WARM_GROUPS` groups and :data:`WARM_POINTS` points (a group whose points do not
+    fit what is left is passed over).
+    """
+    firsts = open_groups[np.argsort(lb[open_groups], kind="stable")[: 2 * WARM_GROUPS]]
+    out: list[tuple[int, dict[str, Any]]] = []
+    left = WARM_POINTS
+    for gi in firsts.tolist():
+        count = space.point_count(gi)
+        if 0 < count <= left:
+            out.append((gi, space.with_l0_flags(space.l1_choices(gi))))
+            left -= count
+        if len(out) == WARM_GROUPS:
+            break
+    return out
+
+
 def screen(
     space: Space, top_k: int = 16, max_points: int | None = DEFAULT_MAX_POINTS
 ) -> ScreenResult:
     """Finds the estimator's optimum over ``space`` (and the next best points).
 
     Branch and bound over the groups: a cheap bound (the M pipe) for every group; probes (two
-    seed-002-style points) of the groups with the smallest cheap bound give an incumbent; the
-    full bound (:mod:`tiler.bound`) of the groups the cheap one cannot rule out; then the
-    groups are enumerated in full, best probe first, each only while its bound is below the
-    runner-up's time. Enumeration stops when no group left can beat the runner-up (the answer
-    is then exact) or when ``max_points`` points were scored (the certificate then gives the
-    proven gap).
+    seed-002-style points) of the groups with the smallest cheap bound give an incumbent; a warm
+    start (the few groups with the least coarse bound among those with the least fixed bound, scored
+    in full) improves it; the bounds (:mod:`tiler.bounds`, in tiers) of the groups the cheap one
+    cannot rule out; then the groups are enumerated in full, best probe first, each only while its
+    bound is below the runner-up's time. Enumeration stops when no group left can beat the runner-up
+    (the answer is then exact) or when ``max_points`` points were scored (the certificate then gives
+    the proven gap).
 
     Args:
         space: The legal space.
@@ -482,12 +524,38 @@ def screen(
     cand = np.flatnonzero(cheap < top.threshold())
     cheap_pruned = n - cand.shape[0]
     lb = np.full(n, np.inf)
-    stalls = pass_start_stalls_apply(space)
+    # What the group fixes alone (no reuse case, no split of L1): several times cheaper than
+    # the coarse bound and never above it, it rules out most groups of the UB-path chips.
     for start in range(0, cand.shape[0], CHUNK_POINTS):
         idx = cand[start : start + CHUNK_POINTS]
-        lb[idx] = group_lower_bounds(space, idx, splits=1, stalls=not stalls)
+        lb[idx] = fixed_lower_bounds(space, idx)
+    stalls = pass_start_stalls_apply(space)
+    # Warm start (see WARM_GROUPS): the coarse bound of the groups with the least fixed bound,
+    # then the best of those scored in full, so the bounds below face a close incumbent.
+    open_groups = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+    sample = open_groups[np.argsort(lb[open_groups], kind="stable")[:WARM_SAMPLE]]
+    coarse_done = np.zeros(n, dtype=bool)
+    if sample.shape[0]:
+        lb[sample] = np.maximum(lb[sample], group_lower_bounds(space, sample, splits=1))
+        coarse_done[sample] = True
+    warm: list[tuple[int, dict[str, Any]]] = []
+    if sample.shape[0] and top.threshold() > WARM_GAIN * float(lb[sample].min()):
+        warm = _warm_groups(space, sample[lb[sample] < top.threshold() * (1.0 - TIE_RTOL)], lb)
+    warmed = np.zeros(n, dtype=bool)
+    for gi, pts in warm:
+        warmed[gi] = True
+        for start in range(0, pts["baseM"].shape[0], CHUNK_POINTS):
+            part = {f: v[start : start + CHUNK_POINTS] for f, v in pts.items()}
+            times = top.add(part, estimate_arrays(space.problem, space.preset, part))
+            violations += int((times < lb[gi]).sum())
+            scored += times.shape[0]
+    cand = cand[~warmed[cand]]
+    coarse = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
+    for start in range(0, coarse.shape[0], CHUNK_POINTS):
+        idx = coarse[start : start + CHUNK_POINTS]
+        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, stalls=not stalls))
     if stalls:
-        mid = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+        mid = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
         for start in range(0, mid.shape[0], CHUNK_POINTS):
             idx = mid[start : start + CHUNK_POINTS]
             lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
@@ -497,13 +565,14 @@ def screen(
         lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx))
     lb[cheap >= top.threshold()] = cheap[cheap >= top.threshold()]
     cand = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
-    # Enumeration order: probed groups by probe time, then the rest by bound.
+    # Enumeration order: probed groups by probe time, then the rest by bound (where the budget
+    # runs out first this found better answers than best-bound-first: 910A fp16 16 x 5120 x 13824).
     order = cand[np.lexsort((lb[cand], probe_time[cand]))]
     # Every group but the candidates is done (ruled out); a mask, not np.setdiff1d, which
     # sorts the whole range (half a second on 600k groups).
     done = np.ones(n, dtype=bool)
     done[cand] = False
-    groups_scored = 0
+    groups_scored = len(warm)
     use_bound = violations == 0
     truncated = False
     floored = 0  # L1 choices whose floor was computed

@@ -37,6 +37,8 @@ import numpy.typing as npt
 
 from simcore.errors import InputError
 from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
+from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
+from simcore.hardware.dtypes import mx_operand_align_bytes as mx_align_of
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import align_up, ceil_div
 from simcore.tiling.legality import problem_violations
@@ -129,7 +131,8 @@ class Space:
     # --- inner level -----------------------------------------------------------------------
 
     def _bytes(self, elements: Any) -> Any:
-        return elements * self.in_bits // 8
+        # L1 bytes of a block: the data and, for MX types, its e8m0 scales.
+        return l1_block_bytes(self.problem.dtype, elements)
 
     def _operand(
         self,
@@ -229,6 +232,11 @@ class Space:
         for col, name in enumerate(("iterateOrder", "dbL0A", "dbL0B", "dbL0C")):
             out[name] = flags[rep_flags, col]
         return out
+
+    def point_count(self, g: int) -> int:
+        """How many points group ``g`` has (:meth:`inner_points` without building them)."""
+        v, a, b, room = self._group_operands(g)
+        return int(self._pairs(v, a, b, room)[0].shape[0]) * int(self._flags(v).shape[0])
 
     def l1_choices(self, g: int) -> dict[str, IntArray]:
         """Every L1 choice of group ``g``: the points of :meth:`inner_points` without the L0 flags.
@@ -402,6 +410,7 @@ def build_space(problem: Problem, preset: HardwarePreset, fixed: Mapping[str, An
     bns = _values(FRACTAL_ROWS, bn_hi, FRACTAL_ROWS, pins.get("baseN"))
     bks = _values(c0, k_align, c0, pins.get("baseK"))
     dba_min, dbb_min, dbc_min = (pins.get(f, 1) for f in ("dbL0A", "dbL0B", "dbL0C"))
+    mx_align = mx_align_of(problem.dtype)
 
     # Base triples that fit L0A/L0B/L0C (with the smallest double-buffer factor), the BiasTable
     # and L1 with one block of each operand (or the pinned depths).
@@ -421,9 +430,15 @@ def build_space(problem: Problem, preset: HardwarePreset, fixed: Mapping[str, An
         ok = bm2 * bn2 * ACCUMULATOR_BYTES * dbc_min <= preset.l0c_bytes
         bias_l1_2 = bn2 * bias_bytes if has_bt else 0
         ok &= (
-            depth_a * bm2 * bk * in_bits // 8 + depth_b * bn2 * bk * in_bits // 8 + bias_l1_2
+            depth_a * l1_block_bytes(problem.dtype, bm2 * bk)
+            + depth_b * l1_block_bytes(problem.dtype, bn2 * bk)
+            + bias_l1_2
             <= preset.l1_bytes
         )
+        if mx_align:
+            # MmadMx operand blocks are whole 512 B (fp4) / 1024 B (fp8) units (MX_OPERAND_ALIGN).
+            ok &= (bm2 * bk * in_bits // 8) % mx_align == 0
+            ok &= (bn2 * bk * in_bits // 8) % mx_align == 0
         parts.append((bm2[ok], bn2[ok], np.full(int(ok.sum()), bk, dtype=np.int64)))
     bm3 = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     bn3 = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)

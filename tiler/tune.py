@@ -24,9 +24,9 @@ from simcore.errors import InputError
 from simcore.evaluate import estimate_dict
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.footprints import complete_tiling
-from simcore.tiling.problem import Problem, check_supported, parse_problem
+from simcore.tiling.problem import ARCH_3510, Problem, check_supported, parse_problem
 from simcore.tiling.tcube import TCubeTiling, parse_tiling_fields
-from tiler.baselines import recommended_fields, user_tiling
+from tiler.baselines import cann950_fields, recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
 from tiler.screen import screen
 from tiler.space import SEARCH_FIELDS, build_space, parse_fixed
@@ -108,11 +108,14 @@ def parse_tune_request(data: Any) -> TuneRequest:
     return req
 
 
-def _context(req: TuneRequest) -> tuple[Problem, HardwarePreset]:
+def _context(
+    req: TuneRequest, preset: HardwarePreset | None = None
+) -> tuple[Problem, HardwarePreset]:
     problem = parse_problem(req.problem)
-    preset = load_preset(problem.soc)
+    preset = preset or load_preset(problem.soc)
     check_supported(problem, preset)
-    return problem, preset
+    # The search and the model see a DN operand as the ND layout of its transpose.
+    return problem.model_view(), preset
 
 
 def canonical_request(req: TuneRequest) -> dict[str, Any]:
@@ -176,6 +179,7 @@ def tune(
     storage: str | None = None,
     study_name: str | None = None,
     shared: SharedStudy | None = None,
+    preset: HardwarePreset | None = None,
 ) -> dict[str, Any]:
     """Finds the fastest legal TCubeTiling of the request's problem under the model.
 
@@ -193,6 +197,8 @@ def tune(
             trials of all of them total the budget, and each answers from every COMPLETE trial
             of the study (so they answer alike). Short for ``shared=SharedStudy(study_name)``.
         shared: The same with every option of :class:`tiler.study.SharedStudy`.
+        preset: The chip to tune for instead of the problem's packaged preset (a calibration
+            profile's preset: the same SoC with fitted model constants).
 
     Returns:
         ``tiling`` (every struct field), ``estimate`` (as ``tiler evaluate`` prints it),
@@ -209,7 +215,7 @@ def tune(
     if shared is not None and storage is None:
         raise InputError("storage", "required", "a shared study needs a storage (an RDB URL "
                          "or a journal file)", None, None)  # fmt: skip
-    problem, preset = _context(req)
+    problem, preset = _context(req, preset)
     space = build_space(problem, preset, req.fixed)
     screened = screen(space, top_k=RERANKED_KERNELS)
     predictor = Predictor(space)
@@ -222,6 +228,13 @@ def tune(
     rec_eval = predictor(rec)
     baseline_rows.append({"name": "seed002", "tiling": rec_tiling, "valid": rec_eval.legal})
     baseline_evals.append(rec_eval)
+    if preset.npu_arch == ARCH_3510:
+        # On 950 the answer is also compared with CANN's own pick there (256 x 256 base).
+        cann = cann950_fields(problem, preset)
+        cann_eval = predictor(cann)
+        cann_tiling = complete_tiling(cann, problem, preset)
+        baseline_rows.append({"name": "cann950", "tiling": cann_tiling, "valid": cann_eval.legal})
+        baseline_evals.append(cann_eval)
     if req.baseline is not None:
         user_t, report = user_tiling(req.baseline, problem, preset)
         row: dict[str, Any] = {"name": "user", "tiling": user_t, "valid": report["valid"]}

@@ -32,6 +32,26 @@ async def _send_problem(
     await send({"type": "http.response.body", "body": body})
 
 
+def header(scope: Scope, name: bytes) -> bytes:
+    """The first value of a request header (lowercase ``name``), or empty."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return b""
+
+
+def bearer_token_matches(authorization: bytes, token: bytes) -> bool:
+    """True when an ``Authorization`` header value is ``Bearer <token>`` with this token.
+
+    The scheme name is case-insensitive (RFC 9110 section 11.1: ``bearer``, ``BEARER``), and
+    one or more spaces may separate it from the token.
+    """
+    scheme, _, credentials = authorization.partition(b" ")
+    # Constant-time comparison: the time to reject must not reveal a matching prefix.
+    matches = hmac.compare_digest(credentials.lstrip(b" "), token)
+    return scheme.lower() == b"bearer" and matches
+
+
 class DeclaredLengthMiddleware:
     """Answers 413 (problem+json) when a request declares a body longer than ``max_bytes``.
 
@@ -71,7 +91,7 @@ class TokenMiddleware:
 
     def __init__(self, app: ASGIApp, token: str, exempt_prefixes: tuple[str, ...] = ()) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
         self.exempt_prefixes = exempt_prefixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -83,13 +103,7 @@ class TokenMiddleware:
         ):
             await self.app(scope, receive, send)
             return
-        given = b""
-        for name, value in scope["headers"]:
-            if name == b"authorization":
-                given = value
-                break
-        # Constant-time comparison: the time to reject must not reveal a matching prefix.
-        if not hmac.compare_digest(given, self.expected):
+        if not bearer_token_matches(header(scope, b"authorization"), self.expected):
             detail = "this request needs 'Authorization: Bearer <token>' (TILER_API_TOKEN)"
             headers = [(b"www-authenticate", b'Bearer realm="tiler"')]
             await _send_problem(send, 401, "unauthorized", detail, scope["path"], headers)

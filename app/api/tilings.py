@@ -5,14 +5,18 @@ from __future__ import annotations
 from typing import Annotated
 
 import anyio.to_thread
-from fastapi import APIRouter, Body, Path, Query, Response
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 
 from app.api.deps import JSON_BODY, ServiceDep
 from app.api.examples import CHECK_EXAMPLES, TUNE_EXAMPLES
 from app.api.pagination import decode_cursor, encode_cursor
+from app.api.replay import CACHED_STATE_KEY
 from app.db import repository as repo
 from app.db.repository import ResultFilter
 from app.export import EXTENSIONS, MEDIA_TYPES, ExportFormat, export_tiling
+from app.feedback import answers as measured_answers
+from app.feedback.answers import SourceChoice
+from app.feedback.profiles import chosen_preset
 from app.problem_json import ProblemError, problem_responses
 from app.schemas import (
     EvaluateResponse,
@@ -53,7 +57,9 @@ async def _stored(service: TuningService, result_id: str) -> TilingRecord:
     response_model_exclude_unset=True,
 )
 async def tune_tiling(
-    body: Annotated[TuneBody, Body(openapi_examples=TUNE_EXAMPLES)], service: ServiceDep
+    body: Annotated[TuneBody, Body(openapi_examples=TUNE_EXAMPLES)],
+    service: ServiceDep,
+    request: Request,
 ) -> TuneResponse:
     """Finds the fastest legal TCubeTiling for a Matmul problem under the model.
 
@@ -62,7 +68,16 @@ async def tune_tiling(
     version) is answered from the cache with `cached: true` and otherwise the same answer. Many
     identical requests at once run one search.
     """
-    return await service.tune(body)
+    preset, calibration = await chosen_preset(service, body.problem)
+    answer = await service.tune(body, preset)
+    if answer.cached:
+        # Repeats of these exact bytes may be replayed while no measurement or profile changes
+        # the answer (app.api.replay).
+        setattr(request.state, CACHED_STATE_KEY, True)
+    answer = answer.model_copy(update={"calibration": calibration})
+    return await measured_answers.resolve(
+        service, answer, body.problem, body.fixed, body.source, preset
+    )
 
 
 @router.post(
@@ -80,7 +95,9 @@ async def evaluate_tiling(
     An illegal tiling is a 422 `illegal-tiling` problem listing each violated rule's id, value
     and limit. A legal one gets the estimate and its explanation.
     """
-    return await service.evaluate(body, explain=True)
+    preset, calibration = await chosen_preset(service, body.problem)
+    answer = await service.evaluate(body, explain=True, preset=preset)
+    return answer.model_copy(update={"calibration": calibration})
 
 
 @router.post(
@@ -107,9 +124,21 @@ def validate_tiling(
     responses=problem_responses(404, 422),
     response_model_exclude_unset=True,
 )
-async def get_tiling(id: IdPath, service: ServiceDep) -> TilingRecord:
-    """The stored answer of a `tilings:tune` request, with the request that produced it."""
-    return await _stored(service, id)
+async def get_tiling(
+    id: IdPath,
+    service: ServiceDep,
+    source: Annotated[
+        SourceChoice | None,
+        Query(description="`model`: the model's answer even when a faster kernel was measured."),
+    ] = None,
+) -> TilingRecord:
+    """The stored answer of a `tilings:tune` request, with the request that produced it.
+
+    The fastest measured kernel of its exact problem instead, unless `source=model`.
+    """
+    stored = await _stored(service, id)
+    request = stored.request
+    return await measured_answers.resolve(service, stored, request.problem, request.fixed, source)
 
 
 _Dim = Query(ge=1, le=INT32_MAX)

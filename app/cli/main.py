@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from app.cli.db import db_app
+from app.cli.feedback import calibrate_cmd, measurements_app
 from app.cli.jobs import jobs_app, worker_cmd
 from app.cli.jsonl import JsonlOption, run_jsonl
 from app.cli.tune import tune_cmd
@@ -56,6 +57,8 @@ cli.command("tune")(tune_cmd)
 cli.add_typer(db_app, name="db")
 cli.command("worker")(worker_cmd)
 cli.add_typer(jobs_app, name="jobs")
+cli.add_typer(measurements_app, name="measurements")
+cli.command("calibrate")(calibrate_cmd)
 
 
 @cli.command("presets")
@@ -97,12 +100,21 @@ def serve_cmd(
 ) -> None:
     """Run the HTTP service and its job workers (SQLite in ./data unless TILER_DATABASE_URL)."""
     import uvicorn
+    from pydantic import ValidationError
     from sqlalchemy.engine import make_url
 
-    from app.main import create_app
     from app.settings import get_settings
 
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        # A bad TILER_* variable: say which and why, without a traceback (before app.main,
+        # whose import builds the module's app from the same settings).
+        for error in exc.errors():
+            typer.echo(f"tiler serve: {error['msg'].removeprefix('Value error, ')}", err=True)
+        raise typer.Exit(2) from None
+    from app.main import create_app
+
     if job_workers is not None:
         settings = settings.model_copy(update={"job_workers": job_workers})
     shown = "localhost" if host in ("0.0.0.0", "::") else host

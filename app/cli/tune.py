@@ -9,10 +9,19 @@ from typing import Annotated, Any
 
 import typer
 
+from app.cli.feedback import (
+    DatabaseOption,
+    SourceOption,
+    measured_answer,
+    request_candidates,
+)
 from app.cli.jsonl import error_object, run_jsonl
 from simcore.errors import SimcoreError
 from simcore.hardware.presets import load_preset
 from simcore.tiling.problem import parse_problem
+from tiler.compare import compare_dtypes as compare_dtype_rows
+from tiler.compare import parse_dtype_list
+from tiler.topk import MAX_TOP_K
 from tiler.tune import DEFAULT_BUDGET, parse_tune_request, tune
 
 
@@ -64,11 +73,39 @@ def tune_cmd(
     svg: Annotated[
         Path | None, typer.Option(help="Write a picture of the answer (one problem only).")
     ] = None,
+    compare_dtypes: Annotated[
+        str | None,
+        typer.Option(
+            "--compare-dtypes",
+            help="Tune once per dtype (comma-separated, e.g. bf16,fp8_e4m3,mxfp4) and compare; "
+            "on 950 each row shows CANN's pick too.",
+        ),
+    ] = None,
+    top_k: Annotated[
+        int | None,
+        typer.Option(
+            "--top-k",
+            min=1,
+            max=MAX_TOP_K,
+            help='Add the k best distinct kernels ("candidates", as GET '
+            "/v1/tilings/{id}/candidates answers them).",
+        ),
+    ] = None,
+    database: DatabaseOption = None,
+    source: SourceOption = "measured",
 ) -> None:
     """Tune: the fastest legal TCubeTiling under the model, with baselines and a certificate."""
 
     def handle(data: Any) -> dict[str, Any]:
-        return tune(parse_tune_request(data), storage=storage)
+        request = parse_tune_request(data)
+        if compare_dtypes is not None:
+            return compare_dtype_rows(request, parse_dtype_list(compare_dtypes))
+        answer = tune(request, storage=storage)
+        if top_k is not None:
+            answer["candidates"] = request_candidates(request, answer, top_k)
+        if database is not None:
+            answer = measured_answer(database, request, answer, source)
+        return answer
 
     if jsonl is not None:
         if svg is not None:
@@ -106,7 +143,7 @@ def tune_cmd(
         sys.stdout.write(json.dumps(error_object(exc), separators=(",", ":")) + "\n")
         raise typer.Exit(1) from exc
     sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
-    if svg is not None:
+    if svg is not None and compare_dtypes is None:
         from app.views.svg import answer_svg
 
         parsed = parse_problem(problem)

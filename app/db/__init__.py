@@ -11,6 +11,7 @@ SQLite in the data directory is the default; PostgreSQL is selected by URL. Modu
 
 # Imported here so that every user of Base.metadata (Alembic's env, the migration tests) sees
 # the jobs tables too, whichever model module it imported first.
+from app.db import feedback_models as feedback_models
 from app.db import job_models as job_models
 from app.db.engine import Database, make_engine
 

@@ -179,22 +179,43 @@ def list_results(
         (where.soc, r.soc.__eq__),
         (where.dtype, r.dtype.__eq__),
         (where.model_version, r.model_version.__eq__),
-        (where.m_min, r.m.__ge__),
-        (where.m_max, r.m.__le__),
-        (where.n_min, r.n.__ge__),
-        (where.n_max, r.n.__le__),
-        (where.k_min, r.k.__ge__),
-        (where.k_max, r.k.__le__),
-        (before_seq, r.seq.__lt__),
+        *shape_conditions(r, where),
     ]
-    for value, condition in conditions:
+    rows, next_seq = keyset_page(db, query, r.seq, conditions, before_seq, limit)
+    return [TilingSummary.from_row(row) for row in rows], next_seq
+
+
+def shape_conditions(columns: Any, where: Any) -> list[tuple[Any, Any]]:
+    """The M/N/K range filters of a listing: ``where``'s ``m_min`` .. ``k_max`` on ``columns``."""
+    return [
+        (where.m_min, columns.m.__ge__),
+        (where.m_max, columns.m.__le__),
+        (where.n_min, columns.n.__ge__),
+        (where.n_max, columns.n.__le__),
+        (where.k_min, columns.k.__ge__),
+        (where.k_max, columns.k.__le__),
+    ]
+
+
+def keyset_page(
+    db: Database,
+    query: Any,
+    seq: Any,
+    conditions: list[tuple[Any, Any]],
+    before_seq: int | None,
+    limit: int,
+) -> tuple[list[Any], int | None]:
+    """One page of a listing, newest first, and the cursor of the next page (None when last).
+
+    The rows match every condition whose value is set and were inserted before ``before_seq``.
+    """
+    for value, condition in [*conditions, (before_seq, seq.__lt__)]:
         if value is not None:
             query = query.where(condition(value))
-    query = query.order_by(r.seq.desc()).limit(limit + 1)
     with db.read() as conn:
-        rows = conn.execute(query).all()
+        rows = conn.execute(query.order_by(seq.desc()).limit(limit + 1)).all()
     next_seq = int(rows[limit - 1].seq) if len(rows) > limit else None
-    return [TilingSummary.from_row(row) for row in rows[:limit]], next_seq
+    return list(rows[:limit]), next_seq
 
 
 def try_claim(db: Database, cache_key: str, owner: str, lease_s: float) -> bool:

@@ -44,6 +44,7 @@ from app.db.engine import Database
 from app.jobs import store
 from app.jobs.shared import SharedStudies, check_study_url
 from app.jobs.store import ClaimedItem
+from app.lifeline import run_in_child
 from app.problem_json import (
     ProblemError,
     input_error_problem,
@@ -307,7 +308,7 @@ class Worker:
         if found is not None:
             return _Outcome(result_id=found, cached=True)
         try:
-            check_feasible(prepared.problem)
+            check_feasible(prepared.problem, prepared.request.fixed)
         except ProblemError as exc:
             return _Outcome(error=_problem_document(exc))
         except InputError as exc:
@@ -443,7 +444,13 @@ def run_workers(concurrency: int, *, once: bool, poll_s: float | None, schema_wa
     # spawn: a fresh interpreter per worker (no inherited engine or locks).
     context = multiprocessing.get_context("spawn")
     children = [
-        context.Process(target=_child, args=(once, poll_s, schema_wait_s), name=f"worker-{i}")
+        # Through run_in_child: a parent killed with SIGKILL must not leave its workers
+        # running; their shapes' leases run out and other processes' workers take them over.
+        context.Process(
+            target=run_in_child,
+            args=(os.getpid(), f"{__name__}:_child", once, poll_s, schema_wait_s),
+            name=f"worker-{i}",
+        )
         for i in range(concurrency)
     ]
     for child in children:

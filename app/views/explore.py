@@ -1,11 +1,14 @@
 """The explorer: a small server-rendered page to tune a problem and look at why the tiling wins.
 
 ``GET /explore`` shows a problem form; submitted (its fields as query parameters) it tunes the
-problem (:func:`tiler.tune.tune`) and shows the tuned TCubeTiling, its predicted time against the
-baselines, the explanation, the pipeline timeline and the roofline. The tiling is an editable
-table: changing a field and pressing *Re-evaluate* posts it to ``POST /explore/evaluate``, which
-checks and predicts that tiling (:func:`simcore.evaluate.evaluate`) and draws its timeline
-(:func:`simcore.pipeline.simulator.simulate`) next to the tuned reference.
+problem exactly as ``POST /v1/tilings:tune`` does (the same request and cache key, the cache, the
+single-flight and the bounded search pool; with ``TILER_API_TOKEN`` set, a search needs the
+token, and without it the page shows stored answers only) and shows the tuned TCubeTiling, its
+predicted time against the baselines, the explanation, the pipeline timeline and the roofline.
+The tiling is an editable table: changing a field and pressing *Re-evaluate* posts it to
+``POST /explore/evaluate``, which checks and predicts that tiling
+(:func:`simcore.evaluate.evaluate`) and draws its timeline
+(:func:`simcore.pipeline.simulator.simulate`) in the search pool, next to the tuned reference.
 
 Plain HTML forms, no script: every state is a URL or a form post, so the page is easy to test and
 works without JavaScript. Bad input answers 422 with the offending field named on the page; an
@@ -14,28 +17,34 @@ illegal tiling answers 422 with every violated rule listed.
 
 from __future__ import annotations
 
+import hmac
 import html
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
-from starlette.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
 
+from app.api.middleware import bearer_token_matches
+from app.problem_json import ProblemError
+from app.schemas import TuneBody
+from app.tuning import TuningService
 from app.views import svg
+from app.views.measured import measure_form
 from simcore.errors import InputError, UnknownSocError
 from simcore.evaluate import evaluate, parse_request
 from simcore.hardware.dtypes import INPUT_DTYPES, DType
 from simcore.hardware.presets import HardwarePreset, list_socs, load_preset
 from simcore.pipeline.simulator import SimResult
-from simcore.tiling.problem import Problem, check_supported, parse_problem
+from simcore.tiling.problem import Problem, parse_problem
 from simcore.tiling.tcube import DERIVED_FIELDS, FIELD_ORDER, REQUIRED_FIELDS, TCubeTiling
-from tiler.tune import parse_tune_request, tune
 
-__all__ = ["EDITABLE_FIELDS", "render_evaluate", "render_tune", "router"]
+__all__ = ["EDITABLE_FIELDS", "render_answer", "render_evaluate", "router"]
 
 router = APIRouter()
 
@@ -342,7 +351,13 @@ def _page(form: Mapping[str, str], body: str, error: str = "") -> str:
 
 
 def _error_html(exc: Exception) -> str:
-    if isinstance(exc, InputError):
+    if isinstance(exc, ProblemError):
+        errors = exc.extensions.get("errors") or exc.extensions.get("violations") or []
+        named = "".join(
+            f"<li>{_e(e.get('field') or e.get('id'))}: {_e(e.get('message'))}</li>" for e in errors
+        )
+        message = _e(exc.detail) + (f"<ul class='note'>{named}</ul>" if named else "")
+    elif isinstance(exc, InputError):
         details = f"field <code>{_e(exc.field)}</code> ({_e(exc.rule)})"
         if exc.value is not None:
             details += f", value <code>{_e(exc.value)}</code>"
@@ -372,27 +387,20 @@ def _violations_html(report: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def render_tune(form: Mapping[str, str]) -> tuple[int, str]:
-    """Tunes the problem in ``form`` and renders the answer page.
+def render_answer(form: Mapping[str, str], answer: Mapping[str, Any]) -> str:
+    """Renders the answer page of a tuned problem (runs in the search pool: it simulates).
 
     Args:
         form: The problem form's fields (query parameters).
+        answer: The tuned answer, as ``POST /v1/tilings:tune`` returns it.
 
     Returns:
-        (HTTP status, HTML): 200 with the answer, 422 with the offending field named when the
-        input is bad or cannot be tuned.
+        The page's HTML.
     """
-    try:
-        problem_data = problem_from_form(form)
-        problem = parse_problem(problem_data)
-        preset = load_preset(problem.soc)
-        check_supported(problem, preset)
-        req = parse_tune_request({"problem": problem_data})
-        answer = tune(req)
-        tiling = parse_request({"problem": problem_data, "tiling": answer["tiling"]})[1]
-    except (InputError, UnknownSocError) as exc:
-        return 422, _page(form, "", _error_html(exc))
-
+    problem_data = problem_from_form(form)
+    problem = parse_problem(problem_data)
+    preset = load_preset(problem.soc)
+    tiling = parse_request({"problem": problem_data, "tiling": answer["tiling"]})[1]
     estimate: Mapping[str, Any] = answer["estimate"]
     baselines = [b for b in answer.get("baselines") or [] if isinstance(b, Mapping)]
     rows = "".join(
@@ -436,11 +444,12 @@ def render_tune(form: Mapping[str, str]) -> tuple[int, str]:
         f"<div><h2>TCubeTiling</h2>{_tiling_form(form, answer['tiling'], ref)}</div>"
         f"<section id='explanation'><h2>Why this tiling</h2>"
         f"{_value_html(answer.get('explanation') or {})}</section></div>"
+        f"{measure_form(problem.canonical(), answer['tiling'])}"
         f"{_pictures(problem, preset, tiling, points, series)}"
         f"<details id='search-details'><summary>certificate and search</summary>"
         f"{_value_html(side)}</details></section>"
     )
-    return 200, _page(form, body)
+    return _page(form, body)
 
 
 def render_evaluate(form: Mapping[str, str]) -> tuple[int, str]:
@@ -499,14 +508,129 @@ def render_evaluate(form: Mapping[str, str]) -> tuple[int, str]:
     return 200, _page(form, body)
 
 
+class PageMemo:
+    """Rendered answer pages by (cache key, form): a page is a pure function of the two.
+
+    Rendering simulates the timeline (tens to hundreds of milliseconds); a repeat of a stored
+    answer then costs a dictionary lookup. Used from the event loop thread only.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._pages: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], str] = OrderedDict()
+
+    def get(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> str | None:
+        page = self._pages.get(key)
+        if page is not None:
+            self._pages.move_to_end(key)
+        return page
+
+    def put(self, key: tuple[str, tuple[tuple[str, str], ...]], page: str) -> None:
+        self._pages[key] = page
+        if len(self._pages) > self.size:
+            self._pages.popitem(last=False)
+
+
+#: Cookie that carries the API token for the explorer's searches (set by ``/explore/token``).
+TOKEN_COOKIE = "tiler_token"
+
+
+def _tune_body(form: Mapping[str, str]) -> TuneBody:
+    """The ``tilings:tune`` body of the form: the API's request, so the two share the cache.
+
+    Raises:
+        InputError: A field is missing or invalid (named as the API names it).
+    """
+    data = problem_from_form(form)
+    try:
+        return TuneBody.model_validate({"problem": data})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise InputError(field, first["type"], f"{field}: {first['msg']}", data.get(
+            str(first["loc"][-1]))) from None  # fmt: skip
+
+
+def _may_search(request: Request) -> bool:
+    """True when the request may start a search: the service has no token, or it came along.
+
+    A search is a write (it stores an answer and holds a pool slot), so with ``TILER_API_TOKEN``
+    set it needs the token, as a cookie (``/explore/token`` sets it) or the API's header.
+    """
+    token = request.app.state.settings.token
+    if token is None:
+        return True
+    cookie = request.cookies.get(TOKEN_COOKIE, "").encode()
+    header = request.headers.get("authorization", "").encode()
+    return hmac.compare_digest(cookie, token.encode()) or bearer_token_matches(
+        header, token.encode()
+    )
+
+
+def _token_form(request: Request) -> str:
+    target = request.url.path + ("?" + request.url.query if request.url.query else "")
+    return (
+        "<form id='token-form' method='post' action='/explore/token'>"
+        f"<input type='hidden' name='next' value='{_e(target)}'>"
+        "<label>API token <input type='password' name='token' id='f-token' required></label>"
+        "<button type='submit' id='token-button'>Search with the token</button></form>"
+    )
+
+
 @router.get("/explore", include_in_schema=False, response_class=HTMLResponse)
 async def explore(request: Request) -> HTMLResponse:
-    """The explorer page: the problem form, and the tuned answer once the form is submitted."""
+    """The explorer page: the problem form, and the tuned answer once the form is submitted.
+
+    The answer comes the way ``POST /v1/tilings:tune`` gets it: from the cache, or from one
+    search in the bounded pool that identical requests (from the page or the API) join.
+    """
     form = dict(request.query_params)
     if not any(form.get(key) for key in _INT_PROBLEM_KEYS):
         return HTMLResponse(_page(form, ""))
-    status, page = await run_in_threadpool(render_tune, form)
-    return HTMLResponse(page, status_code=status)
+    service: TuningService = request.app.state.service
+    try:
+        prepared = service.prepare(_tune_body(form))
+        stored = await service.lookup(prepared)
+        if stored is None:
+            if not _may_search(request):
+                error = (
+                    "<div class='error' id='error' role='alert'><b>Not searched yet:</b> no "
+                    "stored answer for this problem, and this server needs its API token "
+                    f"(TILER_API_TOKEN) to start a search.{_token_form(request)}</div>"
+                )
+                return HTMLResponse(_page(form, "", error), status_code=401)
+            stored = await service.search(prepared)
+    except (InputError, UnknownSocError, ProblemError) as exc:
+        return HTMLResponse(_page(form, "", _error_html(exc)), status_code=422)
+    memo: PageMemo = request.app.state.explore_pages
+    key = (prepared.cache_key, tuple(sorted(form.items())))
+    page = memo.get(key)
+    if page is None:
+        answer = stored.model_dump(mode="json", exclude_unset=True)
+        page = await service.pool.call(render_answer, form, answer)
+        memo.put(key, page)
+    return HTMLResponse(page)
+
+
+@router.post("/explore/token", include_in_schema=False, response_class=HTMLResponse)
+async def explore_token(request: Request) -> Response:
+    """Keeps the API token in a cookie for the explorer's searches, then goes back to the page.
+
+    The token travels in a form post, never in a URL (which logs and browser history keep).
+    """
+    body = (await request.body()).decode("utf-8", errors="replace")
+    form = dict(parse_qsl(body, keep_blank_values=True))
+    target = form.get("next", "/explore")
+    if not target.startswith("/explore"):
+        target = "/explore"  # never a redirect off the page
+    token = request.app.state.settings.token
+    given = form.get("token", "").encode()
+    if token is None or not hmac.compare_digest(given, token.encode()):
+        error = "<div class='error' id='error' role='alert'><b>Wrong API token.</b></div>"
+        return HTMLResponse(_page({}, "", error), status_code=401)
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict", path="/explore")
+    return response
 
 
 @router.post("/explore/evaluate", include_in_schema=False, response_class=HTMLResponse)
@@ -515,5 +639,7 @@ async def explore_evaluate(request: Request) -> HTMLResponse:
     # Parsed by hand: the url-encoded body of a plain HTML form needs no multipart library.
     body = (await request.body()).decode("utf-8", errors="replace")
     form = dict(parse_qsl(body, keep_blank_values=True))
-    status, page = await run_in_threadpool(render_evaluate, form)
+    # In the bounded search pool: an evaluation simulates the kernel for its timeline.
+    service: TuningService = request.app.state.service
+    status, page = await service.pool.call(render_evaluate, form)
     return HTMLResponse(page, status_code=status)

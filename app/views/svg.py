@@ -7,7 +7,8 @@ the ``/v1/tilings/{id}/timeline.svg`` route and ``tiler tune --svg``:
   the chip uses, bars coloured by instruction kind; long kernels show their first iterations and a
   steady-state window, with the omitted spans labelled.
 * :func:`roofline_svg`: the compute and HBM roofs of :mod:`simcore.estimate.roofline` with tilings
-  and bounds as labelled points.
+  and bounds as labelled points (drawn in :mod:`app.views.roofline`; the shared formatting is
+  :mod:`app.views.svg_parts`).
 * :func:`pipes_svg`: per-pipe busy time of the tuned tiling against its baselines.
 * :func:`answer_svg`: the three together for a ``tiler.tune.tune`` answer.
 
@@ -25,11 +26,20 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
-from simcore.estimate.roofline import roofline
+from app.views.roofline import roofline_points, roofline_svg
+from app.views.svg_parts import (
+    SERIES_COLOURS,
+    attr,
+    data,
+    fmt_us,
+    nice_step,
+    num,
+    svg_open,
+    text,
+)
 from simcore.evaluate import instruction_count
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.simulator import KINDS, PIPES, SimResult, simulate
@@ -86,57 +96,6 @@ KIND_LABELS: Mapping[str, str] = {
 #: Kernels estimated above this many instructions per core get no timeline in :func:`answer_svg`
 #: (simulating them would take seconds and the picture would be mostly omission anyway).
 MAX_TIMELINE_INSTRUCTIONS = 400_000
-
-_FONT = "font-family='DejaVu Sans, Arial, sans-serif' font-size='11'"
-_SERIES_COLOURS = ("#d62728", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#7f7f7f")
-_ROLE_COLOURS = {"tuned": "#d62728", "baseline": "#1f77b4", "bound": "#555555", "tiling": "#ff7f0e"}
-
-
-def _num(x: float) -> str:
-    """Coordinates with two decimals: enough for a screen, small files."""
-    return f"{x:.2f}".rstrip("0").rstrip(".") if math.isfinite(x) else "0"
-
-
-def _data(x: float) -> str:
-    """Values in data-* attributes: 6 significant figures, for scripts reading them back."""
-    return f"{x:.6g}"
-
-
-def _text(s: object) -> str:
-    return escape(str(s))
-
-
-def _attr(s: object) -> str:
-    return quoteattr(str(s))
-
-
-def _fmt_us(time_us: float) -> str:
-    """A duration for labels: 3 significant figures, in us (ms above 10 000 us)."""
-    if time_us >= 10_000:
-        return f"{time_us / 1000:.4g} ms"
-    return f"{time_us:.4g} us"
-
-
-def _nice_step(span: float, target_ticks: int) -> float:
-    """A 1/2/5 x 10^n tick step giving about ``target_ticks`` ticks over ``span``."""
-    if span <= 0:
-        return 1.0
-    raw = span / max(target_ticks, 1)
-    mag = 10.0 ** math.floor(math.log10(raw))
-    for mult in (1, 2, 5, 10):
-        if raw <= mult * mag:
-            return mult * mag
-    return 10 * mag
-
-
-def _svg_open(width: float, height: float, css_class: str, title: str, id_prefix: str) -> str:
-    return (
-        f"<svg xmlns='http://www.w3.org/2000/svg' class={_attr(css_class)} "
-        f"id={_attr(id_prefix + css_class)} width='{_num(width)}' height='{_num(height)}' "
-        f"viewBox='0 0 {_num(width)} {_num(height)}' role='img' {_FONT}>"
-        f"<title>{_text(title)}</title>"
-        f"<rect class='background' width='100%' height='100%' fill='#ffffff'/>"
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,13 +155,13 @@ class _Omission:
 
     @property
     def short(self) -> str:
-        span = _fmt_us(self.to_us - self.from_us)
+        span = fmt_us(self.to_us - self.from_us)
         return f"+{span} to the end ⋯" if self.is_tail else f"⋯ {span} ⋯"
 
     @property
     def description(self) -> str:
         where = "the last" if self.is_tail else "between the first iterations and the steady state"
-        span = _fmt_us(self.to_us - self.from_us)
+        span = fmt_us(self.to_us - self.from_us)
         return f"{where} {span} ({self.instructions} instructions)"
 
 
@@ -293,21 +252,20 @@ def timeline_svg(
     caption = title or (
         f"Pipeline timeline of the slowest core ({core.shape.rows}×{core.shape.cols} of C, "
         f"{core.shape.cores} core{'s' if core.shape.cores != 1 else ''} with this shape): "
-        f"{_fmt_us(makespan_us)} + {_fmt_us(result.launch_overhead_us)} launch, "
+        f"{fmt_us(makespan_us)} + {fmt_us(result.launch_overhead_us)} launch, "
         f"{core.instructions} instructions"
     )
-    out: list[str] = [_svg_open(width, height, "timeline", caption, id_prefix)]
+    out: list[str] = [svg_open(width, height, "timeline", caption, id_prefix)]
     out.append(
         f"<text class='caption' x='8' y='16' font-size='12' font-weight='bold'>"
-        f"{_text(caption)}</text>"
+        f"{text(caption)}</text>"
     )
     omitted = _omissions(windows, start_us, end_us, makespan_us, gap_w)
     if omitted:
         left_out = "; ".join(o.description for o in omitted)
         note = f"Long kernel ({core.instructions} instructions), left out: {left_out}."
         out.append(
-            f"<text class='window-note' x='8' y='32' fill='#555' font-size='10'>"
-            f"{_text(note)}</text>"
+            f"<text class='window-note' x='8' y='32' fill='#555' font-size='10'>{text(note)}</text>"
         )
 
     # Which instructions each window draws: those overlapping it, clipped to it.
@@ -322,27 +280,27 @@ def timeline_svg(
         is_bottleneck = pipe == bottleneck
         util = busy[pipe] / core.makespan_cycles if core.makespan_cycles else 0.0
         out.append(
-            f"<g class='lane' id={_attr(f'{id_prefix}lane-{pipe}')} data-pipe={_attr(pipe)} "
+            f"<g class='lane' id={attr(f'{id_prefix}lane-{pipe}')} data-pipe={attr(pipe)} "
             f"data-bottleneck='{str(is_bottleneck).lower()}' "
-            f"data-busy-us='{_data(busy[pipe] / clock_mhz)}'>"
+            f"data-busy-us='{data(busy[pipe] / clock_mhz)}'>"
         )
-        label = f"{pipe}  {_fmt_us(busy[pipe] / clock_mhz)} busy ({util:.0%})"
+        label = f"{pipe}  {fmt_us(busy[pipe] / clock_mhz)} busy ({util:.0%})"
         weight = "bold" if is_bottleneck else "normal"
         out.append(
-            f"<text class='lane-label' x='8' y='{_num(y + lane_h / 2 + 4)}' "
-            f"font-weight='{weight}'>{_text(label)}</text>"
+            f"<text class='lane-label' x='8' y='{num(y + lane_h / 2 + 4)}' "
+            f"font-weight='{weight}'>{text(label)}</text>"
         )
         if is_bottleneck:
             out.append(
-                f"<text class='bottleneck-mark' x='{_num(width - right_pad + 6)}' "
-                f"y='{_num(y + lane_h / 2 + 4)}' fill='#d62728' "
+                f"<text class='bottleneck-mark' x='{num(width - right_pad + 6)}' "
+                f"y='{num(y + lane_h / 2 + 4)}' fill='#d62728' "
                 f"font-weight='bold'>◀ bottleneck</text>"
             )
         for win in windows:
             stroke = "stroke='#d62728' stroke-width='1.5'" if is_bottleneck else "stroke='none'"
             out.append(
-                f"<rect class='lane-bg' x='{_num(win.x0)}' y='{_num(y + 2)}' "
-                f"width='{_num(win.width)}' height='{_num(lane_h - 4)}' fill='#eeeeee' {stroke}/>"
+                f"<rect class='lane-bg' x='{num(win.x0)}' y='{num(y + 2)}' "
+                f"width='{num(win.width)}' height='{num(lane_h - 4)}' fill='#eeeeee' {stroke}/>"
             )
         on_lane = core.pipe == pipe_idx
         for win, mask in zip(windows, in_window, strict=True):
@@ -357,34 +315,31 @@ def timeline_svg(
                 )
                 # A floor on the width keeps very short instructions visible.
                 out.append(
-                    f"<rect class='bar' data-kind='{kind}' x='{_num(x0)}' "
-                    f"y='{_num(y + (lane_h - bar_h) / 2)}' width='{_num(max(x1 - x0, 0.4))}' "
-                    f"height='{_num(bar_h)}' fill='{KIND_COLOURS[kind]}'>"
-                    f"<title>{_text(tip)}</title></rect>"
+                    f"<rect class='bar' data-kind='{kind}' x='{num(x0)}' "
+                    f"y='{num(y + (lane_h - bar_h) / 2)}' width='{num(max(x1 - x0, 0.4))}' "
+                    f"height='{num(bar_h)}' fill='{KIND_COLOURS[kind]}'>"
+                    f"<title>{text(tip)}</title></rect>"
                 )
         out.append("</g>")
 
     # Time axis, one per window, and the breaks between windows.
-    out.append(f"<g class='axis' data-unit='us' transform='translate(0,{_num(axis_y)})'>")
+    out.append(f"<g class='axis' data-unit='us' transform='translate(0,{num(axis_y)})'>")
     for win in windows:
         out.append(
-            f"<line x1='{_num(win.x0)}' x2='{_num(win.x0 + win.width)}' y1='0' y2='0' "
-            f"stroke='#333'/>"
+            f"<line x1='{num(win.x0)}' x2='{num(win.x0 + win.width)}' y1='0' y2='0' stroke='#333'/>"
         )
         span = win.end_us - win.start_us
-        step = _nice_step(span, max(int(win.width / 60), 2))
+        step = nice_step(span, max(int(win.width / 60), 2))
         tick = math.ceil(win.start_us / step) * step
         while tick <= win.end_us + 1e-9 * max(step, 1.0):
             tx = win.x(tick)
             out.append(
-                f"<line x1='{_num(tx)}' x2='{_num(tx)}' y1='0' y2='4' stroke='#333'/>"
-                f"<text class='tick' x='{_num(tx)}' y='16' text-anchor='middle'>"
-                f"{_text(f'{tick:.6g}')}</text>"
+                f"<line x1='{num(tx)}' x2='{num(tx)}' y1='0' y2='4' stroke='#333'/>"
+                f"<text class='tick' x='{num(tx)}' y='16' text-anchor='middle'>"
+                f"{text(f'{tick:.6g}')}</text>"
             )
             tick += step
-    out.append(
-        f"<text class='axis-label' x='{_num(width - right_pad + 6)}' y='16'>time (us)</text>"
-    )
+    out.append(f"<text class='axis-label' x='{num(width - right_pad + 6)}' y='16'>time (us)</text>")
     out.append("</g>")
 
     for o in omitted:
@@ -392,14 +347,14 @@ def timeline_svg(
         brk = (
             ""
             if o.is_tail
-            else f"<line x1='{_num(o.x)}' x2='{_num(o.x)}' y1='{_num(top - 2)}' "
-            f"y2='{_num(axis_y + 2)}' stroke='#888' stroke-dasharray='4 3'/>"
+            else f"<line x1='{num(o.x)}' x2='{num(o.x)}' y1='{num(top - 2)}' "
+            f"y2='{num(axis_y + 2)}' stroke='#888' stroke-dasharray='4 3'/>"
         )
         out.append(
-            f"<g class='omission' data-from-us='{_data(o.from_us)}' data-to-us='{_data(o.to_us)}' "
-            f"data-instructions='{o.instructions}'><title>{_text(o.description)}</title>{brk}"
-            f"<text class='omission-label' x='{_num(o.x)}' y='{_num(top - 5)}' "
-            f"text-anchor='{o.anchor}' fill='#555' font-size='10'>{_text(o.short)}</text></g>"
+            f"<g class='omission' data-from-us='{data(o.from_us)}' data-to-us='{data(o.to_us)}' "
+            f"data-instructions='{o.instructions}'><title>{text(o.description)}</title>{brk}"
+            f"<text class='omission-label' x='{num(o.x)}' y='{num(top - 5)}' "
+            f"text-anchor='{o.anchor}' fill='#555' font-size='10'>{text(o.short)}</text></g>"
         )
 
     # Legend: only the kinds this kernel issued.
@@ -412,10 +367,10 @@ def timeline_svg(
         yy = ly + (j // legend_cols) * 18
         out.append(
             f"<g class='legend-item' data-kind='{kind}'>"
-            f"<rect x='{_num(lx)}' y='{_num(yy - 10)}' width='14' height='12' "
+            f"<rect x='{num(lx)}' y='{num(yy - 10)}' width='14' height='12' "
             f"fill='{KIND_COLOURS[kind]}'/>"
-            f"<text x='{_num(lx + 20)}' y='{_num(yy)}'>"
-            f"{_text(f'{KIND_LABELS[kind]} ({PIPES[_pipe_of_kind(core, k)]})')}</text></g>"
+            f"<text x='{num(lx + 20)}' y='{num(yy)}'>"
+            f"{text(f'{KIND_LABELS[kind]} ({PIPES[_pipe_of_kind(core, k)]})')}</text></g>"
         )
     out.append("</g></svg>")
     return "".join(out)
@@ -466,223 +421,6 @@ def _pipe_of_kind(core: Any, kind_idx: int) -> int:
     return int(core.pipe[int(np.flatnonzero(core.kind == kind_idx)[0])])
 
 
-# --------------------------------------------------------------------------------------------
-# Roofline
-# --------------------------------------------------------------------------------------------
-
-
-def roofline_points(
-    label: str, role: str, estimate: Mapping[str, Any] | None, *, bounds: bool = False
-) -> list[dict[str, Any]]:
-    """Turns an ``estimate`` (as :func:`simcore.evaluate.estimate_dict` returns it) into points.
-
-    Args:
-        label: Name of the tiling (``tuned``, ``seed 002 recommended``, ...).
-        role: ``tuned``, ``baseline`` or ``tiling`` (sets the marker colour).
-        estimate: The estimate; None (an illegal baseline) gives no point.
-        bounds: Also add the tiling's resource and sequential bounds and the roofline bound.
-
-    Returns:
-        Points for :func:`roofline_svg`.
-    """
-    if not estimate:
-        return []
-    hbm = estimate.get("hbm_bytes")
-    points: list[dict[str, Any]] = [
-        {"label": label, "role": role, "time_us": float(estimate["time_us"]), "hbm_bytes": hbm}
-    ]
-    if bounds:
-        roof = estimate.get("roofline") or {}
-        if "resource_bound_us" in estimate:
-            points.append(
-                {
-                    "label": f"resource bound ({label})",
-                    "role": "bound",
-                    "time_us": float(estimate["resource_bound_us"]),
-                    "hbm_bytes": hbm,
-                }
-            )
-        if "sequential_bound_us" in estimate:
-            points.append(
-                {
-                    "label": f"sequential bound ({label})",
-                    "role": "bound",
-                    "time_us": float(estimate["sequential_bound_us"]),
-                    "hbm_bytes": hbm,
-                }
-            )
-        if "bound_us" in roof:
-            points.append(
-                {
-                    "label": "roofline bound (with launch)",
-                    "role": "bound",
-                    "time_us": float(roof["bound_us"]),
-                }
-            )
-    return points
-
-
-def roofline_svg(
-    problem: Problem,
-    preset: HardwarePreset,
-    points: Sequence[Mapping[str, Any]],
-    *,
-    width: float = 800.0,
-    height: float = 400.0,
-    id_prefix: str = "",
-) -> str:
-    """Draws the roofline of ``problem`` on ``preset`` with tilings and bounds as points.
-
-    The axes are logarithmic: arithmetic intensity in FLOP per HBM byte against TFLOPS. The roof
-    is the chip's cube peak for the problem's dtype and the HBM slope
-    (:mod:`simcore.estimate.roofline`); a dashed line marks the problem's own intensity (A and B
-    read once, C written once).
-
-    Args:
-        problem: The Matmul.
-        preset: The chip.
-        points: Dicts with ``label``, ``time_us`` and ``role`` (``tuned``, ``baseline``,
-            ``bound`` or ``tiling``), optionally ``hbm_bytes`` (the tiling's HBM traffic; the
-            problem's minimum when absent). A point's height is ``2·M·N·K / time``.
-        width: Width of the picture in pixels.
-        height: Height of the picture in pixels.
-        id_prefix: Prefix of element ids.
-
-    Returns:
-        The SVG document.
-    """
-    roof = roofline(problem, preset)
-    flops = float(problem.flops)
-    problem_ai = roof.arithmetic_intensity_flops_per_byte
-    peak = roof.peak_tflops
-    hbm_tb_s = roof.hbm_gbps / 1000.0
-    ridge_ai = peak / hbm_tb_s
-
-    drawn: list[tuple[float, float, str, str]] = []  # (ai, tflops, label, role)
-    for p in points:
-        time_us = float(p["time_us"])
-        if not (time_us > 0 and math.isfinite(time_us)):
-            continue
-        hbm = p.get("hbm_bytes")
-        ai = flops / float(hbm) if hbm else problem_ai
-        drawn.append((ai, flops / time_us / 1e6, str(p.get("label", "")), str(p.get("role", ""))))
-
-    xs = [problem_ai, ridge_ai] + [d[0] for d in drawn]
-    ys = [peak] + [d[1] for d in drawn]
-    x_lo = 10 ** math.floor(math.log10(min(xs) / 3))
-    x_hi = 10 ** math.ceil(math.log10(max(xs) * 3))
-    y_lo = 10 ** math.floor(math.log10(max(min(ys) / 2, 1e-6)))
-    y_hi = 10 ** math.ceil(math.log10(peak * 1.2))
-
-    left, right, top, bottom = 64.0, 250.0, 34.0, 46.0
-    pw, ph = width - left - right, height - top - bottom
-
-    def px(ai: float) -> float:
-        return left + (math.log10(ai) - math.log10(x_lo)) / math.log10(x_hi / x_lo) * pw
-
-    def py(tflops: float) -> float:
-        return top + ph - (math.log10(tflops) - math.log10(y_lo)) / math.log10(y_hi / y_lo) * ph
-
-    caption = f"Roofline: {problem.m}×{problem.n}×{problem.k} {problem.dtype.value} on {preset.soc}"
-    out = [_svg_open(width, height, "roofline", caption, id_prefix)]
-    out.append(
-        f"<text class='caption' x='8' y='16' font-size='12' font-weight='bold'>"
-        f"{_text(caption)}</text>"
-    )
-    out.append(
-        f"<rect class='plot-area' x='{_num(left)}' y='{_num(top)}' width='{_num(pw)}' "
-        f"height='{_num(ph)}' fill='#fafafa' stroke='#999'/>"
-    )
-    # Decade grid and tick labels.
-    out.append("<g class='axis' data-axis='x' data-unit='FLOP/byte'>")
-    d = math.log10(x_lo)
-    while d <= math.log10(x_hi) + 1e-9:
-        gx = px(10**d)
-        out.append(
-            f"<line x1='{_num(gx)}' x2='{_num(gx)}' y1='{_num(top)}' y2='{_num(top + ph)}' "
-            f"stroke='#ddd'/><text x='{_num(gx)}' y='{_num(top + ph + 14)}' "
-            f"text-anchor='middle'>{_text(f'{10**d:g}')}</text>"
-        )
-        d += 1
-    out.append(
-        f"<text x='{_num(left + pw / 2)}' y='{_num(height - 10)}' text-anchor='middle'>"
-        f"arithmetic intensity (FLOP per HBM byte)</text></g>"
-    )
-    out.append("<g class='axis' data-axis='y' data-unit='TFLOPS'>")
-    d = math.log10(y_lo)
-    while d <= math.log10(y_hi) + 1e-9:
-        gy = py(10**d)
-        out.append(
-            f"<line x1='{_num(left)}' x2='{_num(left + pw)}' y1='{_num(gy)}' y2='{_num(gy)}' "
-            f"stroke='#ddd'/><text x='{_num(left - 4)}' y='{_num(gy + 4)}' "
-            f"text-anchor='end'>{_text(f'{10**d:g}')}</text>"
-        )
-        d += 1
-    out.append(
-        f"<text x='14' y='{_num(top + ph / 2)}' text-anchor='middle' "
-        f"transform='rotate(-90 14 {_num(top + ph / 2)})'>TFLOPS</text></g>"
-    )
-
-    # The roof: HBM slope up to the ridge, then the cube peak.
-    x_start = max(x_lo, y_lo / hbm_tb_s)
-    roof_pts = [(x_start, x_start * hbm_tb_s), (ridge_ai, peak), (x_hi, peak)]
-    poly = " ".join(f"{_num(px(a))},{_num(py(t))}" for a, t in roof_pts)
-    out.append(
-        f"<g class='roof'><polyline points='{poly}' fill='none' stroke='#222' "
-        f"stroke-width='2'/>"
-        f"<text x='{_num(px(ridge_ai) - 6)}' y='{_num(py(peak) - 5)}' text-anchor='end'>"
-        f"{_text(f'cube peak {peak:.1f} TFLOPS ({problem.dtype.value})')}</text>"
-        f"<text x='{_num(px(x_start) + 10)}' y='{_num(py(x_start * hbm_tb_s) - 10)}'>"
-        f"{_text(f'HBM {roof.hbm_gbps:.0f} GB/s')}</text></g>"
-    )
-    ax = px(problem_ai)
-    out.append(
-        f"<g class='problem-intensity' data-ai='{_data(problem_ai)}'>"
-        f"<line x1='{_num(ax)}' x2='{_num(ax)}' y1='{_num(top)}' y2='{_num(top + ph)}' "
-        f"stroke='#888' stroke-dasharray='5 4'/>"
-        f"<text x='{_num(ax + 3)}' y='{_num(top + ph - 6)}' fill='#555' font-size='9'>"
-        f"{_text(f'this problem: {problem_ai:.4g} FLOP/B ({roof.limited_by}-bound)')}"
-        f"</text></g>"
-    )
-
-    # Points, labelled on the right margin in height order, pushed apart so labels never overlap.
-    order = sorted(range(len(drawn)), key=lambda i: py(drawn[i][1]))
-    label_y: dict[int, float] = {}
-    last = top - 20.0
-    for i in order:
-        yy = max(py(drawn[i][1]), last + 13.0)
-        label_y[i] = yy
-        last = yy
-    overflow = last - (height - 8)
-    if overflow > 0:
-        label_y = {i: y - overflow for i, y in label_y.items()}
-    lx = left + pw + 14
-    for i, (ai, tflops, label, role) in enumerate(drawn):
-        colour = _ROLE_COLOURS.get(role, "#333333")
-        cx, cy = px(ai), py(tflops)
-        marker = (
-            f"<rect x='{_num(cx - 4)}' y='{_num(cy - 4)}' width='8' height='8' "
-            f"fill='none' stroke='{colour}' stroke-width='1.5'/>"
-            if role == "bound"
-            else f"<circle cx='{_num(cx)}' cy='{_num(cy)}' r='5' fill='{colour}'/>"
-        )
-        out.append(
-            f"<g class='point' data-role={_attr(role)} data-label={_attr(label)} "
-            f"data-tflops='{_data(tflops)}'>{marker}"
-            f"<line x1='{_num(cx + 5)}' y1='{_num(cy)}' x2='{_num(lx - 2)}' "
-            f"y2='{_num(label_y[i] - 3)}' stroke='{colour}' stroke-width='0.5'/>"
-            f"<text x='{_num(lx)}' y='{_num(label_y[i])}' fill='{colour}' font-size='10'>"
-            f"{_text(f'{label}: {tflops:.4g} TFLOPS')}</text></g>"
-        )
-    out.append("</svg>")
-    return "".join(out)
-
-
-# --------------------------------------------------------------------------------------------
-# Per-pipe comparison
-# --------------------------------------------------------------------------------------------
-
-
 def pipes_svg(
     series: Sequence[tuple[str, Mapping[str, Any]]],
     *,
@@ -720,39 +458,39 @@ def pipes_svg(
     pw = width - left - right
 
     caption = "Busy time per pipe (slowest core) and kernel time, us"
-    out = [_svg_open(width, height, "pipes", caption, id_prefix)]
+    out = [svg_open(width, height, "pipes", caption, id_prefix)]
     out.append(
         f"<text class='caption' x='8' y='16' font-size='12' font-weight='bold'>"
-        f"{_text(caption)}</text>"
+        f"{text(caption)}</text>"
     )
     for g, (name, vals) in enumerate(groups):
         gy = top + g * group_h
         out.append(
-            f"<g class='pipe-group' data-pipe={_attr(name)}>"
-            f"<text x='{_num(left - 6)}' y='{_num(gy + bar_h * len(rows) / 2 + 4)}' "
-            f"text-anchor='end' font-weight='bold'>{_text(name)}</text>"
+            f"<g class='pipe-group' data-pipe={attr(name)}>"
+            f"<text x='{num(left - 6)}' y='{num(gy + bar_h * len(rows) / 2 + 4)}' "
+            f"text-anchor='end' font-weight='bold'>{text(name)}</text>"
         )
         for j, ((label, _), value) in enumerate(zip(rows, vals, strict=True)):
-            colour = _SERIES_COLOURS[j % len(_SERIES_COLOURS)]
+            colour = SERIES_COLOURS[j % len(SERIES_COLOURS)]
             w = pw * value / vmax
             y = gy + j * bar_h
             out.append(
-                f"<rect class='pipe-bar' data-pipe={_attr(name)} data-series={_attr(label)} "
-                f"data-us='{_data(value)}' x='{_num(left)}' y='{_num(y)}' "
-                f"width='{_num(max(w, 0.5))}' height='{_num(bar_h - 2)}' fill='{colour}'>"
-                f"<title>{_text(f'{label}: {name} {value:.4g} us')}</title></rect>"
-                f"<text x='{_num(left + w + 4)}' y='{_num(y + bar_h - 3)}' font-size='9'>"
-                f"{_text(f'{value:.4g}')}</text>"
+                f"<rect class='pipe-bar' data-pipe={attr(name)} data-series={attr(label)} "
+                f"data-us='{data(value)}' x='{num(left)}' y='{num(y)}' "
+                f"width='{num(max(w, 0.5))}' height='{num(bar_h - 2)}' fill='{colour}'>"
+                f"<title>{text(f'{label}: {name} {value:.4g} us')}</title></rect>"
+                f"<text x='{num(left + w + 4)}' y='{num(y + bar_h - 3)}' font-size='9'>"
+                f"{text(f'{value:.4g}')}</text>"
             )
         out.append("</g>")
     out.append("<g class='legend'>")
     for j, (label, _) in enumerate(rows):
-        colour = _SERIES_COLOURS[j % len(_SERIES_COLOURS)]
+        colour = SERIES_COLOURS[j % len(SERIES_COLOURS)]
         y = legend_y + j * 18
         out.append(
-            f"<g class='legend-item' data-series={_attr(label)}>"
-            f"<rect x='{_num(left)}' y='{_num(y)}' width='14' height='12' fill='{colour}'/>"
-            f"<text x='{_num(left + 20)}' y='{_num(y + 10)}'>{_text(label)}</text></g>"
+            f"<g class='legend-item' data-series={attr(label)}>"
+            f"<rect x='{num(left)}' y='{num(y)}' width='14' height='12' fill='{colour}'/>"
+            f"<text x='{num(left + 20)}' y='{num(y + 10)}'>{text(label)}</text></g>"
         )
     out.append("</g></svg>")
     return "".join(out)
@@ -766,7 +504,7 @@ def pipes_svg(
 def _embed(svg: str, x: float, y: float) -> str:
     """Places a standalone SVG document inside another (a nested <svg> element)."""
     head, rest = svg.split(">", 1)
-    return f"{head} x='{_num(x)}' y='{_num(y)}'>{rest}"
+    return f"{head} x='{num(x)}' y='{num(y)}'>{rest}"
 
 
 def _svg_size(svg: str) -> tuple[float, float]:
@@ -807,7 +545,7 @@ def answer_svg(answer: Mapping[str, Any], problem: Problem, preset: HardwarePres
     parts.append(pipes_svg(series, width=width, id_prefix="answer-"))
 
     header_h = 30.0
-    time_text = f"{_fmt_us(float(estimate['time_us']))}" if "time_us" in estimate else "n/a"
+    time_text = f"{fmt_us(float(estimate['time_us']))}" if "time_us" in estimate else "n/a"
     speedups = ", ".join(
         f"{b.get('name')}: ×{float(b['speedup']):.3g}"
         for b in baselines
@@ -820,10 +558,10 @@ def answer_svg(answer: Mapping[str, Any], problem: Problem, preset: HardwarePres
     if len(parts) == 2:
         heading += " (kernel too long to draw its timeline)"
     height = header_h + sum(_svg_size(p)[1] + 12 for p in parts)
-    out = [_svg_open(width, height, "answer", heading, "")]
+    out = [svg_open(width, height, "answer", heading, "")]
     out.append(
         f"<text class='caption' x='8' y='20' font-size='14' font-weight='bold'>"
-        f"{_text(heading)}</text>"
+        f"{text(heading)}</text>"
     )
     y = header_h
     for p in parts:

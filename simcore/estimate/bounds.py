@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.busy import compute_busy, drain_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.traffic import kernel_us, l2_share_most, operand_traffic, slots
 from simcore.pipeline.transfer import chunk_cost_sum  # the estimator's V and DMA totals
@@ -198,41 +199,19 @@ def _fixed_work_by_group(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple
 def _fixed_work(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...]:
     """Work of the largest core fixed by its base block (cycles).
 
+    The busy totals are :mod:`simcore.pipeline.busy`'s (the search's group bounds use the same).
+
     Returns:
         M, MTE1, the drains (V, FIX, MTE3 legs), the last drain and one typical step (its
         loads and MMAD), which follow the last copy.
     """
     rows, cols = f["singleCoreM"], f["singleCoreN"]
     bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
-    m_iter, n_iter, k_iter = ceil_div(rows, bm), ceil_div(cols, bn), ceil_div(k, bk)
+    m_iter, n_iter = ceil_div(rows, bm), ceil_div(cols, bn)
     rm_t = rows - (m_iter - 1) * bm
     cn_t = cols - (n_iter - 1) * bn
-    k_t = k - (k_iter - 1) * bk
-    cube: Any = 0.0
-    mte1: Any = 0.0
-    drain_v: Any = 0.0
-    drain_fix: Any = 0.0
-    drain_m3: Any = 0.0
-    for r, nr in ((bm, m_iter - 1), (rm_t, 1)):
-        for col, nc in ((bn, n_iter - 1), (cn_t, 1)):
-            count = nr * nc
-            cube = cube + count * (
-                (k_iter - 1) * c.mmad_cycles(r, col, bk) + c.mmad_cycles(r, col, k_t)
-            )
-            mte1 = mte1 + count * (
-                (k_iter - 1) * (c.la_cycles(r, bk) + c.lb_cycles(col, bk))
-                + c.la_cycles(r, k_t)
-                + c.lb_cycles(col, k_t)
-            )
-            if c.has_fixpipe:
-                drain_fix = drain_fix + count * c.fix_cycles(r, col, cap)
-            else:
-                drain_v = drain_v + count * c.c_to_ub_cycles(r, col)
-                drain_m3 = drain_m3 + count * c.c_ub_to_gm_cycles(r, col, cap)
-    if c.has_fixpipe:
-        dr_last = c.fix_cycles(rm_t, cn_t, cap)
-    else:
-        dr_last = c.c_to_ub_cycles(rm_t, cn_t) + c.c_ub_to_gm_cycles(rm_t, cn_t, cap)
+    cube, mte1 = compute_busy(c, k, rows, cols, bm, bn, bk)
+    drain_fix, drain_v, drain_m3, dr_last = drain_busy(c, rows, cols, bm, bn, cap)
     # The typical block of the estimator: the tail when the core has a single one.
     r1 = np.where(m_iter == 1, rm_t, bm)
     c1 = np.where(n_iter == 1, cn_t, bn)

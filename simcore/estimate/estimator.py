@@ -236,6 +236,7 @@ def estimate_arrays(
         ``sequential_cycles``, ``resource_cycles``, ``cap_bytes_per_cycle``, ``read_bytes``,
         ``hbm_bytes``.
     """
+    problem = problem.model_view()  # a DN operand is the ND layout of its transpose
     # The fields are held as float64: nearly every term mixes them with float cycles, and an
     # int64 operand is cast again at each such operation (about 5 % of the estimator's time).
     # Every field and every product of fields the formulas form stays far below 2**53, where
@@ -282,6 +283,7 @@ def makespan_floor_arrays(
     Returns:
         ``cycles`` and ``time_us``: the floor of each entry (launch overhead included).
     """
+    problem = problem.model_view()  # a DN operand is the ND layout of its transpose
     f = {
         name: np.asarray(fields[name], dtype=np.int64)
         for name in ESTIMATOR_FIELDS
@@ -331,6 +333,7 @@ def operand_floor_arrays(
     Returns:
         ``time_a_us`` and ``time_b_us`` per entry, or None (see above).
     """
+    problem = problem.model_view()  # a DN operand is the ND layout of its transpose
     f = {
         name: np.asarray(fields[name], dtype=np.int64)
         for name in ESTIMATOR_FIELDS
@@ -548,6 +551,7 @@ def estimate_one(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> di
         The keys of :func:`estimate_arrays` as floats, and ``binding_term`` as its name
         (:data:`simcore.estimate.binding.BINDING_NAMES`).
     """
+    problem = problem.model_view()  # a DN operand is the ND layout of its transpose
     fields = {name: np.asarray([getattr(t, name)]) for name in ESTIMATOR_FIELDS}
     res = estimate_arrays(problem, preset, fields)
     out: dict[str, Any] = {

@@ -16,7 +16,7 @@ preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
 * FixPipe L0C->GM: ``max(min_cycles, bytes / rate)`` (flat below ~8 KiB in msKPP's curve).
 * Chips without FixPipe / on-the-fly ND->NZ stage through UB: GM->UB (MTE2), a vector reorder (V),
   UB->L1 (MTE3); and L0C->UB (V), UB->GM (MTE3). The reorders cost what the vector model
-  (:mod:`simcore.ub.vector`) says for the UB layout of :mod:`simcore.ub.path`, bank conflicts
+  (:mod:`simcore.ub.reorder`) says for the UB layout of :mod:`simcore.ub.path`, bank conflicts
   included: the ND rows land compact in UB, each rounded up to 32 B (a row of exactly 512 B gets
   the kernel's one-block pad, :func:`ub_nd_pitch_bytes`), so a row pitch that is a multiple of
   512 B puts the 8 blocks of a repeat in one bank group (8 cycles per repeat instead of 1, seed
@@ -40,6 +40,7 @@ from simcore.hardware.dtypes import (
     FRACTAL_ROWS,
     bits,
     c0_elements,
+    scale_bytes_per_element,
 )
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import Num, align_up, at_least, at_most, ceil_div
@@ -49,7 +50,7 @@ from simcore.pipeline.transfer import l1_to_l0_cycles
 from simcore.tiling import footprints
 from simcore.tiling.problem import Format, Problem, Template
 from simcore.tiling.tcube import TCubeTiling
-from simcore.ub import vector
+from simcore.ub import reorder
 from simcore.ub.path import share_ub_size_array, staging_pitch_bytes, trans_length_array
 
 # (The array arithmetic lives in simcore.pipeline.arith; re-exported for the callers of costs.)
@@ -120,7 +121,10 @@ class Costs:
         self.vector_path = vector_path
         self.in_bits = bits(problem.dtype)
         self.c_dtype = problem.c_dtype
-        self.in_bytes = self.in_bits / 8.0
+        elem_bytes = self.in_bits / 8.0
+        # MX operands move one e8m0 scale per 32 K elements along with the data, GM -> L1 ->
+        # their own L0 MX buffers (ascend950.md): bytes moved per element, 0 extra otherwise.
+        self.in_bytes = elem_bytes + scale_bytes_per_element(problem.dtype)
         self.out_bytes = bits(problem.c_dtype) / 8.0
         self.bias_bytes = bits(problem.bias_type) / 8.0
         self.c0 = c0_elements(problem.dtype)
@@ -149,8 +153,8 @@ class Costs:
         self.a_by_column = self.a_nd and not p.nd2nz_on_the_fly and not vector_path
         self.b_by_column = self.b_nd and not p.nd2nz_on_the_fly and not vector_path
         # GM row pitch of each ND operand: A is M x K (K contiguous) unless transposed.
-        a_pitch = (problem.m if problem.trans_a else problem.k) * self.in_bytes
-        b_pitch = (problem.k if problem.trans_b else problem.n) * self.in_bytes
+        a_pitch = (problem.m if problem.trans_a else problem.k) * elem_bytes
+        b_pitch = (problem.k if problem.trans_b else problem.n) * elem_bytes
         self.a_pitch_bytes = a_pitch
         self.b_pitch_bytes = b_pitch
         self.a_eff = self._stride_efficiency(a_pitch) if self.a_nd else 1.0
@@ -314,14 +318,14 @@ class Costs:
     def nd2nz_a_cycles(self, rows: Num, k: Num) -> Num:
         """Vector cycles to reorder an A chunk (``rows`` x ``k``) from ND into NZ in UB."""
         nd_rows, row_bytes = self.a_nd_rows(rows, k)
-        return vector.nd2nz_reorder_cycles(
+        return reorder.nd2nz_reorder_cycles(
             nd_rows, row_bytes, ub_nd_pitch_bytes(row_bytes), self.preset
         )
 
     def nd2nz_b_cycles(self, cols: Num, k: Num) -> Num:
         """Vector cycles to reorder a B chunk (``k`` x ``cols``) from ND into NZ in UB."""
         nd_rows, row_bytes = self.b_nd_rows(cols, k)
-        return vector.nd2nz_reorder_cycles(
+        return reorder.nd2nz_reorder_cycles(
             nd_rows, row_bytes, ub_nd_pitch_bytes(row_bytes), self.preset
         )
 

@@ -15,7 +15,7 @@ import numpy as np
 from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROW_BYTES, FRACTAL_ROWS
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import align_up, at_least, at_most, ceil_div
-from simcore.ub import vector
+from simcore.ub import reorder
 
 
 def fixpipe_cycles(preset: HardwarePreset, c_bytes: Any, cap_bpc: Any) -> Any:
@@ -42,7 +42,7 @@ def l0c_to_ub_cycles(
     return (
         p.vector_issue_overhead_cycles
         + acc / p.l0c_to_ub_bytes_per_cycle
-        + vector.nz2nd_reorder_cycles(rows, row_bytes, align_up(row_bytes, FRACTAL_ROW_BYTES), p)
+        + reorder.nz2nd_reorder_cycles(rows, row_bytes, align_up(row_bytes, FRACTAL_ROW_BYTES), p)
     )
 
 

@@ -420,6 +420,7 @@ def simulate(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> SimRes
     The tiling must be legal (see :func:`simcore.tiling.legality.check_tiling`); an illegal one may
     give a meaningless schedule.
     """
+    problem = problem.model_view()  # a DN operand is the ND layout of its transpose
     traffic = chip_traffic(problem, t, preset)
     # The UB plan decides the data path on UB-path chips (vector reorders or 32 B column DMA).
     costs = Costs(problem, preset, takes_vector_path(problem, t, preset))

@@ -6,7 +6,9 @@ way CANN fills them (ascend-notes.md §1.8). Each formula below reproduces every
 Ascend310P3); ``tests/simcore/tiling/test_footprints.py`` checks that.
 
 * ``shareL1Size`` = depthA1 x baseM x baseK x sizeof(A) + depthB1 x baseN x baseK x sizeof(B),
-  plus baseN x sizeof(bias) when the bias is staged in L1 for a BiasTable (910B, 310B).
+  plus baseN x sizeof(bias) when the bias is staged in L1 for a BiasTable (910B, 310B), plus for
+  MX types the e8m0 scales of each block (one byte per 32 K elements, times mxTypePara's factor;
+  docs/ascend950.md).
 * ``shareL0CSize`` = baseM x baseN x sizeof(accumulator).
 * ``transLength`` = max(A1Length, B1Length, C1Length, BiasLength), the UB scratch each operand
   needs on chips that convert formats through UB (910A, 310P, 310B); 0 on 910B-class chips.
@@ -23,6 +25,8 @@ from simcore.hardware.dtypes import (
     FRACTAL_ROW_BYTES,
     FRACTAL_ROWS,
     DType,
+    is_mx,
+    l1_bytes,
     nbytes,
 )
 from simcore.hardware.presets import HardwarePreset
@@ -35,18 +39,27 @@ from simcore.tiling.tcube import TCubeTiling, build_tiling, parse_tiling_fields
 #: 768 elements (1,536 B) do; counting elements reproduces all 857 Ascend310P3 rows of the CSV.
 _BANK_PAD_ROW_ELEMENTS = 256
 
+#: mxTypePara with scale factors A, B, M, N of 1 each (bits 0, 8, 16, 24): the value CANN's MX
+#: tilings fall back to (docs/ascend950.md).
+MX_TYPE_PARA_DEFAULT = 0x01010101
+
 #: The derived fields :func:`derived_sizes` computes, in struct order.
 DERIVED_SIZE_FIELDS: tuple[str, ...] = ("transLength", "shareL1Size", "shareL0CSize", "shareUbSize")
 
 
+def mx_scale_factors(t: TCubeTiling) -> tuple[int, int]:
+    """Scale factors A and B of mxTypePara (bits 0-7 and 8-15), at least 1 each."""
+    return max(t.mxTypePara & 0xFF, 1), max((t.mxTypePara >> 8) & 0xFF, 1)
+
+
 def a_l1_bytes(problem: Problem, t: TCubeTiling) -> int:
-    """Bytes of L1 the A buffers take: depthA1 blocks of baseM x baseK."""
-    return t.depthA1 * nbytes(problem.dtype, t.baseM * t.baseK)
+    """Bytes of L1 the A buffers take: depthA1 blocks of baseM x baseK (with MX scales)."""
+    return t.depthA1 * l1_bytes(problem.dtype, t.baseM * t.baseK, mx_scale_factors(t)[0])
 
 
 def b_l1_bytes(problem: Problem, t: TCubeTiling) -> int:
-    """Bytes of L1 the B buffers take: depthB1 blocks of baseN x baseK."""
-    return t.depthB1 * nbytes(problem.dtype, t.baseN * t.baseK)
+    """Bytes of L1 the B buffers take: depthB1 blocks of baseN x baseK (with MX scales)."""
+    return t.depthB1 * l1_bytes(problem.b_dtype, t.baseN * t.baseK, mx_scale_factors(t)[1])
 
 
 def bias_l1_bytes(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> int:
@@ -218,6 +231,9 @@ def complete_tiling(data: Any, problem: Problem, preset: HardwarePreset) -> TCub
         "singleCoreK": problem.k,
         "isBias": int(problem.bias),
     }
+    if is_mx(problem.dtype):
+        # One K window of scales per L1 load for A, B, M and N: CANN's default factors.
+        defaults["mxTypePara"] = MX_TYPE_PARA_DEFAULT
     merged = {**defaults, **fields}
     partial = build_tiling(merged)
     for key, value in derived_sizes(problem, partial, preset).items():

@@ -21,10 +21,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, c0_elements, nbytes
+from simcore.hardware.dtypes import (
+    ACCUMULATOR_BYTES,
+    FRACTAL_ROWS,
+    c0_elements,
+    is_mx,
+    mx_operand_align_bytes,
+    nbytes,
+)
 from simcore.hardware.presets import HardwarePreset
 from simcore.tiling import footprints
-from simcore.tiling.problem import ND_MAX_STRIDE_ELEMENTS, Format, Problem, Template
+from simcore.tiling.problem import ARCH_3510, ND_MAX_STRIDE_ELEMENTS, Format, Problem, Template
 from simcore.tiling.rules import RULES, Rule
 from simcore.tiling.tcube import REQUIRED_FIELDS, TCubeTiling
 
@@ -131,20 +138,21 @@ def problem_violations(problem: Problem, preset: HardwarePreset) -> list[Violati
 
     Args:
         problem: The Matmul problem.
-        preset: The chip. No rule of this group depends on it yet; it is taken so that chip
-            limits can join without changing callers.
+        preset: The chip: on arch 3510 (Ascend 950) the ND range limits do not apply
+            (ascend950.md).
 
     Returns:
         The violations, empty when the problem itself is fine. Dtype support is a separate check
         (:func:`simcore.tiling.problem.check_supported`).
     """
-    del preset  # Same signature as check_tiling; no problem-level rule is chip-specific yet.
     found = _Findings()
+    # The model sees a DN operand as the ND layout of its transpose (Problem.model_view).
+    problem = problem.model_view()
     limit = ND_MAX_STRIDE_ELEMENTS
     m, n, k = problem.m, problem.n, problem.k
     # With MatmulConfig.intrinsicsCheck the kernel copies long ND rows one by one, so the stride
     # limit no longer applies (ascend-notes.md §1.9).
-    nd_limited = not problem.intrinsics_check
+    nd_limited = not problem.intrinsics_check and preset.npu_arch != ARCH_3510
     if problem.format_a is Format.ND and nd_limited:
         if not problem.trans_a and k > limit:
             found.add(
@@ -248,6 +256,9 @@ def check_tiling(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) 
     _check_depths(found, tiling)
     if problem.template is Template.MDL:
         _check_mdl(found, problem, tiling)
+    if is_mx(problem.dtype):
+        _check_mx_align(found, problem, tiling)
+    _check_mx_type_para(found, problem, tiling)
     _check_derived(found, problem, tiling, preset)
     return LegalityReport(violations=found.violations, warnings=found.warnings)
 
@@ -565,6 +576,56 @@ def _check_mdl(found: _Findings, problem: Problem, t: TCubeTiling) -> None:
                 kb_iter,
                 ["singleCoreK", "baseK", "stepKa", "stepKb"],
             )
+
+
+def _check_mx_align(found: _Findings, problem: Problem, t: TCubeTiling) -> None:
+    """MX operands sit at 512 B (fp4) / 1024 B (fp8) aligned L0 addresses (ascend950.md)."""
+    align = mx_operand_align_bytes(problem.dtype)
+    for operand, rows_name, dtype in (
+        ("A", "baseM", problem.dtype),
+        ("B", "baseN", problem.b_dtype),
+    ):
+        if not found.usable(rows_name, "baseK"):
+            continue
+        rows = int(getattr(t, rows_name))
+        size = nbytes(dtype, rows * t.baseK)
+        if size % align:
+            found.add(
+                "MX_OPERAND_ALIGN",
+                f"the {operand} base block {rows_name} x baseK = {rows} x {t.baseK} "
+                f"{dtype.value} takes {size} bytes, not a multiple of the {align} B alignment "
+                "MmadMx needs for its operands",
+                size,
+                align,
+                [rows_name, "baseK"],
+            )
+
+
+def _check_mx_type_para(found: _Findings, problem: Problem, t: TCubeTiling) -> None:
+    """mxTypePara: 0 without MX; with MX four byte-wide scale factors, each in [1, 127]."""
+    value = int(t.mxTypePara)
+    if not is_mx(problem.dtype):
+        if value != 0:
+            found.add(
+                "MX_TYPE_PARA",
+                f"mxTypePara = {value}, but {problem.dtype.value} loads no MX scales, so it "
+                "must be 0",
+                value,
+                0,
+                ["mxTypePara"],
+            )
+        return
+    factors = [(value >> shift) & 0xFF for shift in (0, 8, 16, 24)]
+    if value < 0 or any(not 1 <= f <= 127 for f in factors):
+        found.add(
+            "MX_TYPE_PARA",
+            f"mxTypePara = {value:#010x} packs scale factors A, B, M, N = {factors}; each must "
+            "be in [1, 127] for an MX matmul (0x01010101 loads one K window of scales per "
+            "L1 load)",
+            value,
+            [1, 127],
+            ["mxTypePara"],
+        )
 
 
 def _check_derived(

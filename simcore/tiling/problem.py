@@ -7,12 +7,28 @@ format_c, trans_a, trans_b, bias, bias_dtype, template``. Ka = Kb = K.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from simcore.errors import InputError, UnsupportedError, input_error_from
-from simcore.hardware.dtypes import BIAS_DTYPES, INPUT_DTYPES, OUTPUT_DTYPES, DType, nbytes
+from simcore.hardware.dtypes import (
+    ARCH_3510_DTYPES,
+    BIAS_DTYPES,
+    DTYPE_ALIASES,
+    INPUT_DTYPES,
+    OUTPUT_DTYPES,
+    DType,
+    nbytes,
+    same_family,
+)
 from simcore.hardware.presets import HardwarePreset
 
 #: TCubeTiling fields are int32 (matmul_tilingdata.h), so no dimension can exceed this.
@@ -26,6 +42,9 @@ class Format(StrEnum):
 
     ND = "ND"
     NZ = "NZ"
+    #: Column-major (CubeFormat::COLUMN_MAJOR), arch 3510 only (ascend950.md): the matrix lies
+    #: as the transpose of an ND one, and the model treats it so (:meth:`Problem.model_view`).
+    DN = "DN"
 
 
 class Template(StrEnum):
@@ -44,6 +63,10 @@ def default_out_dtype(dtype: DType) -> DType:
         return DType.FP32
     if dtype in (DType.INT8, DType.INT4):
         return DType.FP16
+    if dtype in ARCH_3510_DTYPES:
+        # fp8 / HiF8 / MX matmuls accumulate in fp32; bf16 is the output their quantized
+        # matmuls hand to the next layer (assumption, docs/ascend950.md).
+        return DType.BF16
     return dtype
 
 
@@ -63,6 +86,9 @@ class Problem(BaseModel):
     n: int = Field(ge=1, le=INT32_MAX, strict=True)
     k: int = Field(ge=1, le=INT32_MAX, strict=True)
     dtype: DType = DType.FP16
+    #: B's dtype when it differs from A's: a mixed fp8 pair (e4m3 x e5m2), or a mixed MX pair of
+    #: one element width (ascend950.md "every pair of fp8 e4m3 / e5m2", "any mix"). None = dtype.
+    dtype_b: DType | None = None
     out_dtype: DType | None = None
     format_a: Format = Format.ND
     format_b: Format = Format.ND
@@ -72,6 +98,8 @@ class Problem(BaseModel):
     bias: bool = Field(default=False, strict=True)
     bias_dtype: DType | None = None
     template: Template = Template.NORM
+    #: "dense", or "4:2" structured sparsity (refused: gone on 950, not modeled elsewhere).
+    sparsity: Literal["dense", "4:2"] = "dense"
     #: The kernel's MatmulConfig.intrinsicsCheck: lets ND rows exceed 65535 elements (the GM->L1
     #: copy then goes row by row). ascend-notes.md §1.9; CANN's own tilings rely on it for
     #: N = 128256 (cann_default_tilings.csv).
@@ -85,11 +113,26 @@ class Problem(BaseModel):
     constant_tiling: bool = Field(default=False, strict=True)
     unit_flag: bool = Field(default=False, strict=True)
 
+    @field_validator("dtype", "dtype_b", mode="before")
+    @classmethod
+    def _resolve_alias(cls, value: object) -> object:
+        # "mxfp4" / "mxfp8" name the OCP MX defaults (e2m1 / e4m3).
+        if isinstance(value, str) and value in DTYPE_ALIASES:
+            return DTYPE_ALIASES[value]
+        return value
+
     @model_validator(mode="after")
     def _fill_and_check_dtypes(self) -> Problem:
         if self.dtype not in INPUT_DTYPES:
             raise ValueError(
                 f"dtype {self.dtype} is not an input dtype; use one of {list(INPUT_DTYPES)}"
+            )
+        if self.dtype_b is None:
+            object.__setattr__(self, "dtype_b", self.dtype)
+        elif not same_family(self.dtype, self.dtype_b):
+            raise ValueError(
+                f"dtype_b {self.dtype_b} cannot pair with dtype {self.dtype}: A and B may differ "
+                "only within fp8 (e4m3 / e5m2), MXFP8 or MXFP4 (ascend950.md)"
             )
         if self.out_dtype is None:
             object.__setattr__(self, "out_dtype", default_out_dtype(self.dtype))
@@ -114,6 +157,12 @@ class Problem(BaseModel):
         return self.out_dtype
 
     @property
+    def b_dtype(self) -> DType:
+        """B's dtype (never None after validation; equals ``dtype`` unless a mixed pair)."""
+        assert self.dtype_b is not None
+        return self.dtype_b
+
+    @property
     def bias_type(self) -> DType:
         """The bias dtype (never None after validation)."""
         assert self.bias_dtype is not None
@@ -125,8 +174,35 @@ class Problem(BaseModel):
         return 2 * self.m * self.n * self.k
 
     def canonical(self) -> dict[str, Any]:
-        """Returns the problem with every default filled in, as JSON-ready values (a cache key)."""
-        return self.model_dump(mode="json")
+        """Returns the problem with every default filled in, as JSON-ready values (a cache key).
+
+        ``dtype_b`` appears only for a mixed pair, so problems of one dtype keep the keys they had
+        before mixed pairs existed (their stored answers stay reachable).
+        """
+        out = self.model_dump(mode="json")
+        if self.dtype_b == self.dtype:
+            out.pop("dtype_b")
+        if self.sparsity == "dense":
+            out.pop("sparsity")
+        return out
+
+    def model_view(self) -> Problem:
+        """The problem as the model sees it: a DN operand as an ND one with its transpose flipped.
+
+        DN lays A (M x K) out column-major, which is the ND layout of A transposed; the on-the-fly
+        DN2NZ copy of arch 3510 (ascend950.md) is then the ND2NZ copy of that transposed matrix.
+        """
+        if Format.DN not in (self.format_a, self.format_b, self.format_c):
+            return self
+        update: dict[str, Any] = {}
+        if self.format_a is Format.DN:
+            update |= {"format_a": Format.ND, "trans_a": not self.trans_a}
+        if self.format_b is Format.DN:
+            update |= {"format_b": Format.ND, "trans_b": not self.trans_b}
+        if self.format_c is Format.DN:
+            # FixPipe's NZ2DN writes C column-major at the NZ2ND rate (ascend950.md FixPipe row).
+            update |= {"format_c": Format.ND}
+        return self.model_copy(update=update)
 
 
 def parse_problem(data: Any) -> Problem:
@@ -144,24 +220,78 @@ def parse_problem(data: Any) -> Problem:
         raise input_error_from(exc, prefix="problem") from exc
 
 
+#: The arch of the Ascend 950 generation (ascend950.md title: "NPU arch 3510").
+ARCH_3510 = 3510
+
+
+def _check_dtype(problem: Problem, preset: HardwarePreset, dtype: DType, field: str) -> None:
+    """Refuses an input dtype the chip's cube does not compute, naming the rule."""
+    if dtype in preset.supported_dtypes:
+        return
+    supported = [d.value for d in preset.supported_dtypes]
+    if dtype in ARCH_3510_DTYPES:
+        rule = "DTYPE_NEEDS_ARCH_3510"
+        why = (
+            f"{dtype.value} is computed only by the arch-3510 cube (Ascend 950: Mmad / MmadMx, "
+            f"ascend950.md); {preset.soc} is arch {preset.npu_arch}"
+        )
+    elif dtype is DType.INT4 and preset.npu_arch == ARCH_3510:
+        rule = "INT4_REMOVED_ON_3510"
+        why = f"int4 is gone on arch 3510: the cube has no s4 (ascend950.md); {preset.soc} is 950"
+    else:
+        rule = "dtype_unsupported"
+        why = f"{preset.soc} has no {dtype.value} cube"
+    raise UnsupportedError(
+        field,
+        rule,
+        f"{why}; it supports {', '.join(supported)} "
+        f"(source: {preset.sources.get('supported_dtypes', 'preset')})",
+        dtype.value,
+        supported,
+    )
+
+
 def check_supported(problem: Problem, preset: HardwarePreset) -> None:
     """Raises :class:`UnsupportedError` when the chip cannot run the problem.
 
-    Checks the cube dtype support of the chip, NZ output on chips without FixPipe, bias on chips
-    without a BiasTable, and that each matrix fits the chip's device memory.
+    Checks the cube dtype support of the chip (rules ``DTYPE_NEEDS_ARCH_3510`` for the 950-only
+    types on older chips, ``INT4_REMOVED_ON_3510`` for int4 on 950, ``dtype_unsupported`` else),
+    4:2 sparsity (``SPARSITY_REMOVED_ON_3510`` on 950, ``sparsity_not_modeled`` elsewhere), the DN
+    layout (``DN_NEEDS_ARCH_3510``), and that each matrix fits the chip's device memory.
     """
-    if problem.dtype not in preset.supported_dtypes:
+    _check_dtype(problem, preset, problem.dtype, "problem.dtype")
+    if problem.b_dtype != problem.dtype:
+        _check_dtype(problem, preset, problem.b_dtype, "problem.dtype_b")
+    if problem.sparsity != "dense":
+        on_950 = preset.npu_arch == ARCH_3510
         raise UnsupportedError(
-            "problem.dtype",
-            "dtype_unsupported",
-            f"{preset.soc} has no {problem.dtype} cube; it supports "
-            f"{', '.join(d.value for d in preset.supported_dtypes)} "
-            f"(source: {preset.sources.get('supported_dtypes', 'preset')})",
-            problem.dtype.value,
-            [d.value for d in preset.supported_dtypes],
+            "problem.sparsity",
+            "SPARSITY_REMOVED_ON_3510" if on_950 else "sparsity_not_modeled",
+            "4:2 structured sparsity is gone on arch 3510 (ascend950.md: 'structured sparsity: "
+            "none', the ini and the change page)"
+            if on_950
+            else f"4:2 structured sparsity is not modeled; tune {preset.soc} dense matmuls",
+            problem.sparsity,
+            "dense",
         )
+    formats = (
+        ("format_a", problem.format_a),
+        ("format_b", problem.format_b),
+        ("format_c", problem.format_c),
+    )
+    for name, fmt in formats:
+        if fmt is Format.DN and preset.npu_arch != ARCH_3510:
+            raise UnsupportedError(
+                f"problem.{name}",
+                "DN_NEEDS_ARCH_3510",
+                f"the DN layout (CubeFormat::COLUMN_MAJOR) is accepted by the Matmul API on arch "
+                f"3510 only (ascend950.md); {preset.soc} is arch {preset.npu_arch}: give ND "
+                "with the transpose flag flipped",
+                fmt.value,
+                [Format.ND.value, Format.NZ.value],
+            )
     a_bytes = nbytes(problem.dtype, problem.m * problem.k)
-    b_bytes = nbytes(problem.dtype, problem.k * problem.n)
+    b_bytes = nbytes(problem.b_dtype, problem.k * problem.n)
     c_bytes = nbytes(problem.c_dtype, problem.m * problem.n)
     memory = preset.hbm_bytes or 64 * 2**30
     for name, size in (("A", a_bytes), ("B", b_bytes), ("C", c_bytes)):

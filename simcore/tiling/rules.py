@@ -47,8 +47,10 @@ _RULE_LIST: tuple[Rule, ...] = (
         "error",
         "Ka <= 65535 (A in ND, not transposed)",
         "An ND A that is not transposed has rows of Ka elements, more than one GM->L1 copy "
-        "handles unless the kernel is built with MatmulConfig.intrinsicsCheck (looped copies).",
-        f"{_T1} (M, N, Ka, Kb); ascend-notes §1.9; hiascend GetNormalConfig doc (intrinsicsLimit)",
+        "handles unless the kernel is built with MatmulConfig.intrinsicsCheck (looped copies). "
+        "None of the four ND range rules applies on arch 3510 (Ascend 950).",
+        f"{_T1} (M, N, Ka, Kb); ascend-notes §1.9; hiascend GetNormalConfig doc (intrinsicsLimit); "
+        "ascend950.md: the 65535 limits of the ND copies do not apply on 950",
     ),
     Rule(
         "ND_A_M_RANGE",
@@ -329,6 +331,30 @@ _RULE_LIST: tuple[Rule, ...] = (
         "kbStepIter = ceil(singleCoreK / (baseK * stepKb))",
         "The MDL template's K loop needs the A and B L1 iteration counts to divide one another.",
         f"{_T3}; 92 CANN rows break it (they are Norm-template tilings)",
+    ),
+    # --- arch 3510 (Ascend 950): ascend950.md ---
+    Rule(
+        "MX_OPERAND_ALIGN",
+        "error",
+        "baseM * baseK * sizeof(A) % align == 0 and baseN * baseK * sizeof(B) % align == 0 (MX "
+        "types), align = 512 B (fp4) or 1024 B (fp8)",
+        "MmadMx reads its operands from 512 B (fp4) or 1024 B (fp8) aligned L0 addresses, so "
+        "each L0A/L0B base block (whose double-buffered twin follows it) is a whole number of "
+        "alignment units. For fp4 any fractal-aligned block qualifies (16 x 64 x 0.5 B = 512 B); "
+        "for MX fp8 baseM x baseK (and baseN x baseK) must hold an even number of 16 x 32 "
+        "fractals.",
+        "ascend950.md Data types (MmadMx: fp4 operands 512 B-aligned, fp8 operands 1024 B-aligned)",
+    ),
+    Rule(
+        "MX_TYPE_PARA",
+        "error",
+        "mxTypePara == 0 without MX; with MX each byte (scaleFactorA bits 0-7, scaleFactorB "
+        "8-15, M 16-23, N 24-31) in [1, 127]",
+        "mxTypePara packs how many K windows of scales one L1 load brings for A and B (and M / "
+        "N); only MX matmuls load scales, and a factor of 0 would load none.",
+        "ascend950.md (TCubeTiling's new mxTypePara); bit layout of CANN's MX grouped-matmul "
+        "tilings (factor A << 0, B << 8, M << 16, N << 24, default 1 each: 0x01010101); the "
+        "upper bound 127 is an assumption (the int8 range of one byte)",
     ),
     # --- derived sizes ---
     Rule(

@@ -14,6 +14,18 @@ address space is one bank of every group::
 
 which reproduces seed 000's 0x10000 -> bank 16, 0x10020 -> bank 17 and 0x20020 -> bank 33.
 
+Every number above comes from the preset (``ub_bank_groups``, ``ub_banks_per_group``,
+``ub_block_bytes``, ``bank_stride_bytes``), so the same code serves Ascend 950's 8 groups of 2
+banks of 16 KiB (ascend950.md, from the arch-3510 change page)::
+
+    bank_group    = (addr // 32) mod 8
+    bank_in_group = (addr // 131072) mod 2          # 8 groups x 16 KiB
+    bank          = 8 * bank_in_group + bank_group
+
+There a block stride of 8 already puts all 8 blocks of a repeat in one group (8 cycles, against
+4 on 910B), and buffers 8 KiB apart clash as on 910B (tests/simcore/ub/test_banks_950.py). That
+consecutive blocks rotate over the groups on 950 as on 910B is our assumption (docs/ascend950.md).
+
 Conflicts of one repeat (seed 000, the three kinds). A repeat moves 8 blocks per operand
 (seed 001): the write port writes the 8 ``dst`` blocks, one read port reads the 8 ``src0`` blocks
 and, for a two-input instruction, a second read port reads the 8 ``src1`` blocks.

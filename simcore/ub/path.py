@@ -59,7 +59,7 @@ from simcore.ub.banks import (
     analyze_repeat,
     base_repeat_cycles,
 )
-from simcore.ub.vector import (
+from simcore.ub.reorder import (
     nd2nz_reorder_cycles,
     nz2nd_reorder_cycles,
     strided_repeat_cycles,
@@ -697,7 +697,7 @@ def ub_path_arrays(
     """Rows, row bytes, pitches and reorder cycles of the UB path, over arrays of tilings.
 
     The first full chunk of each operand (and the full C block) is described; for a narrower tail
-    chunk call :func:`staging_pitch_bytes` and :func:`simcore.ub.vector.nd2nz_reorder_cycles` with
+    chunk call :func:`staging_pitch_bytes` and :func:`simcore.ub.reorder.nd2nz_reorder_cycles` with
     its own rows and row bytes.
 
     Args:

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -165,3 +165,49 @@ def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
 
 
 BACKENDS = [pytest.param("sqlite"), pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process now (from /proc; Linux)."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        # The command name (field 2) may hold spaces and parentheses: split after its end.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        out[int(entry.name)] = int(fields[1])
+    return out
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process started by ``pid``, directly or not, alive now."""
+    parents = _parents()
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float, poll_s: float = 0.05) -> float:
+    """Polls ``predicate`` until it holds; returns the seconds it took (fails at the timeout)."""
+    start = time.monotonic()
+    while not predicate():
+        if time.monotonic() - start > timeout_s:
+            pytest.fail(f"still not true after {timeout_s} s")
+        time.sleep(poll_s)
+    return time.monotonic() - start

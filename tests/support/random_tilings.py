@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.hardware.dtypes import ACCUMULATOR_BYTES, bits, c0_elements
+from simcore.hardware.dtypes import (
+    ACCUMULATOR_BYTES,
+    bits,
+    c0_elements,
+    l1_bytes,
+    mx_operand_align_bytes,
+)
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import align_up, ceil_div
 from simcore.tiling.footprints import complete_tiling
@@ -82,11 +88,16 @@ def random_tiling(
         db1_a, db1_b = int(rng.integers(1, 3)), int(rng.integers(1, 3))
         depth_a = step_m * step_ka * db1_a
         depth_b = step_n * step_kb * db1_b
-        l1 = (depth_a * base_m * base_k + depth_b * base_n * base_k) * in_bytes
+        l1 = depth_a * l1_bytes(problem.dtype, base_m * base_k) + depth_b * l1_bytes(
+            problem.dtype, base_n * base_k
+        )
         if problem.bias and preset.bt_bytes:
             l1 += base_n * bits(problem.bias_type) / 8
         if l1 > preset.l1_bytes:
             continue
+        align = mx_operand_align_bytes(problem.dtype)
+        if align and (base_m * base_k * in_bytes % align or base_n * base_k * in_bytes % align):
+            continue  # MX_OPERAND_ALIGN: MmadMx operands are 512 B (fp4) / 1024 B (fp8) units
         spec = {
             "usedCoreNum": m_cores * n_cores,
             "singleCoreM": single_m,

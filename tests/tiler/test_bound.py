@@ -1,6 +1,6 @@
 """The screening's bounds never exceed the estimator (what makes `exact` true).
 
-Three levels: the group bound (:mod:`tiler.bound`), the floor of each operand's L1 choice
+Three levels: the group bound (:mod:`tiler.bounds`), the floor of each operand's L1 choice
 over every partner choice and L0 flag (:func:`simcore.estimate.estimator.operand_floor_arrays`, and
 :func:`simcore.estimate.bounds.ub_operand_floor_arrays` on UB-path chips), and the floor of each L1
 choice over its L0 flags (:func:`simcore.estimate.estimator.makespan_floor_arrays`).
@@ -161,7 +161,7 @@ def test_operand_floor_is_left_to_the_pair_floor_on_ub_chips() -> None:
 )
 def test_group_bound_is_below_sampled_points_of_many_groups(problem: Problem) -> None:
     # The reorder-issue, UB-staging-chain and per-reuse-case HBM terms of the group bound
-    # (tiler.bound): sampled points of random groups, on both UB data paths (vector reorder
+    # (tiler.bounds): sampled points of random groups, on both UB data paths (vector reorder
     # and column DMA, simcore.pipeline.costs.vector_path_array) and on 910B, never go below their
     # group's bound; and the bound is close to the best sampled point of some group.
     from simcore.pipeline.costs import vector_path_array
@@ -362,7 +362,7 @@ def test_group_bound_is_close_to_the_groups_best_point(
     ],
 )
 def test_group_bound_is_below_one_slot_points(problem: Problem) -> None:
-    # The one-slot chain term (tiler.bound._one_slot_chain) applies to tilings whose A or B
+    # The one-slot chain term (tiler.bounds.slots.one_slot_chain) applies to tilings whose A or B
     # holds a single L1 slot (depth = step x stepK): check the bound against exactly those
     # points, on 910B (direct copies), 310P (UB staging and column DMA) and 910A.
     preset = load_preset(problem.soc)
@@ -406,11 +406,12 @@ def _all_times(space: Any, gi: int, rng: np.random.Generator, most: int) -> np.n
 
 
 #: Each new term of the group bound switched off (its figure replaced by 0, which the bound's
-#: proof allows: every term only adds a non-negative amount to a path).
-_TERMS_OFF: dict[str, Any] = {
-    "_last_chunk_steps": lambda *args: 0.0,
-    "_first_copy_legs": lambda *args: (0.0, 0.0),
-    "_pass_start_stalls": lambda *args: lambda offset: 0.0,
+#: proof allows: every term only adds a non-negative amount to a path), by its module in
+#: tiler.bounds.
+_TERMS_OFF: dict[str, tuple[str, Any]] = {
+    "last_chunk_steps": ("chains", lambda *args: 0.0),
+    "first_copy_legs": ("copies", lambda *args: (0.0, 0.0)),
+    "pass_start_stalls": ("stalls", lambda *args: lambda offset: 0.0),
 }
 
 
@@ -429,15 +430,15 @@ _B_PER_BLOCK = dict(
     ("problem", "group", "term", "tight", "loose"),
     [
         # One block: the steps left after the last copy, fewer only with more copies, each
-        # paying its latency (tiler.bound._last_chunk_steps).
-        (_SMALL_910B, _ONE_BLOCK, "_last_chunk_steps", 0.98, 0.96),
+        # paying its latency (tiler.bounds.chains.last_chunk_steps).
+        (_SMALL_910B, _ONE_BLOCK, "last_chunk_steps", 0.98, 0.96),
         # 3 x 2 blocks of two K steps: the compute chain starts after the first A and B
-        # copies' latency (tiler.bound._first_copy_legs).
-        (_SMALL_910B, _SIX_BLOCKS, "_first_copy_legs", 0.98, 0.95),
+        # copies' latency (tiler.bounds.copies.first_copy_legs).
+        (_SMALL_910B, _SIX_BLOCKS, "first_copy_legs", 0.98, 0.95),
         # No FixPipe, B reloaded in every block: each block's staged copies queue behind the
         # previous block's drain legs, L0C->UB on the vector queue and UB->GM on MTE3
-        # (tiler.bound._pass_start_stalls).
-        (_ODD_310P, _B_PER_BLOCK, "_pass_start_stalls", 0.98, 0.82),
+        # (tiler.bounds.stalls.pass_start_stalls).
+        (_ODD_310P, _B_PER_BLOCK, "pass_start_stalls", 0.98, 0.82),
     ],
 )
 def test_new_group_bound_terms_close_the_gap(
@@ -450,14 +451,15 @@ def test_new_group_bound_terms_close_the_gap(
 ) -> None:
     # Below every point of the group, close to its best one, and it is the named term that
     # makes it so: without it the bound is well below the best point.
-    import tiler.bound as bound_module
+    import importlib
 
     space = _one_group_space(problem, group)
     times = _all_times(space, 0, np.random.default_rng(5), 60_000)
     bound = float(group_lower_bounds(space)[0])
     assert bound <= float(times.min()) * (1 + 1e-9)
     assert bound >= tight * float(times.min()), (bound, float(times.min()))
-    monkeypatch.setattr(bound_module, term, _TERMS_OFF[term])
+    module, off = _TERMS_OFF[term]
+    monkeypatch.setattr(importlib.import_module(f"tiler.bounds.{module}"), term, off)
     without = float(group_lower_bounds(space)[0])
     assert without < loose * float(times.min()), (without, float(times.min()))
 
@@ -479,8 +481,8 @@ def test_group_bound_holds_where_the_new_terms_bind(
     monkeypatch: pytest.MonkeyPatch, problem: Problem
 ) -> None:
     # The groups whose bound the copy-path steps, the first copies and the pass-start stalls
-    # (tiler.bound) raise: every point of each (or 6,000 drawn) is at least the bound.
-    import tiler.bound as bound_module
+    # (tiler.bounds) raise: every point of each (or 6,000 drawn) is at least the bound.
+    import importlib
 
     preset = load_preset(problem.soc)
     rng = np.random.default_rng(29)
@@ -488,8 +490,8 @@ def test_group_bound_holds_where_the_new_terms_bind(
     groups = rng.choice(space.size, size=min(400, space.size), replace=False)
     bounds = group_lower_bounds(space, groups)
     with monkeypatch.context() as patch:
-        for name, off in _TERMS_OFF.items():
-            patch.setattr(bound_module, name, off)
+        for name, (module, off) in _TERMS_OFF.items():
+            patch.setattr(importlib.import_module(f"tiler.bounds.{module}"), name, off)
         before = group_lower_bounds(space, groups)
     raised = groups[bounds > before * (1 + 1e-12)]
     assert raised.shape[0] >= 10, "the new terms raise no bound here: the test tests nothing"
@@ -529,3 +531,26 @@ def test_one_l0c_buffer_bound_keeps_the_suites_optimum() -> None:
     assert float(group_lower_bounds(space)[0]) <= time * (1 + 1e-9)
     times = _all_times(space, 0, np.random.default_rng(4), 20_000)
     assert float(group_lower_bounds(space)[0]) <= float(times.min()) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        Problem(m=4096, n=4096, k=4096),
+        Problem(m=300, n=77, k=5000, dtype="int8", soc="Ascend310P3", bias=True),
+        Problem(m=1000, n=12288, k=4096, dtype="int8", soc="Ascend910A"),
+        Problem(m=2048, n=2048, k=2048, soc="Ascend310B1", bias=True),
+    ],
+)
+def test_the_fixed_tier_never_exceeds_the_group_bound(problem: Problem) -> None:
+    # The screening rules groups out with the cheap tier (tiler.bounds.fixed_lower_bounds)
+    # before the group bound: it must never be above the group bound (benchmarks.bound_check
+    # checks both against the estimate on 48,000 random tilings).
+    from tiler.bounds import fixed_lower_bounds
+
+    space = build_space(problem, load_preset(problem.soc), {})
+    rng = np.random.default_rng(3)
+    groups = rng.choice(space.size, size=min(3000, space.size), replace=False)
+    fixed = fixed_lower_bounds(space, groups)
+    full = group_lower_bounds(space, groups)
+    assert np.all(fixed <= full * (1 + 1e-12))

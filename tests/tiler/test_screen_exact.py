@@ -98,7 +98,7 @@ def test_certified_optimum_equals_brute_force(
     monkeypatch: pytest.MonkeyPatch, problem: Problem, soc: str
 ) -> None:
     import tiler.screen as screen_module
-    from tiler.bound import cube_lower_bounds
+    from tiler.bounds import cube_lower_bounds
 
     preset = load_preset(soc)
     result = screen(build_space(problem, preset, {}))
@@ -148,9 +148,9 @@ def test_pinned_l0_flags_are_kept_by_the_floor_level() -> None:
         Problem(m=8192, n=8192, k=8192, dtype="bf16", soc="Ascend910B4"),
         Problem(m=4096, n=4096, k=4096, dtype="fp16", soc="Ascend310P3"),
         # The suite's last two that stopped at the budget: a kernel that is mostly its launch
-        # (the first copies and the steps after the last copy, tiler.bound._first_copy_legs
+        # (the first copies and the steps after the last copy, tiler.bounds.copies.first_copy_legs
         # and _last_chunk_steps; 0.9 % gap before), and 310P pass starts behind the previous
-        # block's drain legs (tiler.bound._pass_start_stalls; 14.4 % gap before).
+        # block's drain legs (tiler.bounds.stalls.pass_start_stalls; 14.4 % gap before).
         Problem(m=77, n=333, k=1000, dtype="fp16", soc="Ascend910B2"),
         Problem(m=4095, n=4097, k=1023, dtype="int8", soc="Ascend310P3"),
     ],

@@ -24,13 +24,8 @@ from simcore.ub.path import (
     ub_path_arrays,
     ub_plan,
 )
-from simcore.ub.vector import (
-    analyze,
-    nz2nd_reorder_cycles,
-    parse_vector_instruction,
-    split_instruction,
-    strided_repeat_cycles,
-)
+from simcore.ub.reorder import nz2nd_reorder_cycles, strided_repeat_cycles
+from simcore.ub.vector import analyze, parse_vector_instruction, split_instruction
 from tests.simcore.tiling.test_footprints import cann_rows
 from tests.support.random_tilings import random_tiling
 

@@ -12,11 +12,11 @@ from pydantic import ValidationError
 
 from simcore.errors import InputError, UnknownSocError
 from simcore.hardware.presets import HardwarePreset, load_preset
+from simcore.ub.reorder import nd2nz_reorder_cycles
 from simcore.ub.vector import (
     VectorInstruction,
     analyze,
     instruction_cycles,
-    nd2nz_reorder_cycles,
     parse_vector_instruction,
     split_instruction,
     split_repeat_counts,

@@ -1,0 +1,184 @@
+"""Calibration jobs and profiles: fit a SoC's stored measurements, store the profile, pick one.
+
+A profile is chosen by name: ``default`` (the packaged preset), ``active`` (the SoC's active
+profile, or the default when none is active) or a calibration id. Its preset
+(:func:`tiler.calibrate.profile_preset`) has its own digest, which the cache key and every
+estimate carry, so an answer of one profile is never served for another.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from app.db import feedback_repository as frepo
+from app.db.engine import Database
+from simcore.hardware.presets import HardwarePreset, load_preset
+from simcore.tiling.problem import Problem
+from simcore.tiling.tcube import TCubeTiling
+from simcore.version import MODEL_VERSION
+from tiler.calibrate import Observation, fit_profile, profile_preset
+from tiler.measured import measured_kind
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be used: ``field``, ``value`` and why."""
+
+    def __init__(self, field: str, value: Any, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
+        self.message = message
+
+
+def observations(rows: Sequence[frepo.MeasurementRow]) -> list[Observation]:
+    """The fit's view of stored measurements.
+
+    Kernels with options other than the defaults are never stored (the model cannot price them).
+    """
+    out = []
+    for row in rows:
+        kind = measured_kind(row.measured)
+        out.append(
+            Observation(
+                Problem.model_validate(row.problem),
+                TCubeTiling.model_validate(row.tiling),
+                kind,
+                float(row.measured[kind]),
+                row.device["clock_mhz"],
+            )
+        )
+    return out
+
+
+def fit_job(
+    soc: str, rows: list[frepo.MeasurementRow], names: list[str] | None, folds: int, seed: int
+) -> dict[str, Any]:
+    """Fits a profile (in a pool worker): :func:`tiler.calibrate.fit_profile`."""
+    return fit_profile(soc, observations(rows), names, folds, seed)
+
+
+def run_calibration(db: Database, cal_id: str, request: dict[str, Any], runner: Any) -> None:
+    """Runs a queued calibration: reads the SoC's measurements, fits, stores the outcome.
+
+    Args:
+        db: The database.
+        cal_id: The calibration's id.
+        request: ``soc``, ``constants`` (or None), ``folds``, ``seed``.
+        runner: Calls ``fit_job`` (``runner(fit_job, *args)``), e.g. the search pool's ``run``.
+    """
+    frepo.set_calibration_status(db, cal_id, "running")
+    try:
+        rows = frepo.measurements_of_soc(db, request["soc"])
+        if not rows:
+            raise ValueError(f"no measurements of {request['soc']} are stored")
+        out = runner(
+            fit_job, request["soc"], rows, request.get("constants"), request["folds"],
+            request["seed"],
+        )  # fmt: skip
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, ValueError):
+            message += "\n" + traceback.format_exc(limit=3)
+        frepo.finish_calibration(
+            db, cal_id, profile=None, digest=None, report=None, activatable=None, error=message
+        )
+        return
+    profile = out["profile"]
+    frepo.finish_calibration(
+        db,
+        cal_id,
+        profile=profile,
+        digest=profile["digest"],
+        report=out["report"],
+        activatable=out["report"]["activatable"],
+    )
+
+
+def resolve_profile(db: Database, soc: str, choice: str) -> tuple[HardwarePreset, dict[str, Any]]:
+    """The preset of a profile choice and what the answer says about it.
+
+    Args:
+        db: The database.
+        soc: The problem's SoC.
+        choice: ``default``, ``active`` or a calibration id.
+
+    Returns:
+        The preset, and ``{"name", "id", "digest", "preset_digest"}`` (``id`` None for the
+        default model).
+
+    Raises:
+        ProfileError: No such profile, not finished, of another SoC or another model version.
+    """
+    cal_id: str | None = choice
+    if choice == "default":
+        cal_id = None
+    elif choice == "active":
+        cal_id = frepo.active_id(db, soc)
+    if cal_id is None:
+        preset = load_preset(soc)
+        return preset, {"name": choice, "id": None, "digest": None,
+                        "preset_digest": preset.digest}  # fmt: skip
+    cal = frepo.get_calibration(db, cal_id)
+    if cal is None:
+        raise ProfileError("calibration", choice, f"no calibration has id {choice!r}")
+    if cal["status"] != "done" or cal["profile"] is None:
+        raise ProfileError("calibration", choice, f"calibration {cal_id} is {cal['status']}")
+    if cal["soc"] != soc:
+        raise ProfileError(
+            "calibration", choice, f"calibration {cal_id} is of {cal['soc']}, not {soc}"
+        )
+    if cal["model_version"] != MODEL_VERSION:
+        raise ProfileError(
+            "calibration", choice, f"calibration {cal_id} was fitted against model "
+            f"{cal['model_version']}, not the current {MODEL_VERSION}: fit it again",
+        )  # fmt: skip
+    preset = profile_preset(soc, cal["profile"]["constants"])
+    info = {"name": choice, "id": cal_id, "digest": cal["digest"], "preset_digest": preset.digest}
+    return preset, info
+
+
+async def chosen_preset(service: Any, problem: Any) -> tuple[HardwarePreset | None, dict[str, Any]]:
+    """The preset a tune / evaluate request's ``problem.calibration`` picks, for the service.
+
+    Returns:
+        None for the default constants (the service then uses the packaged preset), else the
+        profile's preset; and the answer's ``calibration`` object.
+
+    Raises:
+        ProblemError: 422 naming ``problem.calibration`` (no such profile, not done, another
+            SoC or model version).
+    """
+    import anyio.to_thread
+
+    from app.problem_json import ProblemError
+
+    choice = getattr(problem, "calibration", "default")
+    if choice == "default":
+        return None, {"name": "default", "id": None, "digest": None}
+    try:
+        preset, info = await anyio.to_thread.run_sync(
+            resolve_profile, service.db, problem.soc, choice
+        )
+    except ProfileError as exc:
+        raise ProblemError(
+            422, "validation-error", f"problem.calibration: {exc.message}",
+            errors=[{"field": "problem.calibration", "rule": "calibration_profile",
+                     "message": exc.message, "value": exc.value, "limit": None}],
+        ) from exc  # fmt: skip
+    return (None if info["id"] is None else preset), info
+
+
+def suggest_job(
+    soc: str,
+    rows: list[frepo.MeasurementRow],
+    shapes: list[dict[str, Any]],
+    n: int,
+    undetermined: dict[str, str],
+) -> list[dict[str, Any]]:
+    """What to measure next (in a pool worker): :func:`tiler.suggest.suggest`."""
+    from tiler.suggest import suggest
+
+    problems = [Problem.model_validate(doc) for doc in shapes]
+    return suggest(soc, observations(rows), problems, n, undetermined=undetermined)

@@ -1,0 +1,162 @@
+"""Bound check: every lower bound the search prunes with, against the estimate, on random tilings.
+
+The certified search (:func:`tiler.screen.screen`) is exact only while no bound exceeds the
+estimate of a point it covers. This draws random legal tilings (:mod:`tests.support.random_tilings`)
+of three problems on each of four chips (910B2, 310P3, 910A, 310B1; fp16 and int8, transposes,
+bias, NZ), 4,000 per problem (48,000 in all), and counts per chip the tilings whose estimate is
+below
+
+* the group bound of their core split and base block (:func:`tiler.bounds.group_lower_bounds`,
+  rounding margin 1e-9 as in the tests) and its cheap first tier
+  (:func:`tiler.bounds.fixed_lower_bounds`);
+* the floor of their A and of their B L1 choice (:func:`simcore.estimate.estimator.
+  operand_floor_arrays`, or :func:`simcore.estimate.bounds.ub_operand_floor_arrays` on UB-path
+  chips; margin :data:`tiler.screen.FLOOR_RTOL`);
+* the floor of their L1 choice over the L0 flags (:func:`simcore.estimate.estimator.
+  makespan_floor_arrays`; same margin).
+
+It prints the counts and the median ratio bound / estimate of each level (how tight it is), and
+exits 1 on any violation:
+
+    uv run python -m benchmarks.bound_check
+    uv run python -m benchmarks.bound_check --per-problem 500   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+
+from simcore.alloc import tune_allocator
+from simcore.estimate.bounds import ub_operand_floor_arrays
+from simcore.estimate.estimator import (
+    ESTIMATOR_FIELDS,
+    estimate_arrays,
+    makespan_floor_arrays,
+    operand_floor_arrays,
+)
+from simcore.hardware.presets import load_preset
+from simcore.tiling.problem import Problem
+from tests.support.random_tilings import random_tiling
+from tiler.bounds import fixed_lower_bounds, group_lower_bounds
+from tiler.screen import FLOOR_RTOL
+from tiler.space import GROUP_FIELDS, build_space
+
+#: Three problems per chip: an LLM layer, an odd shape with bias or a transpose, and int8.
+PROBLEMS: tuple[dict[str, Any], ...] = (
+    {"soc": "Ascend910B2", "m": 4096, "n": 4096, "k": 4096},
+    {"soc": "Ascend910B2", "m": 1000, "n": 8192, "k": 6144, "dtype": "bf16", "trans_b": True,
+     "bias": True},
+    {"soc": "Ascend910B2", "m": 16, "n": 11008, "k": 4096, "dtype": "int8"},
+    {"soc": "Ascend310P3", "m": 1000, "n": 2000, "k": 3000},
+    {"soc": "Ascend310P3", "m": 640, "n": 3000, "k": 700, "trans_b": True, "bias": True},
+    {"soc": "Ascend310P3", "m": 4095, "n": 4097, "k": 1023, "dtype": "int8"},
+    {"soc": "Ascend910A", "m": 1000, "n": 12288, "k": 4096, "dtype": "int8"},
+    {"soc": "Ascend910A", "m": 2048, "n": 8192, "k": 8192},
+    {"soc": "Ascend910A", "m": 1000, "n": 3000, "k": 2000, "bias": True, "trans_a": True},
+    {"soc": "Ascend310B1", "m": 2048, "n": 2048, "k": 2048, "bias": True},
+    {"soc": "Ascend310B1", "m": 333, "n": 784, "k": 2000, "format_b": "NZ", "trans_a": True},
+    {"soc": "Ascend310B1", "m": 512, "n": 1024, "k": 3000, "dtype": "int8"},
+)  # fmt: skip
+#: Rounding margin of the group bound (tests/tiler/test_bound.py uses the same).
+GROUP_RTOL = 1e-9
+
+
+def _fields(tilings: list[Any]) -> dict[str, np.ndarray]:
+    return {f: np.array([int(getattr(t, f)) for t in tilings]) for f in ESTIMATOR_FIELDS}
+
+
+def _group_bounds(problem: Problem, tilings: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The group bound of each tiling's (core split, base block), in one call.
+
+    Each tiling's group is built as the space does (:func:`tiler.space.build_space` with the
+    group's fields pinned, which gives its derived columns: block counts, bias bytes, the L0 flags
+    its blocks fit); the groups are then bounded together in one space without pins (the bound
+    reads the pins of iterateOrder and the L0 flags only, none of which is pinned here).
+    """
+    preset = load_preset(problem.soc)
+    spaces = [
+        build_space(problem, preset, {f: int(getattr(t, f)) for f in GROUP_FIELDS}) for t in tilings
+    ]
+    merged = {
+        name: np.concatenate([s.groups[name][:1] for s in spaces]) for name in spaces[0].groups
+    }
+    space = dataclasses.replace(spaces[0], fixed={}, groups=merged)
+    return np.asarray(group_lower_bounds(space)), np.asarray(fixed_lower_bounds(space))
+
+
+def check(problem: Problem, count: int, seed: int) -> dict[str, Any]:
+    """Violations and tightness of each bound level on ``count`` random tilings of ``problem``."""
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(seed)
+    tilings = [random_tiling(problem, preset, rng) for _ in range(count)]
+    fields = _fields(tilings)
+    times = np.asarray(estimate_arrays(problem, preset, fields)["time_us"])
+    group, fixed = _group_bounds(problem, tilings)
+    levels: dict[str, tuple[np.ndarray, float]] = {
+        "group": (group, GROUP_RTOL),
+        "group (fixed tier)": (fixed, GROUP_RTOL),
+    }
+    floors = ub_operand_floor_arrays(problem, preset, fields)
+    if floors is None:
+        floors = operand_floor_arrays(problem, preset, fields)
+    if floors is not None:
+        levels["operand A"] = (np.asarray(floors["time_a_us"]), FLOOR_RTOL)
+        levels["operand B"] = (np.asarray(floors["time_b_us"]), FLOOR_RTOL)
+    levels["L1 choice"] = (
+        np.asarray(makespan_floor_arrays(problem, preset, fields)["time_us"]),
+        FLOOR_RTOL,
+    )
+    out: dict[str, Any] = {}
+    for name, (bound, rtol) in levels.items():
+        out[name] = (
+            int(np.sum(bound > times * (1.0 + rtol))),
+            float(np.median(bound / times)),
+        )
+    return out
+
+
+def main() -> int:
+    tune_allocator()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--per-problem", type=int, default=4000, help="Random tilings per problem.")
+    ap.add_argument("--seed", type=int, default=2026)
+    args = ap.parse_args()
+    total = 0
+    drawn = 0
+    per_chip: dict[str, dict[str, list[Any]]] = {}
+    t0 = time.perf_counter()
+    for i, spec in enumerate(PROBLEMS):
+        problem = Problem.model_validate(spec)
+        res = check(problem, args.per_problem, args.seed + i)
+        drawn += args.per_problem
+        cells = []
+        for name, (bad, ratio) in res.items():
+            total += bad
+            chip = per_chip.setdefault(problem.soc, {})
+            chip.setdefault(name, [0, []])
+            chip[name][0] += bad
+            chip[name][1].append(ratio)
+            cells.append(f"{name} {bad} (median bound/estimate {ratio:.3f})")
+        label = f"{problem.soc} {problem.dtype} {problem.m}x{problem.n}x{problem.k}"
+        print(f"{label:32s} " + "; ".join(cells), flush=True)
+    print("\nviolations per chip (tilings whose estimate is below the bound):")
+    for soc, levels in per_chip.items():
+        print(f"  {soc:12s} " + ", ".join(f"{n}: {v[0]}" for n, v in levels.items()))
+    print(
+        f"\n{total} floor violations on {drawn:,} random tilings of {len(per_chip)} chips "
+        f"({time.perf_counter() - t0:.0f} s)"
+    )
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+"""The layout reorders of the UB path: ND->NZ for inputs, NZ->ND for the output.
+
+Chips without on-the-fly ND->NZ (310P, 910A) stage an ND operand through UB, where the vector unit
+reorders it into NZ (fractal) order before the UB->L1 copy; chips without FixPipe move each output
+block L0C->UB in NZ order and the vector unit writes it out as ND rows for the UB->GM copy. Both
+are the same strided-row kernel: one ``copy`` per group of 8 rows, 8 blocks of one 32 B column per
+repeat, the strided port's blocks ``pitch / 32`` blocks apart. Their cost is the repeats times the
+cycles of one repeat with its bank conflicts (:func:`strided_repeat_cycles`, from
+:func:`simcore.ub.banks.repeat_cycles`) plus the issue overhead per instruction.
+
+Sources: seed 001 (repeats of 8 blocks of 32 B, at most 255 per instruction, uint8 repeat
+strides), seed 000 (bank conflicts, tables 2 and 4); the instruction model is
+:mod:`simcore.ub.vector`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import overload
+
+import numpy as np
+import numpy.typing as npt
+
+from simcore.errors import InputError
+from simcore.hardware.presets import HardwarePreset
+from simcore.ub.banks import (
+    BLOCK_BYTES,
+    BLOCKS_PER_REPEAT,
+    base_repeat_cycles,
+    repeat_blocks,
+    repeat_cycles,
+)
+from simcore.ub.vector import MAX_REPEAT, REPEAT_BYTES, UINT8_MAX
+
+__all__ = ["nd2nz_reorder_cycles", "nz2nd_reorder_cycles", "strided_repeat_cycles"]
+
+
+def strided_repeat_cycles(
+    pitch_bytes: npt.ArrayLike, preset: HardwarePreset
+) -> npt.NDArray[np.int64]:
+    """Cycles of one reorder repeat whose 8 blocks on one port sit ``pitch_bytes`` apart.
+
+    This is the repeat of both layout reorders of the UB path: ND->NZ reads 8 rows of one 32 B
+    column (strided read, contiguous write) and NZ->ND writes them back (contiguous read, strided
+    write). The figure comes from :func:`simcore.ub.banks.repeat_cycles` on the blocks of such a
+    repeat, not from a table of its own: the 8 strided blocks fall in ``groups / gcd(stride,
+    groups)`` bank groups, so a pitch that is a multiple of 512 B costs 8 cycles (seed 000
+    tables 2 and 4, block stride 16), of 256 B 4 cycles (block stride 8), of 128 B 2, and any
+    other multiple of 32 B 1. The contiguous port is taken to sit in another bank, as a layout
+    from :func:`simcore.ub.banks.place_buffers` puts it, so it adds no read-write conflict.
+
+    Args:
+        pitch_bytes: Distance between the strided blocks (a multiple of 32 B; scalar or array).
+        preset: The chip (bank groups, vector width).
+
+    Returns:
+        Cycles per repeat, an int64 array shaped like ``pitch_bytes``.
+    """
+    table = _strided_repeat_table(preset)
+    stride_blocks = np.asarray(pitch_bytes, dtype=np.int64) // BLOCK_BYTES
+    return table[stride_blocks % preset.ub_bank_groups]
+
+
+#: Per-repeat cycles by block stride modulo the bank groups, per bank geometry (see below).
+_STRIDED_TABLES: dict[tuple[int | float, ...], npt.NDArray[np.int64]] = {}
+
+
+def _strided_repeat_table(preset: HardwarePreset) -> npt.NDArray[np.int64]:
+    # Bank groups repeat every ``groups`` blocks, so strides modulo ``groups`` cover every case.
+    # The table depends on the bank geometry only; it is cached because the simulator asks for
+    # it once per chunk copy.
+    key = (
+        preset.ub_bank_groups,
+        preset.ub_banks_per_group,
+        preset.ub_block_bytes,
+        preset.bank_stride_bytes,
+        preset.ub_bytes,
+        preset.vector_bytes_per_cycle,
+    )
+    table = _STRIDED_TABLES.get(key)
+    if table is not None:
+        return table
+    groups = preset.ub_bank_groups
+    # The strided port reads from 0 and the contiguous port writes one bank further on (another
+    # bank of every group), the layout the reorders assume.
+    other = preset.bank_stride_bytes
+    separate = preset.ub_banks_per_group > 1 and other + REPEAT_BYTES <= preset.ub_bytes
+    table = np.empty(groups, dtype=np.int64)
+    for stride in range(groups):
+        if separate:
+            blocks = repeat_blocks(preset, dst=other, src0=0, src0_blk_stride=stride)
+            table[stride] = repeat_cycles(blocks, preset)
+        else:
+            # One bank per group: no layout keeps the ports apart; price the strided port alone.
+            crowd = Counter((j * stride) % groups for j in range(BLOCKS_PER_REPEAT))
+            table[stride] = max(base_repeat_cycles(preset), max(crowd.values()))
+    _STRIDED_TABLES[key] = table
+    return table
+
+
+def _reorder_cycles(
+    rows: npt.ArrayLike,
+    row_bytes: npt.ArrayLike,
+    pitch_bytes: npt.ArrayLike,
+    preset: HardwarePreset,
+    rule: str,
+) -> float | npt.NDArray[np.float64]:
+    """Cycles of a strided-row reorder (ND->NZ or NZ->ND): the kernel both reorders share."""
+    scalar = all(np.ndim(x) == 0 for x in (rows, row_bytes, pitch_bytes))
+    r = np.asarray(rows, dtype=np.int64)
+    rb = np.asarray(row_bytes, dtype=np.int64)
+    p = np.asarray(pitch_bytes, dtype=np.int64)
+    if np.any(r < 1):
+        raise InputError("rows", f"{rule}_rows", "rows must be at least 1", rows, 1)
+    if np.any(rb < 1):
+        raise InputError(
+            "row_bytes", f"{rule}_row_bytes", "row_bytes must be at least 1", row_bytes, 1
+        )
+    if np.any(p < 1) or np.any(p % BLOCK_BYTES):
+        raise InputError(
+            "pitch_bytes",
+            "ub_alignment",
+            "pitch_bytes must be a positive multiple of 32 B (UB rows start on a block)",
+            pitch_bytes,
+            BLOCK_BYTES,
+        )
+    columns = -(-rb // BLOCK_BYTES)
+    if np.any(columns * BLOCK_BYTES > p):
+        raise InputError(
+            "pitch_bytes", f"{rule}_pitch", "pitch_bytes must be at least row_bytes", pitch_bytes
+        )
+    per_repeat = strided_repeat_cycles(p, preset)
+    row_groups = -(-r // BLOCKS_PER_REPEAT)
+    repeats = row_groups * columns
+    # The NZ side's repeat stride is ``rows`` blocks, a uint8: beyond 255 rows each column is
+    # its own instruction.
+    issues = np.where(r <= UINT8_MAX, row_groups * -(-columns // MAX_REPEAT), repeats)
+    cycles: npt.NDArray[np.float64] = (
+        repeats * per_repeat + issues * preset.vector_issue_overhead_cycles
+    ).astype(np.float64)
+    if scalar:
+        return float(cycles)
+    return cycles
+
+
+@overload
+def nd2nz_reorder_cycles(
+    rows: int, row_bytes: int, pitch_bytes: int, preset: HardwarePreset
+) -> float: ...
+
+
+@overload
+def nd2nz_reorder_cycles(
+    rows: npt.ArrayLike,
+    row_bytes: npt.ArrayLike,
+    pitch_bytes: npt.ArrayLike,
+    preset: HardwarePreset,
+) -> npt.NDArray[np.float64]: ...
+
+
+def nd2nz_reorder_cycles(
+    rows: npt.ArrayLike,
+    row_bytes: npt.ArrayLike,
+    pitch_bytes: npt.ArrayLike,
+    preset: HardwarePreset,
+) -> float | npt.NDArray[np.float64]:
+    """Vector cycles to reorder an ND tile in UB into NZ (fractal) order.
+
+    Assumed kernel (the path of chips without on-the-fly ND2NZ): the tile is ``rows`` rows of
+    ``row_bytes`` (a multiple of 32 B, the C0 column width) stored ``pitch_bytes`` apart. NZ keeps
+    each 32 B column of the tile contiguous, so one ``copy`` per group of 8 rows reads one column
+    block of 8 rows per repeat (``src0_blk_stride = pitch / 32``, ``src0_rep_stride = 1`` to move
+    to the next column) and writes 8 consecutive NZ blocks (``dst_blk_stride = 1``,
+    ``dst_rep_stride = rows``); repeats run over the ``row_bytes / 32`` columns, in chunks of 255.
+
+    Bank conflicts (seed 000): the 8 source blocks of a repeat sit ``pitch / 32`` blocks apart
+    (:func:`strided_repeat_cycles`): a pitch that is a multiple of 512 B puts all 8 in one group
+    (8 cycles per repeat, table 4), a multiple of 256 B in two (4 cycles), of 128 B in four
+    (2 cycles). Padding each row by 32 B (pitch = K * sizeof + 32) spreads them over 8 groups
+    (1 cycle). The NZ destination is contiguous (no write conflict) and is assumed to be placed
+    so that no lane reads and writes one bank (:func:`simcore.ub.banks.place_buffers`). Masked
+    rows of a last partial group still cost a full repeat (the mask does not change the blocks
+    addressed).
+
+    Args:
+        rows: Rows of the tile (scalar or array).
+        row_bytes: Bytes of one row that are copied (rounded up to 32 B).
+        pitch_bytes: Distance between consecutive rows in the ND buffer, a multiple of 32 B.
+        preset: The chip.
+
+    Returns:
+        Cycles (float for scalar inputs, an array broadcast over array inputs), including
+        ``vector_issue_overhead_cycles`` per instruction.
+
+    Raises:
+        InputError: ``rows`` is below 1, ``row_bytes`` below 1, ``pitch_bytes`` not a positive
+            multiple of 32 B or smaller than the row.
+    """
+    return _reorder_cycles(rows, row_bytes, pitch_bytes, preset, "nd2nz")
+
+
+@overload
+def nz2nd_reorder_cycles(
+    rows: int, row_bytes: int, pitch_bytes: int, preset: HardwarePreset
+) -> float: ...
+
+
+@overload
+def nz2nd_reorder_cycles(
+    rows: npt.ArrayLike,
+    row_bytes: npt.ArrayLike,
+    pitch_bytes: npt.ArrayLike,
+    preset: HardwarePreset,
+) -> npt.NDArray[np.float64]: ...
+
+
+def nz2nd_reorder_cycles(
+    rows: npt.ArrayLike,
+    row_bytes: npt.ArrayLike,
+    pitch_bytes: npt.ArrayLike,
+    preset: HardwarePreset,
+) -> float | npt.NDArray[np.float64]:
+    """Vector cycles to reorder an NZ block in UB into ND rows ``pitch_bytes`` apart.
+
+    The output path of chips without FixPipe: L0C->UB leaves the block in NZ order (each 32 B
+    column of the block contiguous over its rows) and the vector unit writes it out as ND rows
+    for the UB->GM copy. Assumed kernel, the mirror of :func:`nd2nz_reorder_cycles` and seed
+    000's "contiguous read, strided write": one ``copy`` per group of 8 rows reads 8 consecutive
+    NZ blocks per repeat (``src0_blk_stride = 1``, ``src0_rep_stride = rows``) and writes them to
+    8 ND rows (``dst_blk_stride = pitch / 32``, ``dst_rep_stride = 1`` to move to the next
+    column); repeats run over the ``row_bytes / 32`` columns, in chunks of 255.
+
+    Bank conflicts (seed 000): the 8 destination blocks of a repeat sit ``pitch / 32`` blocks
+    apart, a write-write conflict when several share a bank group (:func:`strided_repeat_cycles`:
+    8 cycles per repeat at a multiple of 512 B as in seed 000 table 2 at block stride 16, 4 at a
+    multiple of 256 B as at block stride 8, 2 at 128 B, else 1). The NZ source is contiguous and
+    assumed placed in another bank than the rows it writes.
+
+    Args:
+        rows: Rows of the block (scalar or array).
+        row_bytes: Bytes of one ND row that are written (rounded up to 32 B).
+        pitch_bytes: Distance between consecutive ND rows in UB, a multiple of 32 B.
+        preset: The chip.
+
+    Returns:
+        Cycles (float for scalar inputs, an array broadcast over array inputs), including
+        ``vector_issue_overhead_cycles`` per instruction.
+
+    Raises:
+        InputError: ``rows`` is below 1, ``row_bytes`` below 1, ``pitch_bytes`` not a positive
+            multiple of 32 B or smaller than the row.
+    """
+    return _reorder_cycles(rows, row_bytes, pitch_bytes, preset, "nz2nd")

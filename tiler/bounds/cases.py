@@ -1,0 +1,152 @@
+"""Reuse cases: whether each operand stays in L1 for the core (loaded once) or is reloaded.
+
+The chip's reads, the copy counts and the copy rate of a tiling all follow from how often it
+loads each operand, one of four reuse cases of :func:`simcore.pipeline.traffic.pass_coefficients`
+per iterate order: an operand is loaded once only when what must stay resident fits next to one
+block of the other operand (the inner operand: all its blocks of the core; the outer one: one K
+panel), otherwise at least once per block of the other operand. :func:`order_bound` bounds each
+case L1 can hold (its traffic :mod:`tiler.bounds.traffic`, its copies
+:mod:`tiler.bounds.copies`, the splits of L1 and slot counts :mod:`tiler.bounds.slots`) and
+keeps the least: every tiling falls in one case.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from simcore.hardware.dtypes import bits
+from simcore.pipeline.costs import Costs
+from tiler.bounds import chains, copies, slots, stalls, traffic
+
+__all__ = ["order_bound"]
+
+
+def order_bound(
+    space: Any,
+    c: Costs,
+    g: dict[str, Any],
+    order: int,
+    terms: Any,
+    splits: int = slots.SPLITS,
+    with_stalls: bool = True,
+) -> Any:
+    """``min(max(MK, RB), SQ)`` in cycles (no launch) for one data path and one iterate order.
+
+    Args:
+        space: The :class:`tiler.space.Space`.
+        c: The costs on the path priced.
+        g: The groups' fields.
+        order: iterateOrder (0: A inner... as the struct field).
+        terms: :func:`tiler.bounds.group.group_terms` of the same path and groups.
+        splits: Intervals of A's share of L1 (:func:`tiler.bounds.slots.split_bound`).
+        with_stalls: Whether to price the pass-start stalls (:mod:`tiler.bounds.stalls`).
+    """
+    problem, p = space.problem, space.preset
+    bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
+    m_iter, n_iter, k_iter = g["m_iter"], g["n_iter"], g["k_iter"]
+    in_b = bits(problem.dtype) / 8.0
+    tr = traffic.order_traffic(problem, p, g, order)
+    fixed = chains.fixed_paths(space, c, g, terms, tr.cap)
+    reads = traffic.case_reads(problem, g, order)
+    a_blk = bm * bk * in_b
+    b_blk = bn * bk * in_b
+    shares = slots.L1Shares(
+        room=p.l1_bytes - g["bias_l1"],
+        a_blk=a_blk,
+        b_blk=b_blk,
+        # Through UB (the vector path) a chunk is one UB tile and two tiles fit UB
+        # (simcore.pipeline.costs.vector_path_array: 2 x transLength <= UB, transLength at least
+        # the chunk's bytes, simcore.tiling.footprints.trans_length).
+        ub_cap_a=np.floor(p.ub_bytes / (2.0 * a_blk)) if c.a_via_ub else np.inf,
+        ub_cap_b=np.floor(p.ub_bytes / (2.0 * b_blk)) if c.b_via_ub else np.inf,
+        # Copies per pass: each moves step x stepK blocks, no more than the operand's share of
+        # L1, and a pass covers all the operand's (row block, K step) blocks.
+        a_total=m_iter * k_iter,
+        b_total=n_iter * k_iter,
+    )
+    a_panel = bm * k_iter * bk * in_b
+    b_panel = bn * k_iter * bk * in_b
+    # Resident need of an operand loaded once: all its blocks when inner, one panel when outer.
+    need = (
+        m_iter * a_panel if order == 0 else a_panel,
+        n_iter * b_panel if order == 1 else b_panel,
+    )
+    best: Any = np.inf
+    for a_once in (True, False):
+        for b_once in (True, False):
+            case = _case(
+                space, c, g, (a_once, b_once), need, shares, (tr, reads), fixed, terms, with_stalls
+            )
+            best = np.minimum(
+                best, slots.split_bound(c, shares, case, fixed, terms, k_iter, splits)
+            )
+    return best
+
+
+def _case(
+    space: Any,
+    c: Costs,
+    g: dict[str, Any],
+    once: tuple[bool, bool],
+    need: tuple[Any, Any],
+    shares: slots.L1Shares,
+    chip: tuple[traffic.OrderTraffic, traffic.CaseReads],
+    fixed: chains.FixedPaths,
+    terms: Any,
+    with_stalls: bool,
+) -> slots.CaseTerms:
+    """The figures of one reuse case that every split of L1 shares.
+
+    A's share of L1 is at least what the case keeps resident (``a_lo`` blocks) and at most what
+    B's least leaves; where that range is empty no tiling of the group is in the case. Through
+    UB an operand's chunk is one UB tile of at least its blocks' bytes, and the vector path needs
+    two tiles in UB (:func:`simcore.pipeline.costs.vector_path_array`); loaded once, its chunks
+    fill at most two slots (depth = step x stepK x db, db <= 2), so a chunk holds at least half of
+    what must stay resident, and where two such tiles exceed UB the case has no vector-path
+    tiling.
+    """
+    p = space.preset
+    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    bm, bn = g["baseM"], g["baseN"]
+    m_iter, n_iter, k_iter = g["m_iter"], g["n_iter"], g["k_iter"]
+    a_once, b_once = once
+    a_need, b_need = need
+    tr, reads = chip
+    s = shares
+    a_lo = np.ceil(np.where(a_once, a_need, s.a_blk) / s.a_blk)
+    b_lo = np.ceil(np.where(b_once, b_need, s.b_blk) / s.b_blk)
+    a_hi = np.floor((s.room - b_lo * s.b_blk) / s.a_blk)
+    infeasible = np.where(a_hi >= a_lo, 0.0, np.inf)
+    for op_once, via, op_need, blk in (
+        (a_once, c.a_via_ub, a_need, s.a_blk),
+        (b_once, c.b_via_ub, b_need, s.b_blk),
+    ):
+        if op_once and via:
+            tile = np.ceil(np.ceil(op_need / blk) / 2.0) * blk
+            infeasible = infeasible + np.where(2.0 * tile > p.ub_bytes, np.inf, 0.0)
+    a_passes = 1 if a_once else n_iter
+    b_passes = 1 if b_once else m_iter
+    hbm, cap_case = traffic.case_traffic(p, tr, reads, a_once, b_once)
+    k = space.problem.k
+    bk = g["baseK"]
+    a_terms = copies.copy_terms(c, True, a_passes, rows, k, cap_case, terms.a_pass, (bm, bk))
+    b_terms = copies.copy_terms(c, False, b_passes, cols, k, cap_case, terms.b_pass, (bn, bk))
+    stalled: list[list[Any]] = []
+    if with_stalls and chains.USE_CHAIN_BOUND and not p.has_fixpipe and (c.a_via_ub or c.b_via_ub):
+        m3c = c.c_ub_to_gm_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap_case)
+        b_most = np.floor((s.room - a_lo * s.a_blk) / s.b_blk)
+        stalled = stalls.stalled_paths(
+            terms.chain_classes,
+            (
+                (a_terms, a_passes, a_hi, s.ub_cap_a, m_iter, c.a_via_ub, 1),
+                (b_terms, b_passes, b_most, s.ub_cap_b, n_iter, c.a_via_ub and c.b_via_ub, 2),
+            ),
+            (fixed.dr_block, m3c, fixed.dr_last, fixed.drain_ex),
+            (m_iter * n_iter, k_iter),
+        )
+    return slots.CaseTerms(
+        a_terms=a_terms, b_terms=b_terms, a_passes=a_passes, b_passes=b_passes, a_lo=a_lo,
+        a_hi=a_hi, hbm=hbm, stalled=stalled, infeasible=infeasible,
+    )  # fmt: skip

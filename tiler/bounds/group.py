@@ -1,0 +1,286 @@
+"""The bound of a group (core split x base block): the entry points and what the group fixes.
+
+:func:`group_lower_bounds` is the least estimated time of every point of each group, the smallest
+over the data paths a tiling of the group can take and the iterate orders of
+:func:`tiler.bounds.cases.order_bound`; :func:`cube_lower_bounds` a cheap first bound (the M
+pipe's busy time). docs/search.md lists the bounds and why each is valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.busy import block_types, compute_busy, cube_busy
+from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
+from simcore.pipeline.traffic import kernel_us, l2_share_most
+from simcore.tiling.problem import Problem
+from tiler.bounds import cases, chains, copies, slots, traffic
+
+__all__ = [
+    "GroupTerms",
+    "cube_lower_bounds",
+    "fixed_lower_bounds",
+    "group_lower_bounds",
+    "group_terms",
+    "pass_start_stalls_apply",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Relative safety margin against floating-point rounding (the estimator sums in another order).
+_ROUNDING = 1e-9
+#: Groups bounded per pass: the bound is elementwise over the groups, and blocks of this size keep
+#: its intermediate arrays in the CPU caches (1.5x the throughput of 200k at a time on 910A).
+BOUND_BLOCK = 16384
+
+
+def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
+    """A cheap bound (us): the M pipe's busy time plus launch, for groups ``idx`` (all: None).
+
+    Valid because the estimate is at least the busiest pipe and the M pipe's work is fixed by
+    the group (:func:`simcore.pipeline.busy.cube_busy`).
+    """
+    problem, preset = space.problem, space.preset
+    g = _select(space.groups, idx)
+    c = Costs(problem, preset)
+    cube = cube_busy(
+        c, problem.k, g["singleCoreM"], g["singleCoreN"], g["baseM"], g["baseN"], g["baseK"]
+    )
+    # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
+    out = kernel_us(preset, cube / preset.clock_mhz)
+    return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
+
+
+def group_lower_bounds(
+    space: Any, idx: Any = None, splits: int = slots.SPLITS, stalls: bool = True
+) -> FloatArray:
+    """A lower bound of the estimated time (us) of every point of each group.
+
+    Args:
+        space: A :class:`tiler.space.Space`.
+        idx: Indices of the groups to bound (None: every group).
+        splits: Intervals of A's share of L1 (:func:`tiler.bounds.slots.split_bound`). Each
+            interval of a finer cut lies in one of a coarser cut whose figure is no larger, so
+            more splits never lower the bound; 1 is several times cheaper, a first pass before
+            the full bound.
+        stalls: Whether to price the pass-start stalls (:mod:`tiler.bounds.stalls`; see
+            :func:`pass_start_stalls_apply`). Leaving them out only lowers the bound and
+            makes it about a fifth cheaper where they apply: a first pass.
+
+    Returns:
+        One bound per selected group, in microseconds (launch overhead included).
+    """
+    return _in_blocks(space, idx, lambda g: _group_bound(space, g, splits, stalls))
+
+
+def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
+    """``bound`` of the groups ``idx`` (all: None), :data:`BOUND_BLOCK` groups at a time."""
+    g = _select(space.groups, idx)
+    n = int(g["baseM"].shape[0])
+    if n <= BOUND_BLOCK:
+        return np.asarray(bound(g), dtype=np.float64)
+    out = np.empty(n, dtype=np.float64)
+    for start in range(0, n, BOUND_BLOCK):
+        out[start : start + BOUND_BLOCK] = bound(
+            {name: arr[start : start + BOUND_BLOCK] for name, arr in g.items()}
+        )
+    return out
+
+
+def _group_bound(space: Any, g: dict[str, Any], splits: int, stalls: bool) -> FloatArray:
+    """:func:`group_lower_bounds` of the groups ``g`` (one block)."""
+
+    def price(c: Costs, sub: dict[str, Any], orders: list[int]) -> Any:
+        terms = group_terms(space, c, sub)
+        part: Any = np.inf
+        for order in orders:
+            part = np.minimum(part, cases.order_bound(space, c, sub, order, terms, splits, stalls))
+        return part
+
+    return _least_over_paths(space, g, price)
+
+
+def _least_over_paths(space: Any, g: dict[str, Any], price: Any) -> FloatArray:
+    """The least ``price(costs, groups, orders)`` over the data paths each group can take.
+
+    ``price`` gives cycles; the result is in microseconds, with the launch overhead and the
+    rounding margin.
+    """
+    problem, preset = space.problem, space.preset
+    orders = [space.fixed["iterateOrder"]] if "iterateOrder" in space.fixed else [0, 1]
+    best = np.full(g["baseM"].shape, np.inf)
+    for vector_path, reach in _reachable_paths(space, g):
+        sub = g if reach is None else {name: arr[reach] for name, arr in g.items()}
+        if sub["baseM"].shape[0] == 0:
+            continue
+        part = price(Costs(problem, preset, vector_path), sub, orders)
+        if reach is None:
+            best = np.minimum(best, part)
+        else:
+            best[reach] = np.minimum(best[reach], part)
+    # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
+    out = kernel_us(preset, best / preset.clock_mhz)
+    return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
+
+
+def fixed_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
+    """A bound (us) from what the group fixes alone: a cheap tier before :func:`group_lower_bounds`.
+
+    ``min(max(MK, RB), SQ)`` with ``MK`` the group's fixed paths (the compute chain of its
+    cheapest L0 class, the first block, the one-L0C drains: :func:`tiler.bounds.chains.
+    fixed_paths`), ``RB`` the largest of the M, MTE1 (and FIX) totals and the order's HBM floor,
+    ``SQ`` their sum (or the HBM floor), at the least over the data paths and iterate orders. Each
+    is at most what :func:`tiler.bounds.cases.order_bound` prices (its pipes add the copies to
+    these, its makespan the copy, staging and slot paths), so this is never above the group
+    bound; it skips the reuse cases and the splits of L1, several times cheaper.
+    """
+    return _in_blocks(space, idx, lambda g: _fixed_bound(space, g))
+
+
+def _fixed_bound(space: Any, g: dict[str, Any]) -> FloatArray:
+    """:func:`fixed_lower_bounds` of the groups ``g`` (one block)."""
+    problem, preset = space.problem, space.preset
+
+    def price(c: Costs, sub: dict[str, Any], orders: list[int]) -> Any:
+        terms = group_terms(space, c, sub)
+        part: Any = np.inf
+        for order in orders:
+            tr = traffic.order_traffic(problem, preset, sub, order)
+            fx = chains.fixed_paths(space, c, sub, terms, tr.cap)
+            busiest = np.maximum(np.maximum(fx.makespan, fx.fixed_busy), tr.hbm_floor)
+            part = np.minimum(part, np.minimum(busiest, np.maximum(fx.fixed_sum, tr.hbm_floor)))
+        return part
+
+    return _least_over_paths(space, g, price)
+
+
+def pass_start_stalls_apply(space: Any) -> bool:
+    """Whether the group bound prices pass-start stalls (no FixPipe, an operand staged in UB)."""
+    c = Costs(space.problem, space.preset, True)
+    return chains.USE_CHAIN_BOUND and not space.preset.has_fixpipe and (c.a_via_ub or c.b_via_ub)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTerms:
+    """The terms of :func:`tiler.bounds.cases.order_bound` that no iterate order moves.
+
+    Attributes:
+        cube: The M pipe's busy cycles (:func:`simcore.pipeline.busy.compute_busy`).
+        mte1: MTE1's.
+        chain_classes: The compute chain per L0 class (:func:`tiler.bounds.chains.chain_classes`).
+        step1: A typical block's full-K step: ``la + lb + mm``.
+        per_lo: The least period of a typical block's full-K step (every L0 class).
+        step_avg: The step at the block dimensions averaged over the core's blocks
+            (:func:`tiler.bounds.chains.average_step`), which the first-block path prices.
+        a_pass: A's per-pass floors (:func:`tiler.bounds.copies.pass_floor`); ``b_pass`` B's.
+        b_pass: See ``a_pass``.
+        mmads: The one-slot chains' MMAD figures (:func:`tiler.bounds.slots.one_slot_chain`).
+    """
+
+    cube: Any
+    mte1: Any
+    chain_classes: list[tuple[Any, Any, Any, Any]]
+    step1: Any
+    per_lo: Any
+    step_avg: Any
+    a_pass: tuple[Any, ...]
+    b_pass: tuple[Any, ...]
+    mmads: tuple[tuple[Any, Any], ...]
+
+
+def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
+    """The terms of the groups ``g`` on the path of ``c`` that no iterate order moves.
+
+    The compute chain's L0 classes take the first copies' bytes at the largest bandwidth share
+    any order allows (the L2 share with every reload hitting). The one-slot chains take the MMAD
+    cycles of the full-K steps (each block's last step left out) and twice the largest full-K
+    MMAD; or the full-K steps at the smallest full-K MMAD each, and twice that.
+    """
+    problem, p = space.problem, space.preset
+    k = problem.k
+    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
+    m_iter, n_iter, k_iter = g["m_iter"], g["n_iter"], g["k_iter"]
+    rm_t = rows - (m_iter - 1) * bm
+    cn_t = cols - (n_iter - 1) * bn
+    r1 = np.where(m_iter == 1, rm_t, bm)
+    c1 = np.where(n_iter == 1, cn_t, bn)
+    la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
+    active = ceil_div(problem.m, rows) * ceil_div(problem.n, cols)
+    # (The ND->NZ share of the chip's L2 rate: simcore.pipeline.traffic.l2_share_most.)
+    chip = p.l2_bytes_per_cycle * l2_share_most(problem, p)
+    cap = np.minimum(chip / np.maximum(active, 1), p.l2_core_port)
+    ready = copies.first_copy_legs(c, k, (rm_t, cn_t), k_iter, cap)
+    cube, mte1 = compute_busy(c, k, rows, cols, bm, bn, bk)
+    mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)
+    mm_steps: Any = 0.0
+    for r, col, count in block_types(rows, cols, bm, bn):
+        mm_steps = mm_steps + count * np.maximum(k_iter - 1, 0) * c.mmad_cycles(r, col, bk)
+    steps = m_iter * n_iter * np.maximum(k_iter - 1, 0)
+    mm_min = c.mmad_cycles(rm_t, cn_t, bk)
+    return GroupTerms(
+        cube=cube,
+        mte1=mte1,
+        chain_classes=chains.chain_classes(c, k, g, space.fixed, ready),
+        step1=la1 + lb1 + mm1,
+        per_lo=np.maximum(mm1, la1 + lb1),
+        step_avg=chains.average_step(c, g),
+        a_pass=copies.pass_floor(c, True, rows, bm, rm_t, k, bk),
+        b_pass=copies.pass_floor(c, False, cols, bn, cn_t, k, bk),
+        mmads=(
+            (mm_steps, np.maximum(2.0 * mm_max, 1e-9)),
+            (steps * mm_min, np.maximum(2.0 * mm_min, 1e-9)),
+        ),
+    )
+
+
+def _reachable_paths(space: Any, g: dict[str, Any]) -> list[tuple[bool, Any]]:
+    """The data paths (vector reorder or not) some tiling of each group can take.
+
+    On chips without the two UB paths only the one (``None``: every group). Otherwise
+    (:func:`simcore.pipeline.costs.vector_path_array`) the vector path needs ``max(shareUbSize, 2 x
+    transLength) <= UB``, where shareUbSize is fixed by the group and transLength is the
+    largest of the A, B, C and bias tiles in UB, each non-decreasing in the steps (a tile of
+    ``rows x cols`` takes ``rows x cols`` elements, ``rows x (cols + 16)`` when cols is a
+    multiple of 256, and the step extents are multiples of 16): a group reaches the vector
+    path only if it fits with every step at 1, and the column path only if it does not fit
+    with every step at its largest (the core's blocks, all of K).
+    """
+    problem, preset = space.problem, space.preset
+    if not _has_two_paths(problem, preset):
+        return [(True, None)]
+    if preset.nd2nz_on_the_fly:
+        # Only the C drain differs (no FixPipe): price both paths everywhere.
+        return [(True, None), (False, None)]
+    one = np.ones_like(g["baseM"])
+    lo = {**g, "stepM": one, "stepN": one, "stepKa": one, "stepKb": one}
+    hi = {
+        **g,
+        "stepM": g["m_iter"],
+        "stepN": g["n_iter"],
+        "stepKa": g["k_iter"],
+        "stepKb": g["k_iter"],
+    }
+    vec_lo = vector_path_array(problem, lo, preset)
+    vec_hi = vector_path_array(problem, hi, preset)
+    if vec_lo is None or vec_hi is None:
+        return [(True, None)]
+    return [(True, np.flatnonzero(vec_lo)), (False, np.flatnonzero(~vec_hi))]
+
+
+def _select(groups: dict[str, Any], idx: Any) -> dict[str, Any]:
+    if idx is None:
+        return groups
+    return {name: arr[idx] for name, arr in groups.items()}
+
+
+def _has_two_paths(problem: Problem, preset: HardwarePreset) -> bool:
+    # Costs differ between the vector and the column path only for ND inputs on chips without
+    # on-the-fly ND->NZ (simcore.pipeline.costs.Costs: a_via_ub / a_by_column), and for the C drain
+    # without FixPipe.
+    return not preset.nd2nz_on_the_fly or not preset.has_fixpipe

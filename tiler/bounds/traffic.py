@@ -1,0 +1,181 @@
+"""The chip's traffic at least: the HBM floor and the largest bandwidth share a core can get.
+
+The estimator clips its makespan to at least the HBM floor (the chip's HBM bytes over its
+bandwidth, :func:`simcore.pipeline.traffic.hbm_floor_cycles`) and moves every copy at the core's
+share of the L2 bandwidth, capped by the per-core rate slowed by the L2 misses
+(:func:`simcore.pipeline.traffic.chip_bandwidth_cap`). Both depend on the chip's reads, which the
+steps and L1 depths decide; here they are bounded over every tiling of a group: the reads at
+least (every core reads its rows once, or once per block of the other operand in the reuse case
+where it is not held), the misses at least (the smallest working set of the iterate order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simcore.hardware.dtypes import bits
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.costs import ceil_div
+from simcore.pipeline.traffic import l2_share_most
+from simcore.tiling.problem import Problem
+
+__all__ = ["CaseReads", "OrderTraffic", "case_reads", "case_traffic", "order_traffic"]
+
+
+@dataclass(frozen=True, slots=True)
+class OrderTraffic:
+    """The chip's traffic at least over the tilings of a group with one iterate order.
+
+    Attributes:
+        unique: The bytes every tiling moves: A and B once, C written once.
+        write: C's bytes.
+        miss: The L2 miss rate at least (the order's smallest working set).
+        cap: The largest bytes per cycle a core's copies move (its share of L2, the per-core
+            rate at the least reloads).
+        hbm_floor: The HBM floor's cycles at least (the least reads, every core's rows once).
+        active: The cores with work.
+    """
+
+    unique: Any
+    write: Any
+    miss: Any
+    cap: Any
+    hbm_floor: Any
+    active: Any
+
+
+def order_traffic(
+    problem: Problem, p: HardwarePreset, g: dict[str, Any], order: int
+) -> OrderTraffic:
+    """The least chip traffic of a group's tilings with iterate order ``order``.
+
+    Every core reads its rows of A and columns of B over all of K at least once; the HBM
+    serves the unique bytes plus the reloads that miss L2, and a miss is at least
+    ``1 - L2 / working set`` with the working set at its smallest for the order
+    (:func:`simcore.pipeline.traffic.reuse_working_set` with steps of 1). The hit ratio
+    ``1 - miss x (1 - unique / traffic)`` is largest at the least traffic, so the copy rate
+    (:func:`simcore.pipeline.traffic.chip_bandwidth_cap`) is at most the one it gives.
+    """
+    k = problem.k
+    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    bm, bn = g["baseM"], g["baseN"]
+    in_b = bits(problem.dtype) / 8.0
+    m_cores = ceil_div(problem.m, rows)
+    n_cores = ceil_div(problem.n, cols)
+    active = m_cores * n_cores
+    write = problem.m * problem.n * bits(problem.c_dtype) / 8.0
+    unique = (problem.m + problem.n) * k * in_b + write
+    once_read = (n_cores * problem.m + m_cores * problem.n) * k * in_b
+    total_min = once_read + write
+    # Smallest working set of this order (simcore.pipeline.traffic.reuse_working_set with step 1).
+    if order == 0:
+        working = (m_cores * np.minimum(rows, problem.m) + n_cores * bn) * k * in_b
+    else:
+        working = (n_cores * np.minimum(cols, problem.n) + m_cores * bm) * k * in_b
+    miss = np.clip(1.0 - p.l2_bytes / np.maximum(working, 1.0), 0.0, 1.0)
+    reload_frac = np.maximum(1.0 - unique / np.maximum(total_min, 1.0), 0.0)
+    hit_max = 1.0 - reload_frac * miss
+    core_rate = p.l2_core_port * (hit_max + (1.0 - hit_max) / p.l2_miss_slowdown)
+    # (The ND->NZ share of the chip's L2 rate: simcore.pipeline.traffic.l2_share_most.)
+    chip = p.l2_bytes_per_cycle * l2_share_most(problem, p)
+    cap = np.minimum(chip / np.maximum(active, 1), core_rate)
+    hbm_floor = (unique + np.maximum(total_min - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
+    return OrderTraffic(
+        unique=unique, write=write, miss=miss, cap=cap, hbm_floor=hbm_floor, active=active
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CaseReads:
+    """What the chip's reads of each reuse case are made of (see :func:`case_reads`).
+
+    Attributes:
+        a_rows_k: A's bytes read by the cores with the largest core's rows, once each.
+        b_cols_k: B's likewise by columns.
+        a_tail_k: A's bytes of the tail-row cores (0 where they have the full rows).
+        b_tail_k: B's likewise.
+        a_col_blocks: The column blocks of the whole chip (A's loads when reloaded per block).
+        b_row_blocks: The row blocks likewise (B's).
+        a_tail_alike: Whether the tail-row cores reuse A as the largest core does.
+        b_tail_alike: Likewise for B.
+        m_cores: Cores along M; ``n_cores`` along N.
+        n_cores: See ``m_cores``.
+    """
+
+    a_rows_k: Any
+    b_cols_k: Any
+    a_tail_k: Any
+    b_tail_k: Any
+    a_col_blocks: Any
+    b_row_blocks: Any
+    a_tail_alike: Any
+    b_tail_alike: Any
+    m_cores: Any
+    n_cores: Any
+
+
+def case_reads(problem: Problem, g: dict[str, Any], order: int) -> CaseReads:
+    """The parts of the chip's reads per reuse case (:func:`case_traffic` combines them).
+
+    Whether an operand is loaded once depends on its L1 slots (shared by all cores) and on the
+    core's row groups, so every core with the largest core's rows loads A as it does (once, or
+    at least once per block of its columns); the tail-row cores, with fewer rows, at least once,
+    and as the largest core does when they reuse A alike
+    (:func:`simcore.pipeline.traffic.operand_passes`): A outer (iterateOrder 1), whose reuse does
+    not depend on its block count, or as many row blocks as the largest core. Likewise B by
+    columns.
+    """
+    k = problem.k
+    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    bm, bn = g["baseM"], g["baseN"]
+    m_iter, n_iter = g["m_iter"], g["n_iter"]
+    in_b = bits(problem.dtype) / 8.0
+    m_cores = ceil_div(problem.m, rows)
+    n_cores = ceil_div(problem.n, cols)
+    tail_m = problem.m - (m_cores - 1) * rows
+    tail_n = problem.n - (n_cores - 1) * cols
+    full_m = (m_cores - 1) + (tail_m == rows)
+    full_n = (n_cores - 1) + (tail_n == cols)
+    return CaseReads(
+        a_rows_k=rows * k * in_b * full_m,
+        b_cols_k=cols * k * in_b * full_n,
+        a_tail_k=(tail_m != rows) * tail_m * k * in_b,
+        b_tail_k=(tail_n != cols) * tail_n * k * in_b,
+        a_col_blocks=(n_cores - 1) * n_iter + ceil_div(tail_n, bn),
+        b_row_blocks=(m_cores - 1) * m_iter + ceil_div(tail_m, bm),
+        a_tail_alike=(order == 1) | (ceil_div(tail_m, bm) == m_iter),
+        b_tail_alike=(order == 0) | (ceil_div(tail_n, bn) == n_iter),
+        m_cores=m_cores,
+        n_cores=n_cores,
+    )
+
+
+def case_traffic(
+    p: HardwarePreset, t: OrderTraffic, r: CaseReads, a_once: bool, b_once: bool
+) -> tuple[Any, Any]:
+    """The HBM floor and the copy rate cap of one reuse case (A, B loaded once or per block).
+
+    The chip's reads of the case are at least :class:`CaseReads` combined for it; the HBM floor
+    is increasing in the reads (at the least miss rate), and the core rate decreasing: the hit
+    ratio ``1 - miss x (1 - unique / traffic)`` falls as the reloads grow
+    (:func:`simcore.pipeline.traffic.chip_bandwidth_cap`), so the case's least traffic and the
+    order's least miss rate give its largest rate.
+
+    Returns:
+        (HBM floor cycles at least, bytes per cycle at most of a core's copies).
+    """
+    a_reads = r.n_cores if a_once else r.a_col_blocks
+    a_tail = r.n_cores if a_once else np.where(r.a_tail_alike, r.a_col_blocks, r.n_cores)
+    b_reads = r.m_cores if b_once else r.b_row_blocks
+    b_tail = r.m_cores if b_once else np.where(r.b_tail_alike, r.b_row_blocks, r.m_cores)
+    read = r.a_rows_k * a_reads + r.a_tail_k * a_tail + r.b_cols_k * b_reads + r.b_tail_k * b_tail
+    unique, write, miss = t.unique, t.write, t.miss
+    hbm = (unique + np.maximum(read + write - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
+    hbm = np.maximum(hbm, t.hbm_floor)
+    traffic = np.maximum(read + write, 1.0)
+    hit_case = 1.0 - np.maximum(traffic - unique, 0.0) * miss / traffic
+    rate_case = p.l2_core_port * (hit_case + (1.0 - hit_case) / p.l2_miss_slowdown)
+    return hbm, np.minimum(t.cap, rate_case)

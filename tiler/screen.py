@@ -87,18 +87,21 @@ PROBE_GROUPS = 4000
 #: Groups scored in full, best cube bound first, when pins filter out every probe.
 PIN_FALLBACK_GROUPS = 64
 #: Warm start: the groups with the least coarse bound scored in full before the full bound is
-#: computed, at most this many and this many points. On UB-path chips the probes (seed-002-style
+#: computed, at most this many and this many points (both warm starts together; they count
+#: against the budget like every scored point). On UB-path chips the probes (seed-002-style
 #: points) can be a third above the optimum, and the group bounds computed against such an
 #: incumbent rule out far fewer groups (910A int8 1000 x 12288 x 4096: 42,200 groups left for the
 #: full bound against 1,196 at the optimum); the optimum's group is among the four with the
 #: least coarse bound there.
 WARM_GROUPS = 8
-WARM_POINTS = 200_000
+WARM_POINTS = 100_000
 #: The groups with the least fixed bound whose coarse bound picks the warm-start groups.
 WARM_SAMPLE = 16_384
 #: Warm start only where the incumbent is this far above the least coarse bound of the sample
 #: (closer, it could gain too little for its points).
 WARM_GAIN = 1.01
+#: The first warm start picks from every s-th open group, at most this many.
+WARM_POOL = 65_536
 
 
 @dataclass
@@ -437,15 +440,52 @@ def _surviving_choices(
     return merged, np.concatenate(values), cut_points
 
 
-def _warm_groups(space: Space, open_groups: Any, lb: Any) -> list[tuple[int, dict[str, Any]]]:
+def _warm_start(
+    space: Space, top: _Top, groups: Any, lb: Any, masks: tuple[Any, Any], allowance: int
+) -> tuple[int, int]:
+    """Scores in full the few ``groups`` with the least coarse bound (see :data:`WARM_GROUPS`).
+
+    The coarse bound (one interval of L1, with the pass-start stalls) of the
+    :data:`WARM_SAMPLE` open groups with the least bound so far, then, where the incumbent is
+    more than :data:`WARM_GAIN` above the least of them, their best groups in full, within
+    ``allowance`` points. ``lb`` (the bounds so far) and ``masks`` (coarse bound computed, scored
+    in full) are updated in place.
+
+    Returns:
+        Points scored, and points below their group's bound (bound violations).
+    """
+    coarse_done, warmed = masks
+    live = groups[(lb[groups] < top.threshold() * (1.0 - TIE_RTOL)) & ~warmed[groups]]
+    sample = live[np.argsort(lb[live], kind="stable")[:WARM_SAMPLE]]
+    todo = sample[~coarse_done[sample]]
+    if todo.shape[0]:
+        lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1))
+        coarse_done[todo] = True
+    if not sample.shape[0] or top.threshold() <= WARM_GAIN * float(lb[sample].min()):
+        return 0, 0
+    scored = violations = 0
+    best = sample[lb[sample] < top.threshold() * (1.0 - TIE_RTOL)]
+    for gi, pts in _warm_groups(space, best, lb, allowance):
+        warmed[gi] = True
+        for start in range(0, pts["baseM"].shape[0], CHUNK_POINTS):
+            part = {f: v[start : start + CHUNK_POINTS] for f, v in pts.items()}
+            times = top.add(part, estimate_arrays(space.problem, space.preset, part))
+            violations += int((times < lb[gi]).sum())
+            scored += times.shape[0]
+    return scored, violations
+
+
+def _warm_groups(
+    space: Space, open_groups: Any, lb: Any, allowance: int
+) -> list[tuple[int, dict[str, Any]]]:
     """The groups to score in full first, with their points: the least bound first.
 
-    At most :data:`WARM_GROUPS` groups and :data:`WARM_POINTS` points (a group whose points do not
-    fit what is left is passed over).
+    At most :data:`WARM_GROUPS` groups and ``allowance`` points (a group whose points do not fit
+    what is left is passed over).
     """
     firsts = open_groups[np.argsort(lb[open_groups], kind="stable")[: 2 * WARM_GROUPS]]
     out: list[tuple[int, dict[str, Any]]] = []
-    left = WARM_POINTS
+    left = allowance
     for gi in firsts.tolist():
         count = space.point_count(gi)
         if 0 < count <= left:
@@ -454,6 +494,72 @@ def _warm_groups(space: Space, open_groups: Any, lb: Any) -> list[tuple[int, dic
         if len(out) == WARM_GROUPS:
             break
     return out
+
+
+def _bound_groups(
+    space: Space, top: _Top, cheap: Any
+) -> tuple[Any, Any, Any, tuple[int, int, int]]:
+    """The bounds of the groups the cube bound ``cheap`` leaves, with the warm starts.
+
+    Returns:
+        The bound of every group (inf where none was computed, the cube bound where it rules the
+        group out), the groups still open (not ruled out, not scored in full), the groups scored
+        in full (mask), and (groups ruled out by the cube bound, points scored, bound
+        violations).
+    """
+    n = space.size
+    scored = violations = 0
+    # Full bound of the groups the cheap bound leaves (chunked: bounded memory): first with
+    # one interval of A's share of L1 (several times cheaper; where the pass-start stalls
+    # apply, first without them, then with them for the groups that cannot be ruled out
+    # without), then with the full cut for the groups that one cannot rule out (each pass is
+    # never below the one before).
+    lb = np.full(n, np.inf)
+    coarse_done = np.zeros(n, dtype=bool)
+    warmed = np.zeros(n, dtype=bool)
+    # Warm start (see WARM_GROUPS), first from every s-th open group (the cube bound and the
+    # fixed tier of every group then face a closer incumbent), then from the least fixed tier
+    # of all.
+    cand = np.flatnonzero(cheap < top.threshold())
+    pool = cand[:: max(1, -(-cand.shape[0] // WARM_POOL))]
+    lb[pool] = fixed_lower_bounds(space, pool)
+    fixed_done = np.zeros(n, dtype=bool)
+    fixed_done[pool] = True
+    more, below = _warm_start(space, top, pool, lb, (coarse_done, warmed), WARM_POINTS)
+    warm_points = more
+    scored += more
+    violations += below
+    cand = np.flatnonzero((cheap < top.threshold()) & ~warmed)
+    cheap_pruned = n - cand.shape[0] - int(warmed.sum())
+    # What the group fixes alone (no reuse case, no split of L1): several times cheaper than
+    # the coarse bound and never above it, it rules out most groups of the UB-path chips.
+    rest = cand[~fixed_done[cand]]
+    for start in range(0, rest.shape[0], CHUNK_POINTS):
+        idx = rest[start : start + CHUNK_POINTS]
+        lb[idx] = fixed_lower_bounds(space, idx)
+    stalls = pass_start_stalls_apply(space)
+    more, below = _warm_start(
+        space, top, cand, lb, (coarse_done, warmed), WARM_POINTS - warm_points
+    )
+    scored += more
+    violations += below
+    cand = cand[~warmed[cand]]
+    coarse = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
+    for start in range(0, coarse.shape[0], CHUNK_POINTS):
+        idx = coarse[start : start + CHUNK_POINTS]
+        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, stalls=not stalls))
+    if stalls:
+        mid = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
+        for start in range(0, mid.shape[0], CHUNK_POINTS):
+            idx = mid[start : start + CHUNK_POINTS]
+            lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
+    fine = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+    for start in range(0, fine.shape[0], CHUNK_POINTS):
+        idx = fine[start : start + CHUNK_POINTS]
+        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx))
+    lb[cheap >= top.threshold()] = cheap[cheap >= top.threshold()]
+    cand = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+    return lb, cand, warmed, (cheap_pruned, scored, violations)
 
 
 def screen(
@@ -516,55 +622,10 @@ def screen(
             if top.threshold() < float("inf"):
                 break
 
-    # Full bound of the groups the cheap bound leaves (chunked: bounded memory): first with
-    # one interval of A's share of L1 (several times cheaper; where the pass-start stalls
-    # apply, first without them, then with them for the groups that cannot be ruled out
-    # without), then with the full cut for the groups that one cannot rule out (each pass is
-    # never below the one before).
-    cand = np.flatnonzero(cheap < top.threshold())
-    cheap_pruned = n - cand.shape[0]
-    lb = np.full(n, np.inf)
-    # What the group fixes alone (no reuse case, no split of L1): several times cheaper than
-    # the coarse bound and never above it, it rules out most groups of the UB-path chips.
-    for start in range(0, cand.shape[0], CHUNK_POINTS):
-        idx = cand[start : start + CHUNK_POINTS]
-        lb[idx] = fixed_lower_bounds(space, idx)
-    stalls = pass_start_stalls_apply(space)
-    # Warm start (see WARM_GROUPS): the coarse bound of the groups with the least fixed bound,
-    # then the best of those scored in full, so the bounds below face a close incumbent.
-    open_groups = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
-    sample = open_groups[np.argsort(lb[open_groups], kind="stable")[:WARM_SAMPLE]]
-    coarse_done = np.zeros(n, dtype=bool)
-    if sample.shape[0]:
-        lb[sample] = np.maximum(lb[sample], group_lower_bounds(space, sample, splits=1))
-        coarse_done[sample] = True
-    warm: list[tuple[int, dict[str, Any]]] = []
-    if sample.shape[0] and top.threshold() > WARM_GAIN * float(lb[sample].min()):
-        warm = _warm_groups(space, sample[lb[sample] < top.threshold() * (1.0 - TIE_RTOL)], lb)
-    warmed = np.zeros(n, dtype=bool)
-    for gi, pts in warm:
-        warmed[gi] = True
-        for start in range(0, pts["baseM"].shape[0], CHUNK_POINTS):
-            part = {f: v[start : start + CHUNK_POINTS] for f, v in pts.items()}
-            times = top.add(part, estimate_arrays(space.problem, space.preset, part))
-            violations += int((times < lb[gi]).sum())
-            scored += times.shape[0]
-    cand = cand[~warmed[cand]]
-    coarse = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
-    for start in range(0, coarse.shape[0], CHUNK_POINTS):
-        idx = coarse[start : start + CHUNK_POINTS]
-        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, stalls=not stalls))
-    if stalls:
-        mid = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
-        for start in range(0, mid.shape[0], CHUNK_POINTS):
-            idx = mid[start : start + CHUNK_POINTS]
-            lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
-    fine = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
-    for start in range(0, fine.shape[0], CHUNK_POINTS):
-        idx = fine[start : start + CHUNK_POINTS]
-        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx))
-    lb[cheap >= top.threshold()] = cheap[cheap >= top.threshold()]
-    cand = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
+    lb, cand, warmed, counts = _bound_groups(space, top, cheap)
+    cheap_pruned = counts[0]
+    scored += counts[1]
+    violations += counts[2]
     # Enumeration order: probed groups by probe time, then the rest by bound (where the budget
     # runs out first this found better answers than best-bound-first: 910A fp16 16 x 5120 x 13824).
     order = cand[np.lexsort((lb[cand], probe_time[cand]))]
@@ -572,7 +633,7 @@ def screen(
     # sorts the whole range (half a second on 600k groups).
     done = np.ones(n, dtype=bool)
     done[cand] = False
-    groups_scored = len(warm)
+    groups_scored = int(warmed.sum())
     use_bound = violations == 0
     truncated = False
     floored = 0  # L1 choices whose floor was computed

@@ -965,6 +965,12 @@ def _first_copy_legs(
     return legs[0], legs[1]
 
 
+def _on_the_fly(c: Costs, is_a: bool) -> bool:
+    """The operand's copies are on-the-fly ND->NZ GM->L1 copies (910B class)."""
+    staged = c.a_via_ub or c.a_by_column if is_a else c.b_via_ub or c.b_by_column
+    return not staged and (c.a_nd if is_a else c.b_nd) and c.preset.nd2nz_on_the_fly
+
+
 def _nd_row_floor(
     c: Costs, is_a: bool, rows: Any, k: Any, bases: tuple[Any, Any] | None = None
 ) -> Any:
@@ -975,8 +981,7 @@ def _nd_row_floor(
     piece (MDL), under Norm one per base block along the contiguous dimension (``bases``: the
     operand's base rows and baseK), and a contention of 1. Zero for the other copy paths.
     """
-    staged = c.a_via_ub or c.a_by_column if is_a else c.b_via_ub or c.b_by_column
-    if staged or not (c.a_nd if is_a else c.b_nd) or not c.preset.nd2nz_on_the_fly:
+    if not _on_the_fly(c, is_a):
         return 0.0
     k_rows = not c.trans_a if is_a else c.trans_b  # (K is the contiguous dimension)
     if c.norm and bases is not None:
@@ -1032,7 +1037,7 @@ def _copy_terms(
     # (Each pass requests every ND row at least once: _nd_row_floor over the pass.)
     rows_floor = passes * _nd_row_floor(c, is_a, rows, k, bases)
     stream = np.maximum(nbytes / np.minimum(peak, cap), rows_floor)
-    if c.norm and bases is not None and not np.isscalar(rows_floor):
+    if c.norm and bases is not None and _on_the_fly(c, is_a):
         # Norm copies each base block of an on-the-fly ND operand apart, each paying the copy
         # latency: a pass is at least its blocks' copies (issue 17; iters 1, panel 0 keep
         # _least_instructions at this count).

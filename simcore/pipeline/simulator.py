@@ -395,7 +395,17 @@ def simulate_core(
     busy[_P["SCALAR"]] = float(
         scalar_cycles(preset, problem, len(blocks) * k_iter, durations.copies)
     )
+    return _core_result(shape, busy, log_code, log_start, log_end)
 
+
+def _core_result(
+    shape: CoreShape,
+    busy: list[float],
+    log_code: list[int],
+    log_start: list[float],
+    log_end: list[float],
+) -> CoreResult:
+    """The schedule of one core from its busy totals and its packed instruction log."""
     end = np.asarray(log_end)
     code = np.asarray(log_code, dtype=np.int64)
     # The scalar pipe issues every instruction: the core does not end before it does.

@@ -21,17 +21,10 @@ from pydantic import TypeAdapter, ValidationError
 from app.api.deps import JSON_BODY, JobServiceDep
 from app.api.examples import JOB_EXAMPLES
 from app.api.pagination import decode_cursor, encode_cursor
+from app.job_records import JobPage, JobResource, JobResultsPage, JobStatus, JobSummary
 from app.jobs.service import prepare_job
 from app.problem_json import problem_responses
-from app.schemas import (
-    JobBody,
-    JobPage,
-    JobResource,
-    JobResultsPage,
-    JobStatus,
-    JobSummary,
-    ProblemIn,
-)
+from app.schemas import JobBody, ProblemIn
 
 router = APIRouter(prefix="/v1", tags=["tuning-jobs"])
 

@@ -11,13 +11,13 @@ from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Body, Query, Request
-from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from app.api.deps import JSON_BODY, ServiceDep
 from app.api.pagination import decode_cursor, encode_cursor
 from app.api.replay import answers_changed
 from app.db import feedback_repository as frepo
+from app.db import repository as repo
 from app.feedback.csv_import import CsvError, parse_csv
 from app.feedback.measurements import (
     MeasurementIn,
@@ -45,6 +45,33 @@ class StoredMeasurement(BaseModel):
         description="`kind`, `predicted_us`, `measured_us`, `error` ((predicted - measured) / "
         "measured), `model_version`, `preset_digest`, and `warning` when more than 5x apart."
     )
+
+
+class MeasurementRecord(BaseModel):
+    """A stored measurement with the current model's prediction beside it."""
+
+    id: str
+    problem: dict[str, Any] = Field(description="The canonical problem.")
+    tiling: dict[str, int] = Field(description="The complete TCubeTiling.")
+    options: dict[str, Any] | None = Field(description="Kernel options beyond the problem.")
+    measured: dict[str, Any] = Field(
+        description="`device_time_us` / `time_us`, `core_time_avg_us`, `pipe_busy_us`."
+    )
+    device: dict[str, Any] = Field(description="`soc`, `cann_version`, `clock_mhz`.")
+    note: str | None
+    source: str = Field(description="`api`, `explorer` or `csv:<file>:<case>`.")
+    created_at: str
+    prediction: dict[str, Any] | None = Field(
+        description="The current model's prediction (as in the POST answer); null when the "
+        "current model cannot price it."
+    )
+
+
+class MeasurementPage(BaseModel):
+    """A page of measurements, newest first."""
+
+    items: list[MeasurementRecord]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page.")
 
 
 class StoredBatch(BaseModel):
@@ -201,7 +228,7 @@ async def list_measurements(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=_MAX_PAGE)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
-) -> JSONResponse:
+) -> MeasurementPage:
     """Measurements, newest first, with the current model's prediction.
 
     Filtered by SoC, M/N/K ranges or a tune result's problem, keyset-paginated
@@ -209,8 +236,6 @@ async def list_measurements(
     """
     key = None
     if tiling_id is not None:
-        from app.db import repository as repo
-
         stored = await anyio.to_thread.run_sync(repo.find_by_id, service.db, tiling_id)
         if stored is None:
             raise ProblemError(404, "not-found", f"no stored tiling has id {tiling_id!r}")
@@ -222,10 +247,5 @@ async def list_measurements(
     )
     predictions = await service.pool.call(predict_rows, rows)
     items = [measurement_doc(r, p) for r, p in zip(rows, predictions, strict=True)]
-    from fastapi.encoders import jsonable_encoder
-
-    return JSONResponse(
-        jsonable_encoder(
-            {"items": items, "next_cursor": None if next_seq is None else encode_cursor(next_seq)}
-        )
-    )
+    next_cursor = None if next_seq is None else encode_cursor(next_seq)
+    return MeasurementPage.model_validate({"items": items, "next_cursor": next_cursor})

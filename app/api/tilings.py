@@ -201,8 +201,15 @@ async def export_tiling_route(
     format: Annotated[
         ExportFormat, Query(description="`json`, `cpp` or `bin`.")
     ] = ExportFormat.JSON,
+    source: Annotated[
+        SourceChoice | None,
+        Query(description="`model`: the model's tiling even when a faster kernel was measured."),
+    ] = None,
 ) -> Response:
     """The tuned TCubeTiling, every field of `optiling::TCubeTiling` in declaration order.
+
+    The fastest measured kernel of the exact problem when a board measured one (as
+    `GET /v1/tilings/{id}` answers), unless `source=model`; the header comment says which.
 
     * `json`: `{"usedCoreNum": ..., ...}`;
     * `cpp`: a header with `SetTCubeTiling(optiling::TCubeTiling&)` calling each `set_<field>()`
@@ -215,11 +222,14 @@ async def export_tiling_route(
     """
     stored = await _stored(service, id)
     problem = stored.request.problem
+    answer = await measured_answers.resolve(service, stored, problem, stored.request.fixed, source)
     comment = (
         f"id {stored.id}; {problem.soc} {problem.dtype.value} "
         f"M={problem.m} N={problem.n} K={problem.k}; model {stored.model_version}"
     )
-    content = export_tiling(stored.tiling, format, comment)
+    if answer.measurement is not None:
+        comment += f"; measured kernel {answer.measurement['id']}"
+    content = export_tiling(answer.tiling, format, comment)
     headers = {}
     if format is not ExportFormat.JSON:
         filename = f"tcubetiling-{stored.id}.{EXTENSIONS[format]}"

@@ -22,10 +22,11 @@ from sqlalchemy.exc import IntegrityError
 
 from app.db.base import utc_now
 from app.db.engine import Database
+from app.job_records import JobResource, JobResult, JobSummary
 from app.jobs import store
 from app.jobs.store import EventRow, IdempotencyConflictError, NewItem
 from app.problem_json import ProblemError, input_error_problem, unknown_soc_problem
-from app.schemas import JobBody, JobResource, JobResult, JobSummary, TuneBody
+from app.schemas import JobBody, TuneBody
 from app.settings import Settings
 from app.tuning import canonical_json, check_search_options, prepare_tune
 from simcore.errors import InputError, UnknownSocError

@@ -24,8 +24,8 @@ from app.db.base import utc_now
 from app.db.engine import Database
 from app.db.job_models import IdempotencyKey, Job, JobEvent, JobItem
 from app.db.models import SearchClaim, TuningResult
+from app.job_records import FINAL_JOB_STATUSES, JobResult, JobSummary
 from app.problem_json import problem_body
-from app.schemas import FINAL_JOB_STATUSES, JobResult, JobSummary
 
 _JOBS = cast(Table, Job.__table__)
 _ITEMS = cast(Table, JobItem.__table__)

@@ -28,6 +28,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 
+from app.api.middleware import bearer_token_matches
+from app.api.replay import answers_changed
 from app.db import feedback_repository as frepo
 from app.feedback.measurements import MeasurementIn, prepare_batch
 from simcore.evaluate import estimate_dict
@@ -93,6 +95,26 @@ def _page(title: str, body: str) -> str:
     )
 
 
+def _authorized(request: Request, form: Mapping[str, str]) -> bool:
+    """True when the request may store: no ``TILER_API_TOKEN``, or the token came along.
+
+    Storing is a write: the token may be in the form, in the explorer's token cookie or in the
+    API's ``Authorization`` header.
+    """
+    # Imported here: the explorer's module imports this one for its form.
+    from app.views.explore import TOKEN_COOKIE
+
+    token = request.app.state.settings.token
+    if token is None:
+        return True
+    secret = token.encode()
+    given = (form.get("token", "").encode(), request.cookies.get(TOKEN_COOKIE, "").encode())
+    header = request.headers.get("authorization", "").encode()
+    return any(hmac.compare_digest(g, secret) for g in given) or bearer_token_matches(
+        header, secret
+    )
+
+
 def _measurement_from_form(form: Mapping[str, str]) -> MeasurementIn:
     device: dict[str, Any] = {}
     if form.get("cann_version"):
@@ -115,8 +137,7 @@ async def explore_measure(request: Request) -> HTMLResponse:
     """Stores the measured time posted from the explorer's form."""
     body = (await request.body()).decode("utf-8", errors="replace")
     form = dict(parse_qsl(body, keep_blank_values=True))
-    token = request.app.state.settings.token
-    if token is not None and not hmac.compare_digest(form.get("token", ""), token):
+    if not _authorized(request, form):
         page = _page("Measurement not stored", "<p class='error'>The API token is wrong.</p>")
         return HTMLResponse(page, status_code=401)
     try:
@@ -134,6 +155,8 @@ async def explore_measure(request: Request) -> HTMLResponse:
         return HTMLResponse(page, status_code=422)
     rows, predictions = data
     await anyio.to_thread.run_sync(frepo.insert_measurements, service.db, rows)
+    # A replayed tune answer of this problem would now be stale (app.api.replay).
+    answers_changed(request)
     p = predictions[0]
     warning = f"<p class='error'>{_e(p['warning'])}</p>" if "warning" in p else ""
     soc = _e(rows[0]["soc"])

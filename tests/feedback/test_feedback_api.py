@@ -95,6 +95,11 @@ def test_measured_answer_wins_and_model_answer_stays_reachable(db_url: str, tmp_
         stored = client.get(f"/v1/tilings/{model['id']}").json()
         stored_model = client.get(f"/v1/tilings/{model['id']}", params={"source": "model"}).json()
         listed = client.get("/v1/measurements", params={"tiling_id": model["id"]}).json()
+        exported = client.get(f"/v1/tilings/{model['id']}/export").json()
+        exported_model = client.get(
+            f"/v1/tilings/{model['id']}/export", params={"source": "model"}
+        ).json()
+        header = client.get(f"/v1/tilings/{model['id']}/export", params={"format": "cpp"}).text
     assert posted.status_code == 201, posted.text
     item = posted.json()["items"][0]
     assert item["prediction"]["kind"] == "device_time_us"
@@ -109,6 +114,8 @@ def test_measured_answer_wins_and_model_answer_stays_reachable(db_url: str, tmp_
     assert stored["source"] == "measured" and stored["tiling"] == other["tiling"]
     assert stored_model["source"] == "model" and stored_model["tiling"] == model["tiling"]
     assert {m["id"] for m in listed["items"]} >= {item["id"]}
+    assert exported == other["tiling"] and exported_model == model["tiling"]
+    assert f"measured kernel {item['id']}" in header
     assert all(m["prediction"]["model_version"] == model["model_version"]
                for m in listed["items"])  # fmt: skip
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from simcore.hardware.dtypes import bits
 from simcore.pipeline.costs import Costs
+from simcore.pipeline.transfer import operand_contention
 from tiler.bounds import chains, copies, slots, stalls, traffic
 
 __all__ = ["order_bound"]
@@ -131,8 +132,14 @@ def _case(
     hbm, cap_case = traffic.case_traffic(p, tr, reads, a_once, b_once)
     k = space.problem.k
     bk = g["baseK"]
-    a_terms = copies.copy_terms(c, True, a_passes, rows, k, cap_case, terms.a_pass, (bm, bk))
-    b_terms = copies.copy_terms(c, False, b_passes, cols, k, cap_case, terms.b_pass, (bn, bk))
+    # (The same-address factors, fixed by the core split: simcore.pipeline.transfer.)
+    fa, fb = operand_contention(c, rows, cols)
+    a_terms = copies.copy_terms(
+        c, True, a_passes, rows, k, cap_case, terms.a_pass, (bm, bk), contention=fa
+    )
+    b_terms = copies.copy_terms(
+        c, False, b_passes, cols, k, cap_case, terms.b_pass, (bn, bk), contention=fb
+    )
     stalled: list[list[Any]] = []
     if with_stalls and chains.USE_CHAIN_BOUND and not p.has_fixpipe and (c.a_via_ub or c.b_via_ub):
         m3c = c.c_ub_to_gm_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap_case)

@@ -18,6 +18,7 @@ import numpy as np
 
 from simcore.hardware.dtypes import bits
 from simcore.pipeline.costs import Costs
+from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.transfer import operand_contention
 from tiler.bounds import chains, copies, slots, stalls, traffic
 
@@ -153,7 +154,17 @@ def _case(
             (fixed.dr_block, m3c, fixed.dr_last, fixed.drain_ex),
             (m_iter * n_iter, k_iter),
         )
+    problem = space.problem
+    steps = m_iter * n_iter * k_iter
     return slots.CaseTerms(
         a_terms=a_terms, b_terms=b_terms, a_passes=a_passes, b_passes=b_passes, a_lo=a_lo,
         a_hi=a_hi, hbm=hbm, stalled=stalled, infeasible=infeasible,
+        # (simcore.pipeline.scalar, issue 17: the core's K steps, its DMA copies.)
+        scalar=lambda dma: scalar_cycles(p, problem, steps, dma),
+        # Norm copies each base block of a direct operand apart
+        # (simcore.estimate.copies.copy_totals_of, dma_copies): every pass copies them all.
+        norm_blocks=(
+            a_passes * s.a_total * (c.norm and not c.a_via_ub),
+            b_passes * s.b_total * (c.norm and not c.b_via_ub),
+        ),
     )  # fmt: skip

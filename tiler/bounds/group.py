@@ -18,6 +18,7 @@ from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.busy import block_types, compute_busy, cube_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.traffic import kernel_us, l2_share_most
+from simcore.pipeline.transfer import operand_contention
 from simcore.tiling.problem import Problem
 from tiler.bounds import cases, chains, copies, slots, traffic
 
@@ -215,7 +216,10 @@ def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
     # (The ND->NZ share of the chip's L2 rate: simcore.pipeline.traffic.l2_share_most.)
     chip = p.l2_bytes_per_cycle * l2_share_most(problem, p)
     cap = np.minimum(chip / np.maximum(active, 1), p.l2_core_port)
-    ready = copies.first_copy_legs(c, k, (rm_t, cn_t), k_iter, cap)
+    # (The same-address factors, fixed by the core split: simcore.pipeline.transfer.)
+    ready = copies.first_copy_legs(
+        c, k, (rm_t, cn_t), k_iter, cap, operand_contention(c, rows, cols)
+    )
     cube, mte1 = compute_busy(c, k, rows, cols, bm, bn, bk)
     mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)
     mm_steps: Any = 0.0

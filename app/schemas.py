@@ -345,6 +345,7 @@ class PipeFigures(BaseModel):
     FIX: float | None = None
     V: float | None = None
     MTE3: float | None = None
+    SCALAR: float | None = None
 
 
 class Roofline(_Open):
@@ -362,7 +363,18 @@ class Roofline(_Open):
 class Estimate(_Open):
     """A tiling's predicted time (the simulator's, or the estimator's on long kernels)."""
 
-    time_us: float
+    time_us: float = Field(description="The kernel's time per call, launch included.")
+    device_time_us: float | None = Field(
+        default=None,
+        description="The slowest core plus the kernel's start-up (the profiler's Task Duration).",
+    )
+    core_time_avg_us: float | None = Field(
+        default=None, description="The cores' mean time (the profiler's aicore_time)."
+    )
+    end_to_end_us: float | None = Field(
+        default=None,
+        description="Per back-to-back call: time_us, at least the host's dispatch floor.",
+    )
     tflops: float
     bottleneck: str = Field(description="The busiest pipe.")
     sequential_bound_us: float

@@ -49,8 +49,8 @@ def write(path: Path, doc: dict[str, Any]) -> None:
     """The cases file, one line per problem and tiling."""
     out = ["{", f'  "about": {json.dumps(doc["about"])},', '  "cases": [']
     for i, c in enumerate(doc["cases"]):
-        fields = [f'      "{k}": {json.dumps(c[k])}' for k in
-                  ("name", "mechanism", "binding_term", "tolerance", "problem", "tiling")]  # fmt: skip
+        keys = ("name", "mechanism", "open", "binding_term", "tolerance", "problem", "tiling")
+        fields = [f'      "{k}": {json.dumps(c[k])}' for k in keys if k in c]
         out += ["    {", ",\n".join(fields), "    }" + ("," if i < len(doc["cases"]) - 1 else "")]
     out += ["  ]", "}"]
     path.write_text("\n".join(out) + "\n")

@@ -5,7 +5,9 @@ Columns (any order; unknown columns are refused, so a misspelt one is never igno
 * problem keys: ``soc, m, n, k, dtype, out_dtype, format_a, format_b, format_c, trans_a,
   trans_b, bias, template`` (as in ``tilings:tune``);
 * TCubeTiling fields under their struct names (``usedCoreNum, singleCoreM, ..., stepKb``);
-* kernel options ``l2_rounds, constant_tiling, unit_flag``;
+* kernel options ``l2_rounds, constant_tiling, unit_flag``; as in the profiler file, a row's
+  ``singleCoreM`` is one L2 round's rows, so a core's share (the struct's ``singleCoreM``, what
+  ``POST /v1/measurements`` takes) is ``l2_rounds`` of them (``Problem.l2_rounds``);
 * profiler columns: ``task_duration_us`` (the device time), ``time_us`` (end to end),
   ``aicore_time_avg_us``, ``mac_us``, ``scalar_us``, ``mte1_us``, ``mte2_us``, ``fixpipe_us``;
 * provenance: ``case``, ``source``, ``cann_version``, ``clock_mhz``, ``note``.
@@ -261,6 +263,8 @@ def _row(
     reason = fill_tiling(tiling)
     if reason is not None:
         return reason
+    # The file's singleCoreM is one round's rows; the struct's is the core's share.
+    tiling["singleCoreM"] *= int(problem.get("l2_rounds", 1))
     if not measured.get("device_time_us") and not measured.get("time_us"):
         return "task_duration_us and time_us are both empty: no time was measured"
     body: dict[str, Any] = {

@@ -58,6 +58,7 @@ TERM_NAMES: tuple[str, ...] = (
     "first_block",
     "first_line",
     "block_replay",
+    "norm_step_handoff",
 )
 #: The clip's outcomes after the terms: a pipe's busy total, the chip's HBM time, the sum of all
 #: work (a core that cannot overlap anything).
@@ -68,11 +69,15 @@ FLOOR_NAMES: tuple[str, ...] = (
     "pipe:FIX",
     "pipe:V",
     "pipe:MTE3",
+    "pipe:SCALAR",
     "hbm_floor",
     "sequential",
 )
 #: One sentence per binding name: the mechanism that sets the time when it binds.
 MECHANISMS: dict[str, str] = {
+    "norm_step_handoff": "the Norm template's L1 hand-off with one slot per operand: every "
+    "copy waits for the reads before it and every read for both operands' copies, so MTE2 and "
+    "MTE1 run in series",
     "compute": "the MMAD chain of every block, from the first copies to the last drain, with the "
     "stalls where a chunk copy or a drain holds a step back",
     "copy": "MTE2 busy with every copy, then the steps and drain after the last one",
@@ -144,6 +149,8 @@ MECHANISMS: dict[str, str] = {
     "pipe:FIX": "FixPipe (drains to GM) is busy the whole time",
     "pipe:V": "the vector unit (reorders, L0C->UB) is busy the whole time",
     "pipe:MTE3": "MTE3 (UB->L1, UB->GM) is busy the whole time",
+    "pipe:SCALAR": "the scalar pipe (the kernel's start-up, loop and copy set-up) is busy the "
+    "whole time",
     "hbm_floor": "the chip's HBM traffic at its bandwidth",
     "sequential": "the sum of all the core's work (nothing overlaps)",
 }

@@ -50,7 +50,7 @@ import numpy as np
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.busy import compute_busy, drain_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
-from simcore.pipeline.traffic import operand_traffic, slots
+from simcore.pipeline.traffic import kernel_us, l2_share_most, operand_traffic, slots
 from simcore.pipeline.transfer import chunk_cost_sum  # the estimator's V and DMA totals
 from simcore.tiling.problem import Problem
 
@@ -91,9 +91,9 @@ def ub_operand_floor_arrays(
     # The largest share of the chip's bandwidth a core of this split can get (every reload
     # hitting L2): simcore.pipeline.traffic.chip_bandwidth_cap with hit = 1.
     cap = np.minimum(
-        preset.l2_bytes_per_cycle / np.maximum(cores, 1), preset.l2_bytes_per_cycle_per_core
+        preset.l2_bytes_per_cycle * l2_share_most(problem, preset) / np.maximum(cores, 1),
+        preset.l2_core_port,
     ).astype(np.float64)
-    launch = preset.launch_overhead_us * preset.clock_mhz
     one = np.ones_like(bm)
     out: dict[str, Any] = {}
     for is_a in (True, False):
@@ -111,8 +111,8 @@ def ub_operand_floor_arrays(
                 continue
             floor = _floor(Costs(problem, preset, on_vector), problem, f, is_a, cap)
             best = np.minimum(best, np.where(reachable, floor, np.inf))
-        cycles = np.broadcast_to(best, sm.shape) * (1.0 - _ROUNDING) + launch
-        out["time_a_us" if is_a else "time_b_us"] = cycles / preset.clock_mhz
+        cycles = np.broadcast_to(best, sm.shape) * (1.0 - _ROUNDING)
+        out["time_a_us" if is_a else "time_b_us"] = kernel_us(preset, cycles / preset.clock_mhz)
     return out
 
 

@@ -24,7 +24,10 @@ from simcore.pipeline.transfer import (
     chunk_costs,
     chunk_legs,
     column_latency_cycles,
+    copy_pieces,
     copy_totals,
+    direct_copy_costs,
+    operand_contention,
     with_bias_slices,
 )
 
@@ -227,6 +230,23 @@ class Copies:
     reorders_a: tuple[Any, Any] | None
     reorders_b: tuple[Any, Any] | None
     bias_cyc: Any
+    #: Same-address factors of A's and B's direct copies (simcore.pipeline.transfer).
+    contention: tuple[Any, Any]
+    #: Direct copies' MTE2 legs per operand (full-K, K-tail), averaged over the groups' shapes
+    #: (None for a staged or column-path operand).
+    directs: tuple[tuple[Any, Any] | None, tuple[Any, Any] | None]
+    #: DMA copies of A and of B (per base block under Norm): the scalar pipe's copy counts.
+    dma_copies: tuple[Any, Any]
+
+
+def _pieces(c: Costs, base: Any, base_k: Any) -> Any:
+    """The DMA copies of one chunk shape (:func:`copy_pieces`), as a chunk cost."""
+
+    def count(rows: Any, kk: Any) -> Any:
+        pr, pk = copy_pieces(c.norm, rows, base, kk, base_k)
+        return pr * pk
+
+    return count
 
 
 def copy_totals_of(
@@ -250,6 +270,22 @@ def copy_totals_of(
     if c.b_via_ub:
         vb, rb_f, rb_l = chunk_costs(c.nd2nz_b_cycles, *b_args)
         reorders_b = (rb_f, rb_l)
+    fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"])
+    # DMA copies (the scalar pipe's per-copy work): one per chunk, one per base block (Norm).
+    dma_a, dma_b = loads_a, loads_b
+    if c.norm and not c.a_via_ub:
+        dma_a = chunk_cost_sum(_pieces(c, g.bm, g.bk), *a_args)
+    if c.norm and not c.b_via_ub:
+        dma_b = chunk_cost_sum(_pieces(c, g.bn, g.bk), *b_args)
+    dma = (dma_a, dma_b)
+    directs_a: tuple[Any, Any] | None = None
+    directs_b: tuple[Any, Any] | None = None
+    if not (c.a_via_ub or c.a_by_column):
+        ga, ga_f, ga_l = direct_copy_costs(c, True, cap, fa, a_args)
+        directs_a = (ga_f, ga_l)
+    if not (c.b_via_ub or c.b_by_column):
+        gb, gb_f, gb_l = direct_copy_costs(c, False, cap, fb, b_args)
+        directs_b = (gb_f, gb_l)
     if c.a_by_column:
         dmas_a = chunk_cost_sum(lambda r, kk: c.load_instructions(True, r, kk), *a_args)
         ga = ga + column_latency_cycles(c, dmas_a, loads_a)
@@ -278,6 +314,9 @@ def copy_totals_of(
         reorders_a=reorders_a, reorders_b=reorders_b,
         # A block's bias slice on MTE2 (before its chunk copies).
         bias_cyc=c.bias_load_cycles(np.minimum(g.bn, g.cols), cap) if bias else 0.0,
+        contention=(fa, fb),
+        directs=(directs_a, directs_b),
+        dma_copies=dma,
     )  # fmt: skip
 
 
@@ -343,13 +382,14 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     # Group rows averaged over the passes (full groups and the tail group).
     grp_a = ch.el_a / np.maximum(ch.passes_a * (a_last_start * bk + al_last_a), g.ones)
     grp_b = ch.el_b / np.maximum(ch.passes_b * (b_last_start * bk + al_last_b), g.ones)
+    fa, fb = cp.contention
     a_full, a_last = chunk_legs(
         c, True, grp_a, (chunk_ka, last_ka), (_cdiv(chunk_ka, c.c0) * c.c0, al_last_a), cap,
-        cp.reorders_a,
+        cp.reorders_a, (g.bm, bk), fa, cp.directs[0],
     )  # fmt: skip
     b_full, b_last = chunk_legs(
         c, False, grp_b, (chunk_kb, last_kb), (_cdiv(chunk_kb, c.c0) * c.c0, al_last_b), cap,
-        cp.reorders_b,
+        cp.reorders_b, (g.bn, bk), fb, cp.directs[1],
     )  # fmt: skip
     # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1).
     b_many = ch.b_many

@@ -37,6 +37,7 @@ from simcore.estimate.drains import (
     corner_drain,
 )
 from simcore.estimate.first_block import first_block, first_line
+from simcore.estimate.handoff import step_handoff
 from simcore.estimate.lines import (
     line_stay,
 )
@@ -68,16 +69,23 @@ from simcore.estimate.stalls import chunk_stalls
 from simcore.hardware.dtypes import bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
+from simcore.pipeline.drain import unit_flag_db_l0c
+from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.traffic import (
     chip_bandwidth_cap,
+    core_share,
     hbm_floor_cycles,
     k_chunking,
+    kernel_times,
+    kernel_us,
+    l2_share_most,
+    l2_share_of,
     operand_chip_traffic,
     reuse_working_set,
     slots,
     traffic_coefficients,
 )
-from simcore.tiling.problem import Problem
+from simcore.tiling.problem import Format, Problem
 from simcore.tiling.tcube import TCubeTiling
 
 #: The arrays :func:`estimate_arrays` needs, by struct name.
@@ -86,7 +94,7 @@ ESTIMATOR_FIELDS: tuple[str, ...] = (
     "stepM", "stepN", "stepKa", "stepKb", "iterateOrder", "dbL0A", "dbL0B", "dbL0C",
 )  # fmt: skip
 
-PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3", "SCALAR")
 #: Candidates per pass of :func:`estimate_arrays` (see :func:`_estimate_blocks`).
 _BLOCK = 16384
 
@@ -177,6 +185,8 @@ def _core(
         first_line(r, st, fb, mk)
     if not floor and (drains or staged):
         block_replay_term(r, mk)
+    if fix and not staged:
+        step_handoff(r, mk)
 
     busy = {
         "MTE2": cp.mte2,
@@ -185,6 +195,9 @@ def _core(
         "FIX": bt.drain_total if fix else 0.0 * bt.drain_total,
         "V": cp.vec,
         "MTE3": cp.mte3,
+        "SCALAR": scalar_cycles(
+            c.preset, problem, g.blocks * g.k_iter, cp.dma_copies[0] + cp.dma_copies[1]
+        ),
     }
     out: dict[str, Any] = {"makespan": mk.value, "busy": busy}
     if mk.track:
@@ -192,11 +205,16 @@ def _core(
     if floor:
         # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
         # pipes that does not depend on the other operand (its copies are >= 0).
+        # (The scalar pipe's work with the operand's own copies only: the estimate is at least
+        # it, and its sum of work includes it.)
+        steps = g.blocks * g.k_iter
+        scalar_a = scalar_cycles(c.preset, problem, steps, cp.dma_copies[0])
+        scalar_b = scalar_cycles(c.preset, problem, steps, cp.dma_copies[1])
         fixed_work = bt.mte1 + bt.cube + bt.drain_total
-        out["own_a"] = ac.own_a + avg.mm + bt.dr_last
-        out["own_b"] = bh.own_b + avg.mm + bt.dr_last
-        out["seq_a"] = fixed_work + cp.ga
-        out["seq_b"] = fixed_work + cp.gb
+        out["own_a"] = np.maximum(ac.own_a + avg.mm + bt.dr_last, scalar_a)
+        out["own_b"] = np.maximum(bh.own_b + avg.mm + bt.dr_last, scalar_b)
+        out["seq_a"] = fixed_work + cp.ga + scalar_a
+        out["seq_b"] = fixed_work + cp.gb + scalar_b
     return out
 
 
@@ -327,11 +345,14 @@ def operand_floor_arrays(
     for name in ("dbL0A", "dbL0B", "dbL0C"):
         f[name] = two
     c = Costs(problem, preset)
+    if problem.unit_flag:
+        f = {**f, "dbL0C": unit_flag_db_l0c(f["dbL0C"])}
     m, n, k = problem.m, problem.n, problem.k
     sm, sn = f["singleCoreM"], f["singleCoreN"]
     cores = ceil_div(m, sm) * ceil_div(n, sn)
     cap = np.minimum(
-        preset.l2_bytes_per_cycle / np.maximum(cores, 1), preset.l2_bytes_per_cycle_per_core
+        preset.l2_bytes_per_cycle * l2_share_most(problem, preset) / np.maximum(cores, 1),
+        preset.l2_core_port,
     ).astype(np.float64)
     bm, bn = f["baseM"], f["baseN"]
     order0 = f["iterateOrder"] == 0
@@ -354,11 +375,11 @@ def operand_floor_arrays(
         b_full[2] + b_full[3] * m_iter_f,
     )
     res = _core(c, problem, f, sm, sn, cap, first_traffic, True)
-    launch = preset.launch_overhead_us * preset.clock_mhz
     out = {}
     for op in ("a", "b"):
-        cycles = np.minimum(res[f"own_{op}"], res[f"seq_{op}"]) + launch
-        out[f"time_{op}_us"] = np.broadcast_to(cycles / preset.clock_mhz, sm.shape)
+        cycles = np.minimum(res[f"own_{op}"], res[f"seq_{op}"])
+        time_us = kernel_us(preset, cycles / preset.clock_mhz)
+        out[f"time_{op}_us"] = np.broadcast_to(time_us, sm.shape)
     return out
 
 
@@ -397,6 +418,8 @@ def _estimate_block(
     With ``floor`` the makespan is :func:`_core`'s floor (:func:`makespan_floor_arrays`).
     """
     c = Costs(problem, preset)
+    if problem.unit_flag:
+        f = {**f, "dbL0C": unit_flag_db_l0c(f["dbL0C"])}
     m, n, k = problem.m, problem.n, problem.k
     sm, sn = f["singleCoreM"], f["singleCoreN"]
     m_cores = ceil_div(m, sm)
@@ -437,8 +460,14 @@ def _estimate_block(
     first_traffic = (loads_a, el_a, loads_b, el_b)
     write = m * n * bits(problem.c_dtype) / 8.0
     unique = (m + n) * k * in_b + write
-    working = reuse_working_set(m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b)
-    cap, hbm = chip_bandwidth_cap(read, write, unique, working, m_cores * n_cores, preset)
+    working = reuse_working_set(
+        m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b, problem.l2_rounds
+    )
+    share = l2_share_of(
+        problem.format_a is Format.ND, problem.format_b is Format.ND, chip_el_a * in_b,
+        chip_el_b * in_b, preset,
+    )  # fmt: skip
+    cap, hbm = chip_bandwidth_cap(read, write, unique, working, m_cores * n_cores, preset, share)
 
     # The slowest core is the one with the largest share (singleCoreM x singleCoreN): every cost
     # grows with the rows and columns, so the tail cores never take longer; only it is priced.
@@ -489,9 +518,14 @@ def _estimate_block(
     worst = {"span": span, "seq": seq, "res": rb, "busy": busy}
     launch = preset.launch_overhead_us * preset.clock_mhz
     cycles = worst["span"] + launch
+    times = kernel_times(preset, worst["span"], core_share(m, n, sm, sn, bm, bn))
     out: dict[str, Any] = {
         "cycles": cycles,
-        "time_us": cycles / preset.clock_mhz,
+        "time_us": times.time_us,
+        "device_time_us": times.device_time_us,
+        "end_to_end_us": times.end_to_end_us,
+        "core_time_avg_us": times.core_time_avg_us,
+        "core_share": times.core_share,
         "core_cycles": worst["span"],
         # The pipeline path before the clip to [busiest pipe, sum of work]: among tilings
         # whose estimate is the same resource floor (HBM, a saturated pipe) the one with the

@@ -14,7 +14,9 @@ import numpy as np
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.costs import Costs, at_least
+from simcore.pipeline.arith import ceil_div
+from simcore.pipeline.costs import Costs
+from simcore.pipeline.transfer import copy_pieces
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_a import AHops
@@ -148,14 +150,41 @@ def line_phase_path(
     return total
 
 
-def both_reloaded_phase_gain(
+def panel_copy_cycles(
     c: Costs,
-    g: tuple[Any, Any],
-    iters: tuple[Any, Any, Any, Any],
+    is_a: bool,
+    rows: Any,
     bases: tuple[Any, Any],
+    k: Any,
+    step_k: Any,
+    cap: Any,
+    contention: Any,
+) -> Any:
+    """MTE2 cycles of one block's direct copies of an operand's panel (``stepM = stepN = 1``).
+
+    ``kc - 1`` full-K chunks and the K-tail chunk of ``rows`` rows (``bases``: the operand's
+    base rows and baseK), each priced by :meth:`Costs.direct_load_cycles` with the template's
+    copy pieces and the same-address factor ``contention``, as the simulator prices them: an
+    on-the-fly ND->NZ copy is bound by its ND rows when they are short, so a narrow tail block's
+    panel is not its bytes' share of the full one's.
+    """
+    base, base_k = bases
+    kc = ceil_div(ceil_div(k, base_k), step_k)
+    chunk_k = step_k * base_k
+    k_last = k - (kc - 1) * chunk_k
+
+    def cost(kk: Any) -> Any:
+        pieces = copy_pieces(c.norm, rows, base, kk, base_k)
+        return c.direct_load_cycles(is_a, rows, kk, cap, pieces, contention)
+
+    return (kc - 1) * cost(chunk_k) + cost(k_last)
+
+
+def both_reloaded_phase_gain(
+    copies: tuple[Any, Any, Any, Any],
+    iters: tuple[Any, Any],
     spans: tuple[Any, Any, Any, Any],
     stalls: Any,
-    kc: tuple[Any, Any],
     blocks_n: Any,
 ) -> Any:
     """Extra cycles when both operands are reloaded in every block and tail blocks flip.
@@ -171,33 +200,16 @@ def both_reloaded_phase_gain(
     all blocks, the tail row's, the tail column's and the corner's) plus its share of the
     boundary and chunk stalls, spread evenly over the blocks. Direct copies (no UB, no column
     DMA) and stepM = stepN = 1 only (the caller passes those candidates, or masks the others'
-    gains): one block's panel then costs ``kc`` latencies plus bytes in proportion to its
-    16-aligned rows, so each type's copies follow from the operand's total. ``iters`` holds
-    m_iter, n_iter and the tail row's rows and the tail column's columns aligned up to 16;
-    ``blocks_n`` is max(m_iter x n_iter, 1).
+    gains). ``copies`` holds one block's A panel copies (full, tail row) and B's (full, tail
+    column), :func:`panel_copy_cycles`; ``iters`` m_iter and n_iter; ``blocks_n`` is
+    max(m_iter x n_iter, 1).
     """
-    ga, gb = g
-    m_iter, n_iter, rm_16, cn_16 = iters
-    bm, bn = bases
+    a_f, a_t, b_f, b_t = copies
+    m_iter, n_iter = iters
     span, span_tail, span_ctail, span_corner = spans
-    kc_a, kc_b = kc
     m_1, n_1 = m_iter - 1, n_iter - 1
     # (Arrays, not scalars, against np.maximum: numpy misses its SIMD loop with a scalar.)
-    zero = np.zeros(np.shape(ga))
-    one = np.ones(np.shape(ga))
-
-    def per_block(g_op: Any, kc_op: Any, is_a: bool, n_own: Any, n_own_1: Any, n_other: Any,
-                  tail_16: Any, base: Any) -> tuple[Any, Any]:  # fmt: skip
-        # (full, tail) block's copies of one operand: n_other lines of n_own blocks each (a
-        # copy's latency, its bytes apart).
-        lat = kc_op * c.copy_rate(is_a)[0]
-        ratio = tail_16 / base
-        data = np.maximum(g_op / np.maximum(n_other, one) - n_own * lat, zero)
-        full = data / at_least(n_own_1 + ratio, 1e-9)
-        return lat + full, lat + ratio * full
-
-    a_f, a_t = per_block(ga, kc_a, True, m_iter, m_1, n_iter, rm_16, bm)
-    b_f, b_t = per_block(gb, kc_b, False, n_iter, n_1, m_iter, cn_16, bn)
+    zero = np.zeros(np.shape(a_f))
     types = (
         (m_1 * n_1, a_f + b_f, span - span_tail - span_ctail + span_corner),
         (n_1, a_t + b_f, span_tail - span_corner),

@@ -11,9 +11,9 @@ from simcore.estimate.binding import Makespan
 from simcore.estimate.lines import (
     both_reloaded_phase_gain,
     line_phase_path,
+    panel_copy_cycles,
 )
 from simcore.estimate.records import CoreRecords
-from simcore.hardware.dtypes import FRACTAL_ROWS
 
 if TYPE_CHECKING:
     from simcore.estimate.compute import ComputePath
@@ -21,6 +21,29 @@ if TYPE_CHECKING:
     from simcore.estimate.slot_a_pass import AChain
     from simcore.estimate.slot_b import BChain
     from simcore.estimate.stalls import Stalls
+
+
+def _panels(r: CoreRecords, idx: np.ndarray | None) -> tuple[Any, Any, Any, Any]:
+    """One block's A panel copies (full, tail row) and B's (full, tail column), on ``idx``.
+
+    Priced by :func:`panel_copy_cycles` (the simulator's copy cost) on all candidates where
+    ``idx`` is None.
+    """
+    g, ch, c = r.g, r.ch, r.c
+
+    def on(x: Any) -> Any:
+        return x if idx is None else _sub(x, idx)
+
+    fa, fb = r.cp.contention
+    cap, bk = on(r.cap), on(g.bk)
+    a_args = ((on(g.bm), bk), g.k, on(ch.step_ka), cap, on(fa))
+    b_args = ((on(g.bn), bk), g.k, on(ch.step_kb), cap, on(fb))
+    return (
+        panel_copy_cycles(c, True, on(g.bm), *a_args),
+        panel_copy_cycles(c, True, on(g.rm_t), *a_args),
+        panel_copy_cycles(c, False, on(g.bn), *b_args),
+        panel_copy_cycles(c, False, on(g.cn_t), *b_args),
+    )
 
 
 def phase_terms(
@@ -42,8 +65,8 @@ def phase_terms(
     g, bt, avg, ch, cp, c, f, fix, floor = r.g, r.bt, r.avg, r.ch, r.cp, r.c, r.f, r.fix, r.floor
     blk_types, dr_last, span, span_corner = bt.types, bt.dr_last, bt.span, bt.span_corner
     span_ctail, span_tail = bt.span_ctail, bt.span_tail
-    blocks, blocks_n, bm, bn, cn_t, fc_t = g.blocks, g.blocks_n, g.bm, g.bn, g.cn_t, g.fc_t
-    fr_t, k_iter, m_iter, n_iter, order = g.fr_t, g.k_iter, g.m_iter, g.n_iter, g.order
+    blocks, blocks_n, bm, bn, cn_t = g.blocks, g.blocks_n, g.bm, g.bn, g.cn_t
+    k_iter, m_iter, n_iter, order = g.k_iter, g.m_iter, g.n_iter, g.order
     rm_t, zero = g.rm_t, g.zero
     bound_ex, inner = st.bound_ex, st.inner
     chain_b, pass_b_cyc, per_pass_b = bc.chain_b, bc.pass_b_cyc, bc.per_pass_b
@@ -157,9 +180,8 @@ def phase_terms(
         few = 4 * n_both <= np.size(blocks)
         if n_both and not few:
             gain = gain + both_tail * both_reloaded_phase_gain(
-                c, (ga, gb), (m_iter, n_iter, fr_t * FRACTAL_ROWS, fc_t * FRACTAL_ROWS),
-                (bm, bn), (span, span_tail, span_ctail, span_corner), bound_ex + inner,
-                (kc_a, kc_b), blocks_n,
+                _panels(r, None), (m_iter, n_iter), (span, span_tail, span_ctail, span_corner),
+                bound_ex + inner, blocks_n,
             )  # fmt: skip
         # (Likewise the compute and the copy path are in the makespan already.)
         idx = np.flatnonzero(gain > 0.0)
@@ -169,13 +191,10 @@ def phase_terms(
         if n_both and few:
             idx = np.flatnonzero(both_tail)
             gain = both_reloaded_phase_gain(
-                c, (_sub(ga, idx), _sub(gb, idx)), (_sub(m_iter, idx), _sub(n_iter, idx),
-                _sub(fr_t, idx) * FRACTAL_ROWS, _sub(fc_t, idx) * FRACTAL_ROWS),
-                (_sub(bm, idx), _sub(bn, idx)),
+                _panels(r, idx), (_sub(m_iter, idx), _sub(n_iter, idx)),
                 (_sub(span, idx), _sub(span_tail, idx), _sub(span_ctail, idx),
                  _sub(span_corner, idx)),
-                _sub(bound_ex + inner, idx), (_sub(kc_a, idx), _sub(kc_b, idx)),
-                _sub(blocks_n, idx),
+                _sub(bound_ex + inner, idx), _sub(blocks_n, idx),
             )  # fmt: skip
             cc_sub = np.maximum(_sub(compute_path, idx), _sub(copy_path, idx))
             mk.raise_at(idx, cc_sub + gain, "phase_copies")

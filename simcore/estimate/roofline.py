@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 from simcore.hardware.dtypes import bits
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.traffic import kernel_us
 from simcore.tiling.problem import Problem
 
 
@@ -40,15 +41,14 @@ def roofline(problem: Problem, preset: HardwarePreset) -> Roofline:
     macs = preset.cube_macs_per_cycle.get(problem.dtype, 0)
     if macs <= 0:
         raise ValueError(f"{preset.soc} has no {problem.dtype} cube rate")
-    launch = preset.launch_overhead_us
     mac_count = problem.m * problem.n * problem.k
     compute_cycles = mac_count / (macs * preset.cube_core_count)
     in_b = bits(problem.dtype) / 8.0
     out_b = bits(problem.c_dtype) / 8.0
     total_bytes = (problem.m + problem.n) * problem.k * in_b + problem.m * problem.n * out_b
     memory_cycles = total_bytes / preset.hbm_bytes_per_cycle
-    compute_us = launch + preset.cycles_to_us(compute_cycles)
-    memory_us = launch + preset.cycles_to_us(memory_cycles)
+    compute_us = float(kernel_us(preset, preset.cycles_to_us(compute_cycles)))
+    memory_us = float(kernel_us(preset, preset.cycles_to_us(memory_cycles)))
     return Roofline(
         compute_bound_us=compute_us,
         memory_bound_us=memory_us,

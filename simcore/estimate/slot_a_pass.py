@@ -40,7 +40,7 @@ def a_pass_cycles(
     the slots. With one slot the next pass's first A copy waits for the pass's last A read, which
     queues on MTE1 behind B's read of the step before (every B copy of the pass before it).
     """
-    g, avg, ch, cp, lg, fix, floor = r.g, r.avg, r.ch, r.cp, r.lg, r.fix, r.floor
+    g, avg, ch, cp, lg = r.g, r.avg, r.ch, r.cp, r.lg
     a_full, a_last, b_leg_f, b_next = lg.a_full, lg.a_last, lg.b_leg_f, lg.b_next
     b_next_in, b_next_in_l, b_next_l = lg.b_next_in, lg.b_next_in_l, lg.b_next_l
     a_last_start, a_many, b_last_start = ch.a_last_start, ch.a_many, ch.b_last_start
@@ -66,14 +66,15 @@ def a_pass_cycles(
         n_co0 = _sub(has_b, idx) * _cdiv(_sub(kc_a, idx), np.where(_divides(q, n_sl), q, q * n_sl))
         gf_s = _sub(gain_f, idx)
         gain_co0 = n_co0 * gf_s
-        if not fix and not floor:
-            # One of slot 0's meetings may be with B's short K-tail chunk (the A chunk starting
-            # with it is in slot 0): that copy, not a full one. (Seen: 910A fp16 512 x 1024 x
-            # 3000, A in ten two-step chunks over two slots, B's 16 + 3 steps copied every
-            # block: the 1663-cycle tail copy priced as the 4979-cycle full one: +12.6 %.)
-            j_tail = np.floor(_sub(b_last_start, idx) / sk_a)
-            tail0 = _sub(b_tail_co, idx) & _divides(j_tail, n_sl) & (n_co0 >= 1)
-            gain_co0 = gain_co0 + tail0 * (_sub(gain_fl, idx) - gf_s)
+        # One of slot 0's meetings may be with B's short K-tail chunk (the A chunk starting
+        # with it is in slot 0): that copy, not a full one. (Seen: 910A fp16 512 x 1024 x
+        # 3000, A in ten two-step chunks over two slots, B's 16 + 3 steps copied every
+        # block: the 1663-cycle tail copy priced as the 4979-cycle full one: +12.6 %; on
+        # 910B too since model 2026.11.19's row-bound ND copies: 910B2 fp16 333 x 777 x 1999,
+        # B's 12-step chunk of 48 columns 8577 cycles, its K-tail one 2601: +36.6 %.)
+        j_tail = np.floor(_sub(b_last_start, idx) / sk_a)
+        tail0 = _sub(b_tail_co, idx) & _divides(j_tail, n_sl) & (n_co0 >= 1)
+        gain_co0 = gain_co0 + tail0 * (_sub(gain_fl, idx) - gf_s)
         co_gain0 = _sub(co_frac, idx) * gain_co0
         # With the whole K panel resident (one slot per chunk) and read by several blocks, a
         # group change reloads every chunk back to back on MTE2 (each waits for the old chunk's

@@ -171,6 +171,21 @@ def b_hops(
         # reloaded in every block.
         a_here = n_a_last * a_f0 + a_tail_in * d_l0
         a_next = a_first0 if not via_a else zero
+        # A in as many slots as chunks, copied once per pass of several blocks: the next pass's
+        # first A copy takes the slot of A's first chunk, last read at step stepKa - 1 of this
+        # block (A's read of that step precedes B's), so it waits for that read, after the
+        # arrival of B's last chunk. (Seen: 910B2 bf16 1500^2 x 700, A in two row-bound
+        # ND->NZ chunks per row of four blocks: the row's first A copy 269 cycles after B's
+        # K-tail copy plus its copy: -4.4 % priced from B's copy.) (The bias slice is issued
+        # first, during the wait.)
+        # (Only where that step is in B's last chunk: an earlier read is long done.)
+        a_fixed = (
+            (r.ch.slots_a == kc_a) & (kc_a >= 2) & (passes_a < g.blocks - 0.5)
+            & (step_ka > b_last_start)
+        )  # fmt: skip
+        wait_a = a_fixed * np.maximum(rb(np.maximum(step_ka - b_last_start, 1)) - lb, zero)
+        if not via_a:
+            a_next = a_next + wait_a
         # With A chunks at least as long as B's, a full B chunk holds at most one A boundary:
         # price the hops with and without one apart (the max does not average).
         reads_bf = rb_kb + stay_b
@@ -222,7 +237,10 @@ def b_hops(
             reads_here = np.where(a_tail_in, np.maximum(reads_bl_s, here), reads_bl_s)
         # (Without a bias slice bias_cyc is the scalar 0.0, and x + 0.0 is x.)
         here_bias = bias_cyc + a_here if problem.bias else a_here
-        next_bias = bias_cyc + a_next if problem.bias else a_next
+        next_bias = (
+            np.maximum(bias_cyc, wait_a) + a_next - wait_a if problem.bias and not via_a else
+            bias_cyc + a_next if problem.bias else a_next
+        )  # fmt: skip
         hop_l_one = (
             wait_bl
             + co_both * np.maximum(reads_here, here_bias + a_next)

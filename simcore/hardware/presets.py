@@ -82,6 +82,21 @@ class HardwarePreset(BaseModel):
     vector_issue_overhead_cycles: float = Field(ge=0)
     l2_miss_slowdown: float = Field(ge=1)
     launch_overhead_us: float = Field(ge=0)
+    # Calibration against the board (model_constants.json, issue 17). The defaults are neutral
+    # (a custom preset that leaves them out gets the model without these mechanisms).
+    nd2nz_row_cycles: float = Field(default=0.0, ge=0)
+    l2_usable_fraction: float = Field(default=1.0, gt=0, le=1)
+    l2_core_port_bytes_per_cycle: float | None = Field(default=None, gt=0)
+    nd2nz_l2_share: float = Field(default=1.0, gt=0, le=1)
+    same_address_coeff: float = Field(default=0.0, ge=0)
+    same_address_max_sharers: int = Field(default=1, ge=1)
+    scalar_startup_cycles: float = Field(default=0.0, ge=0)
+    scalar_step_cycles: float = Field(default=0.0, ge=0)
+    scalar_norm_copy_cycles: float = Field(default=0.0, ge=0)
+    scalar_mdl_copy_cycles: float = Field(default=0.0, ge=0)
+    constant_tiling_scalar_factor: float = Field(default=1.0, gt=0, le=1)
+    device_startup_us: float = Field(default=0.0, ge=0)
+    host_dispatch_floor_us: float = Field(default=0.0, ge=0)
     sources: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
 
     @model_validator(mode="after")
@@ -105,6 +120,12 @@ class HardwarePreset(BaseModel):
     def l2_bytes_per_cycle(self) -> float:
         """Chip-level L2 read bandwidth in bytes per cube cycle (ini l2_read_rate x cores)."""
         return self.l2_bytes_per_cycle_per_core * self.cube_core_count
+
+    @property
+    def l2_core_port(self) -> float:
+        """One core's own L2 read port in bytes per cycle (the chip share when not given)."""
+        port = self.l2_core_port_bytes_per_cycle
+        return self.l2_bytes_per_cycle_per_core if port is None else port
 
     @property
     def digest(self) -> str:

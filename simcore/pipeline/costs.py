@@ -48,7 +48,7 @@ from simcore.pipeline.drain import fixpipe_cycles, l0c_to_ub_cycles, ub_to_gm_cy
 from simcore.pipeline.mmad import mmad_cycles
 from simcore.pipeline.transfer import l1_to_l0_cycles
 from simcore.tiling import footprints
-from simcore.tiling.problem import Format, Problem
+from simcore.tiling.problem import Format, Problem, Template
 from simcore.tiling.tcube import TCubeTiling
 from simcore.ub import reorder
 from simcore.ub.path import share_ub_size_array, staging_pitch_bytes, trans_length_array
@@ -137,6 +137,11 @@ class Costs:
             / float(preset.cube_macs_per_cycle.get(problem.dtype, 4096))
         )
         p = preset
+        # The template (Norm copies one base block per GM->L1 copy, MDL a chunk) and the extents
+        # that set how many cores read the same rows (simcore.pipeline.transfer).
+        self.norm = problem.template is Template.NORM
+        self.m = problem.m
+        self.n = problem.n
         self.trans_a = problem.trans_a
         self.trans_b = problem.trans_b
         self.a_nd = problem.format_a is Format.ND
@@ -218,14 +223,28 @@ class Costs:
             return ceil_div(self.b_nd_rows(rows, k)[1], FRACTAL_ROW_BYTES)
         return 1
 
-    def direct_load_cycles(self, is_a: bool, rows: Num, k: Num, cap_bpc: Num) -> Num:
+    def direct_load_cycles(
+        self,
+        is_a: bool,
+        rows: Num,
+        k: Num,
+        cap_bpc: Num,
+        pieces: tuple[Num, Num] = (1, 1),
+        contention: Num = 1.0,
+        nbytes: Num | None = None,
+    ) -> Num:
         """MTE2 cycles to bring a ``rows`` x ``k`` chunk into L1 directly (not through UB).
 
-        NZ input, ND converted on the fly (910B class), or ND by 32 B columns (see
-        :meth:`load_instructions`).
+        NZ input, ND converted on the fly (910B class, :meth:`nd_copy_cycles`), or ND by 32 B
+        columns (see :meth:`load_instructions`). For the ND->NZ copy ``pieces`` are the chunk's
+        DMA copies along its rows and along K (:func:`simcore.pipeline.transfer.copy_pieces`:
+        one per base block under the Norm template), ``contention`` the same-address factor
+        (:func:`simcore.pipeline.transfer.same_address_factor`). ``nbytes`` overrides the L1
+        tile's bytes (rows already aligned, e.g. averaged over groups).
         """
         p = self.preset
-        nbytes = self.l1_tile_bytes(rows, k)
+        if nbytes is None:
+            nbytes = self.l1_tile_bytes(rows, k)
         by_column = self.a_by_column if is_a else self.b_by_column
         eff = self.a_eff if is_a else self.b_eff
         if by_column:
@@ -234,7 +253,48 @@ class Costs:
             ) * p.gm_to_l1_latency_cycles + nbytes / at_most(
                 cap_bpc, p.gm_to_l1_peak_bytes_per_cycle * eff
             )
-        return self.gm_to_l1_cycles(nbytes, self.a_nd if is_a else self.b_nd, eff, cap_bpc)
+        if self.a_nd if is_a else self.b_nd:
+            return self.nd_copy_cycles(is_a, rows, k, cap_bpc, pieces, nbytes, contention)
+        # NZ input: one copy per chunk at msKPP's GM_TO_L1 curve (the pieces and the
+        # same-address factor were measured on the ND->NZ path only; the UB-path chips' terms
+        # price a chunk copy as one).
+        return p.gm_to_l1_latency_cycles + nbytes / at_most(
+            cap_bpc, p.gm_to_l1_peak_bytes_per_cycle
+        )
+
+    def nd_copy_cycles(
+        self,
+        is_a: bool,
+        rows: Num,
+        k: Num,
+        cap_bpc: Num,
+        pieces: tuple[Num, Num] = (1, 1),
+        nbytes: Num | None = None,
+        contention: Num = 1.0,
+    ) -> Num:
+        """MTE2 cycles of an on-the-fly ND->NZ GM->L1 copy of a ``rows`` x ``k`` chunk.
+
+        ``copies x latency + max(ND rows x row cycles x contention, bytes / rate)``: the DMA
+        issues one request per contiguous ND row, so short rows (a 64-element K slice of fp16 is
+        128 B) are bound by the row count, long ones by the bandwidth
+        (measured_msprof_910b1_8192.csv, fit in scripts/fit_board.py). Cores reading the same
+        rows at once serialize those requests (``contention``,
+        :func:`simcore.pipeline.transfer.same_address_factor`); a bandwidth-bound copy is bound by
+        the chip's share instead. A copy split into ``pieces`` (rows, K) moves each ND row once per
+        piece along the contiguous dimension.
+        """
+        p = self.preset
+        trans = self.trans_a if is_a else not self.trans_b
+        nd_rows, _ = self.a_nd_rows(rows, k) if is_a else self.b_nd_rows(rows, k)
+        # The contiguous dimension is K for A (M x K) and for B transposed (N x K), else M / N.
+        split = pieces[0] if trans else pieces[1]
+        eff = self.a_eff if is_a else self.b_eff
+        if nbytes is None:
+            nbytes = self.l1_tile_bytes(rows, k)
+        stream = nbytes / at_most(cap_bpc, p.nd2nz_peak_bytes_per_cycle * eff)
+        return pieces[0] * pieces[1] * p.nd2nz_latency_cycles + np.maximum(
+            nd_rows * split * p.nd2nz_row_cycles * contention, stream
+        )
 
     def gm_to_ub_cycles(self, nbytes: Num, eff: float, cap_bpc: Num) -> Num:
         """MTE2 cycles of a GM->UB copy (first leg of the UB ND->NZ path)."""

@@ -31,11 +31,21 @@ import numpy as np
 
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, takes_vector_path
-from simcore.pipeline.traffic import CoreShape, chip_traffic, core_shapes, hbm_floor_cycles, slots
-from simcore.tiling.problem import Problem
+from simcore.pipeline.drain import unit_flag_db_l0c
+from simcore.pipeline.scalar import scalar_cycles
+from simcore.pipeline.traffic import (
+    CoreShape,
+    chip_traffic,
+    core_shapes,
+    hbm_floor_cycles,
+    kernel_times,
+    slots,
+)
+from simcore.pipeline.transfer import copy_pieces, norm_step_handoff, operand_contention
+from simcore.tiling.problem import Problem, Template
 from simcore.tiling.tcube import TCubeTiling
 
-PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3", "SCALAR")
 _P = {name: i for i, name in enumerate(PIPES)}
 
 #: Instruction kinds (the timeline colours them).
@@ -79,7 +89,14 @@ class SimResult:
     """Simulated kernel time and per-pipe figures of the slowest core."""
 
     cycles: float
+    #: The kernel per call, launch included (:func:`simcore.pipeline.traffic.kernel_us`).
     time_us: float
+    #: The slowest core plus the device start-up (the profiler's Task Duration).
+    device_time_us: float
+    #: Per back-to-back call, at least the host's dispatch floor.
+    end_to_end_us: float
+    #: The cores' mean time (the profiler's aicore_time).
+    core_time_avg_us: float
     launch_overhead_us: float
     busy_cycles: dict[str, float]
     sequential_cycles: float
@@ -117,6 +134,80 @@ class _Chunks:
         self.last_read[key] = ready
 
 
+class _Durations:
+    """Cycles of the core's instructions per shape, cached (chunk and block shapes repeat).
+
+    Every cost comes from :class:`Costs` (the estimator prices the same shapes with the same
+    calls); the direct copies carry the template's copy pieces and the same-address factor of
+    the kernel's core split (:mod:`simcore.pipeline.transfer`).
+    """
+
+    def __init__(self, c: Costs, problem: Problem, t: TCubeTiling, cap_bpc: float) -> None:
+        self.c = c
+        self.cap = cap_bpc
+        self.t = t
+        self.norm = problem.template is Template.NORM
+        factor_a, factor_b = operand_contention(c, t.singleCoreM, t.singleCoreN)
+        self.factor_a, self.factor_b = float(factor_a), float(factor_b)
+        self.loads: dict[tuple[bool, int, int], tuple[float, int]] = {}
+        #: DMA copies issued so far (the scalar pipe's per-copy work).
+        self.copies = 0
+        self.reorders: dict[tuple[bool, int, int], float] = {}
+        self.steps: dict[tuple[int, int, int], tuple[float, float, float]] = {}
+        self.drains: dict[tuple[int, int], tuple[float, float]] = {}
+
+    def load(self, is_a: bool, rows: int, kk: int) -> float:
+        """MTE2 cycles of one direct chunk copy (GM->L1) of ``rows`` x ``kk``."""
+        key = (is_a, rows, kk)
+        known = self.loads.get(key)
+        if known is None:
+            t = self.t
+            base = t.baseM if is_a else t.baseN
+            pieces = copy_pieces(self.norm, rows, base, kk, t.baseK)
+            factor = self.factor_a if is_a else self.factor_b
+            dur = float(self.c.direct_load_cycles(is_a, rows, kk, self.cap, pieces, factor))
+            known = (dur, int(pieces[0] * pieces[1]))
+            self.loads[key] = known
+        self.copies += known[1]
+        return known[0]
+
+    def reorder(self, is_a: bool, rows: int, kk: int) -> float:
+        """Vector cycles of one chunk's ND->NZ reorder in UB (the vector model, per shape)."""
+        key = (is_a, rows, kk)
+        dur = self.reorders.get(key)
+        if dur is None:
+            c = self.c
+            dur = float(c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk))
+            self.reorders[key] = dur
+        return dur
+
+    def step(self, rows: int, cols: int, kk: int) -> tuple[float, float, float]:
+        """(L0A load, L0B load, MMAD) cycles of one K step of a ``rows`` x ``cols`` block."""
+        key = (rows, cols, kk)
+        durs = self.steps.get(key)
+        if durs is None:
+            c = self.c
+            durs = (
+                float(c.la_cycles(rows, kk)),
+                float(c.lb_cycles(cols, kk)),
+                float(c.mmad_cycles(rows, cols, kk)),
+            )
+            self.steps[key] = durs
+        return durs
+
+    def drain(self, rows: int, cols: int) -> tuple[float, float]:
+        """(L0C->UB, UB->GM) cycles of a block's drain on chips without FixPipe."""
+        legs = self.drains.get((rows, cols))
+        if legs is None:
+            c = self.c
+            legs = (
+                float(c.c_to_ub_cycles(rows, cols)),
+                float(c.c_ub_to_gm_cycles(rows, cols, self.cap)),
+            )
+            self.drains[(rows, cols)] = legs
+        return legs
+
+
 def simulate_core(
     problem: Problem,
     t: TCubeTiling,
@@ -134,6 +225,8 @@ def simulate_core(
     k = problem.k
     base_m, base_n, base_k = t.baseM, t.baseN, t.baseK
     db_l0a, db_l0b, db_l0c = t.dbL0A, t.dbL0B, t.dbL0C
+    if problem.unit_flag:
+        db_l0c = int(unit_flag_db_l0c(db_l0c))
     if db_l0a not in (1, 2) or db_l0b not in (1, 2):
         raise ValueError(f"dbL0A, dbL0B must be 1 or 2, got {db_l0a}, {db_l0b}")
     rows_total, cols_total = shape.rows, shape.cols
@@ -163,14 +256,11 @@ def simulate_core(
         log_end.append(end)
         return end
 
-    mte2, mte1, mcube, fix, vec, mte3 = (_P[p] for p in PIPES)
+    mte2, mte1, mcube, fix, vec, mte3 = (_P[p] for p in PIPES[:6])
     # UB staging of the ND->NZ path: one source and one transposed half (UB >= 2 x transLength),
     # so a GM->UB copy waits for the previous reorder and a reorder for the previous UB->L1.
     ub_src_free = 0.0
-    # The vector model prices a reorder per call; chunk and block shapes repeat, so cache them.
-    reorder_cache: dict[tuple[bool, int, int], float] = {}
-    load_cache: dict[tuple[bool, int, int], float] = {}
-    drain_cache: dict[tuple[int, int], tuple[float, float]] = {}
+    durations = _Durations(c, problem, t, cap_bpc)
     ub_dst_free = 0.0
     c_ub_free = 0.0
 
@@ -180,25 +270,20 @@ def simulate_core(
         nonlocal ub_src_free, ub_dst_free
         nbytes = float(c.l1_tile_bytes(rows, kk))
         slot_free = chunks.slot_free_at()
+        if handoff and free_mte1 > slot_free:
+            # Norm step hand-off: the copy waits for every read issued before it.
+            slot_free = free_mte1
         via_ub = c.a_via_ub if is_a else c.b_via_ub
         if not via_ub:
-            lk = (is_a, rows, kk)
-            dur = load_cache.get(lk)
-            if dur is None:
-                dur = float(c.direct_load_cycles(is_a, rows, kk, cap_bpc))
-                load_cache[lk] = dur
+            dur = durations.load(is_a, rows, kk)
             end = run(mte2, _K["load_a" if is_a else "load_b"], slot_free, dur, blk)
         else:
+            durations.copies += 1
             eff = c.a_eff if is_a else c.b_eff
             e1 = run(mte2, _K["load_a" if is_a else "load_b"], ub_src_free,
                      float(c.gm_to_ub_cycles(nbytes, eff, cap_bpc)), blk)  # fmt: skip
-            rk = (is_a, rows, kk)
-            reorder = reorder_cache.get(rk)
-            if reorder is None:
-                reorder = float(c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk))
-                reorder_cache[rk] = reorder
             e2 = run(vec, _K["nd2nz_a" if is_a else "nd2nz_b"], max(e1, ub_dst_free),
-                     float(reorder), blk)  # fmt: skip
+                     durations.reorder(is_a, rows, kk), blk)  # fmt: skip
             ub_src_free = e2
             end = run(mte3, _K["ub_to_l1_a" if is_a else "ub_to_l1_b"], max(e2, slot_free),
                       float(c.ub_to_l1_cycles(nbytes)), blk)  # fmt: skip
@@ -211,6 +296,9 @@ def simulate_core(
         blocks = [(mi, ni) for mi in range(m_iter) for ni in range(n_iter)]
 
     step_ka, step_kb = t.stepKa, t.stepKb
+    handoff = norm_step_handoff(
+        problem, c, a_chunks.n_slots, b_chunks.n_slots, step_ka, step_kb, k_iter
+    )
     chunk_k_a = step_ka * base_k
     chunk_k_b = step_kb * base_k
     grp_a = t.stepM * base_m
@@ -220,7 +308,7 @@ def simulate_core(
     chunk_len_a = [min(chunk_k_a, k - ka * chunk_k_a) for ka in range(ceil_div(k, chunk_k_a))]
     chunk_len_b = [min(chunk_k_b, k - kb * chunk_k_b) for kb in range(ceil_div(k, chunk_k_b))]
     drain_end: deque[float] = deque(maxlen=max(db_l0c, 1))
-    step_cache: dict[tuple[int, int, int], tuple[float, float, float]] = {}
+    step_durations = durations.step
     a_ready, a_last = a_chunks.ready, a_chunks.last_read
     b_ready, b_last = b_chunks.ready, b_chunks.last_read
     # MTE1 and the cube only run the step loop below, so their queue state lives in locals
@@ -252,18 +340,11 @@ def simulate_core(
             key_b = (gb, kb)
             if key_b not in b_ready:
                 load_chunk(b_chunks, key_b, rows_b, chunk_len_b[kb], False, b)
-            sk = (rows, cols, kk)
-            durs = step_cache.get(sk)
-            if durs is None:
-                durs = (
-                    float(c.la_cycles(rows, kk)),
-                    float(c.lb_cycles(cols, kk)),
-                    float(c.mmad_cycles(rows, cols, kk)),
-                )
-                step_cache[sk] = durs
-            la, lb, mm = durs
+            la, lb, mm = step_durations(rows, cols, kk)
             # MTE1 into L0A: waits for the chunk and for the MMAD dbL0A steps back.
             ready = a_ready[key_a]
+            if handoff and b_ready[key_b] > ready:
+                ready = b_ready[key_b]
             slot = mm_end1 if db_l0a == 1 else mm_end2
             if slot > ready:
                 ready = slot
@@ -305,22 +386,30 @@ def simulate_core(
             )
         else:
             # L0C -> UB (vector) frees the L0C slot; UB -> GM (MTE3) frees the UB staging.
-            legs = drain_cache.get((rows, cols))
-            if legs is None:
-                legs = (
-                    float(c.c_to_ub_cycles(rows, cols)),
-                    float(c.c_ub_to_gm_cycles(rows, cols, cap_bpc)),
-                )
-                drain_cache[(rows, cols)] = legs
+            legs = durations.drain(rows, cols)
             drained = run(vec, _K["l0c_to_ub"], max(last_mmad, c_ub_free), legs[0], b)
             c_ub_free = run(mte3, _K["ub_to_gm"], drained, legs[1], b)
         drain_end.append(drained)
     free[mte1], free[mcube] = free_mte1, free_m
     busy[mte1], busy[mcube] = busy_mte1, busy_m
+    busy[_P["SCALAR"]] = float(
+        scalar_cycles(preset, problem, len(blocks) * k_iter, durations.copies)
+    )
+    return _core_result(shape, busy, log_code, log_start, log_end)
 
+
+def _core_result(
+    shape: CoreShape,
+    busy: list[float],
+    log_code: list[int],
+    log_start: list[float],
+    log_end: list[float],
+) -> CoreResult:
+    """The schedule of one core from its busy totals and its packed instruction log."""
     end = np.asarray(log_end)
     code = np.asarray(log_code, dtype=np.int64)
-    makespan = float(end.max()) if len(end) else 0.0
+    # The scalar pipe issues every instruction: the core does not end before it does.
+    makespan = max(float(end.max()) if len(end) else 0.0, busy[_P["SCALAR"]])
     return CoreResult(
         shape=shape,
         makespan_cycles=makespan,
@@ -354,12 +443,21 @@ def simulate(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> SimRes
     # The chip cannot finish before HBM has served its bytes: a floor on the makespan, on the
     # resource bound (HBM is a resource) and so on the sequential bound too.
     floor = float(hbm_floor_cycles(traffic.hbm_bytes, preset))
-    cycles = max(slowest.makespan_cycles, floor) + launch_cycles
+    core_cycles = max(slowest.makespan_cycles, floor)
+    cycles = core_cycles + launch_cycles
     resource = max(max(max(r.busy_cycles.values()) for r in cores), floor) + launch_cycles
     sequential = max(max(r.sequential_cycles for r in cores), floor) + launch_cycles
+    # The cores' mean time over the slowest's (the profiler's aicore_time against its Task
+    # Duration), from the simulated cores themselves.
+    total = sum(r.shape.cores for r in cores)
+    mean = sum(max(r.makespan_cycles, floor) * r.shape.cores for r in cores) / total
+    times = kernel_times(preset, core_cycles, mean / core_cycles if core_cycles else 1.0)
     return SimResult(
         cycles=cycles,
-        time_us=cycles / preset.clock_mhz,
+        time_us=float(times.time_us),
+        device_time_us=float(times.device_time_us),
+        end_to_end_us=float(times.end_to_end_us),
+        core_time_avg_us=float(times.core_time_avg_us),
         launch_overhead_us=preset.launch_overhead_us,
         busy_cycles=slowest.busy_cycles,
         sequential_cycles=sequential,

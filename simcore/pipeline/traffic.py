@@ -28,7 +28,7 @@ import numpy as np
 from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import align_up, at_least, at_most, ceil_div
-from simcore.tiling.problem import Problem
+from simcore.tiling.problem import Format, Problem
 from simcore.tiling.tcube import TCubeTiling
 
 
@@ -311,6 +311,7 @@ def chip_bandwidth_cap(
     working_set_bytes: Any,
     active_cores: Any,
     preset: HardwarePreset,
+    l2_share: Any = 1.0,
 ) -> tuple[Any, Any]:
     """Per-core transfer rate cap (bytes per cycle) and the bytes HBM serves.
 
@@ -323,21 +324,54 @@ def chip_bandwidth_cap(
     fewer (L2-hit) reloads move each byte slower, so deeper L1 buffers could lose time, and it
     slowed sparse latency-bound transfers of kernels far longer than the chip's HBM time.
 
+    ``l2_share`` is the fraction of the chip's L2 read bandwidth the kernel's copies get
+    (:func:`l2_share_of`: on-the-fly ND->NZ copies draw less of it than plain ones); one core
+    alone is bounded by its own L2 port (``preset.l2_core_port``).
+
     Returns:
         (cap_bytes_per_cycle, hbm_bytes).
     """
     total = read_bytes + write_bytes
-    miss = np.clip(1.0 - preset.l2_bytes / at_least(working_set_bytes, 1.0), 0.0, 1.0)
+    usable = preset.l2_bytes * preset.l2_usable_fraction
+    miss = np.clip(1.0 - usable / at_least(working_set_bytes, 1.0), 0.0, 1.0)
     reload_miss = at_least(total - unique_bytes, 0.0) * miss
     hbm = unique_bytes + reload_miss
-    chip_rate = preset.l2_bytes_per_cycle
+    chip_rate = preset.l2_bytes_per_cycle * l2_share
     # A reload that misses L2 is also slower for the core that issues it: msKPP's L2 model
     # (ascend-notes.md §3.1, mov_prof.py) gives an effective rate r*bw + (1-r)*bw/4.5 at hit ratio
     # r. First touches are left to the chip-level HBM limit above: the measured benchmark keeps
     # its inputs L2-hot between calls where they fit.
+    # The chip's aggregate share slows by the same mix: a reload that misses is served from HBM
+    # (measured_msprof_910b1_8192.csv: the kernels whose working set exceeds the usable L2,
+    # cases 4 and 5, move their bytes slower than the L2-round cases 6-8 and than torch.mm at
+    # N = 4096, whose inputs stay in L2).
     hit = 1.0 - reload_miss / at_least(total, 1.0)
-    core_rate = preset.l2_bytes_per_cycle_per_core * (hit + (1.0 - hit) / preset.l2_miss_slowdown)
-    return np.minimum(chip_rate / at_least(active_cores, 1), core_rate), hbm
+    mix = hit + (1.0 - hit) / preset.l2_miss_slowdown
+    core_rate = preset.l2_core_port * mix
+    return np.minimum(chip_rate * mix / at_least(active_cores, 1), core_rate), hbm
+
+
+def l2_share_of(a_nd: bool, b_nd: bool, a_bytes: Any, b_bytes: Any, preset: HardwarePreset) -> Any:
+    """Fraction of the chip's L2 read bandwidth a kernel's operand copies draw, by their bytes.
+
+    On-the-fly ND->NZ copies (arch 2201) reach ``preset.nd2nz_l2_share`` of the plain copies'
+    aggregate rate when many cores load at once (measured_msprof_910b1_8192.csv cases 4 and 5:
+    ~77 B/cycle per core with 24 cores, against the ini's 110); plain (NZ) copies all of it.
+    """
+    if not preset.nd2nz_on_the_fly or not (a_nd or b_nd):
+        return 1.0
+    nd = a_bytes * a_nd + b_bytes * b_nd
+    frac = nd / at_least(a_bytes + b_bytes, 1.0)
+    return 1.0 - (1.0 - preset.nd2nz_l2_share) * frac
+
+
+def l2_share_most(problem: Problem, preset: HardwarePreset) -> float:
+    """The largest :func:`l2_share_of` any tiling of ``problem`` gets (for the search's bounds).
+
+    Both operands ND (on the fly): ``nd2nz_l2_share`` whatever their bytes; otherwise up to 1.
+    """
+    both_nd = problem.format_a is Format.ND and problem.format_b is Format.ND
+    return preset.nd2nz_l2_share if preset.nd2nz_on_the_fly and both_nd else 1.0
 
 
 def hbm_floor_cycles(hbm_bytes: Any, preset: HardwarePreset) -> Any:
@@ -355,16 +389,18 @@ def reuse_working_set(
     group_n: Any,
     order: Any,
     in_bytes: float,
+    rounds: int = 1,
 ) -> Any:
     """Bytes the cores touch between two uses of the same data (what L2 must hold to hit).
 
     The inner operand (A when iterateOrder is 0) is walked end to end before any of it is used
     again, so all cores' slices of it must stay in L2; of the outer operand only the current
-    group panel of each core is live.
+    group panel of each core is live. A kernel that walks each core's M in ``rounds`` rounds
+    (``Problem.l2_rounds``) holds one round's rows of A at a time.
     """
     m_cores = ceil_div(m, single_m)
     n_cores = ceil_div(n, single_n)
-    a_inner = m_cores * at_most(single_m, m) + n_cores * group_n
+    a_inner = m_cores * at_most(ceil_div(single_m, rounds), m) + n_cores * group_n
     b_inner = n_cores * at_most(single_n, n) + m_cores * group_m
     return np.where(order == 0, a_inner, b_inner) * k * in_bytes
 
@@ -374,7 +410,7 @@ def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> Ch
     in_b = bits(problem.dtype) / 8.0
     out_b = bits(problem.c_dtype) / 8.0
     c0 = c0_elements(problem.dtype)
-    read = 0.0
+    read = read_a = read_b = 0.0
     active = 0
     for shape in core_shapes(problem, t):
         m_iter = ceil_div(shape.rows, t.baseM)
@@ -391,12 +427,107 @@ def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> Ch
         # in the tail column.
         bias = problem.bias * m_iter * shape.cols * bits(problem.bias_type) / 8.0
         read += shape.cores * (float(a_el + b_el) * in_b + bias)
+        read_a += shape.cores * float(a_el) * in_b
+        read_b += shape.cores * float(b_el) * in_b
         active += shape.cores
     write = problem.m * problem.n * out_b
     unique = (problem.m + problem.n) * problem.k * in_b + write
     working = reuse_working_set(
-        problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN,
-        t.baseM * t.stepM, t.baseN * t.stepN, t.iterateOrder, in_b,
+        problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN, t.baseM * t.stepM,
+        t.baseN * t.stepN, t.iterateOrder, in_b, problem.l2_rounds,
     )  # fmt: skip
-    cap, hbm = chip_bandwidth_cap(read, write, unique, working, active, preset)
+    share = l2_share_of(
+        problem.format_a is Format.ND, problem.format_b is Format.ND, read_a, read_b, preset
+    )
+    cap, hbm = chip_bandwidth_cap(read, write, unique, working, active, preset, share)
     return ChipTraffic(read, write, unique, float(hbm), working, float(cap))
+
+
+def core_share(m: Any, n: Any, single_m: Any, single_n: Any, base_m: Any, base_n: Any) -> Any:
+    """The average core's blocks over the largest core's (the cores' mean share of the work).
+
+    The core shapes are (full or tail rows) x (full or tail columns), each with its blocks; the
+    profiler's average core time and per-pipe busy times are means over the cores, the task
+    time the slowest core's (measured_msprof_910b1_8192.csv: the 4 x 6 split's last column gets
+    N = 512, so its average core time is 0.89 of the task time).
+    """
+    m_cores = ceil_div(m, single_m)
+    n_cores = ceil_div(n, single_n)
+    rows_t = m - (m_cores - 1) * single_m
+    cols_t = n - (n_cores - 1) * single_n
+    full_m, tail_m = ceil_div(single_m, base_m), ceil_div(rows_t, base_m)
+    full_n, tail_n = ceil_div(single_n, base_n), ceil_div(cols_t, base_n)
+    blocks_m = (m_cores - 1) * full_m + tail_m
+    blocks_n = (n_cores - 1) * full_n + tail_n
+    return blocks_m * blocks_n / (m_cores * n_cores * full_m * full_n)
+
+
+@dataclass(frozen=True)
+class KernelTimes:
+    """A kernel's times from its slowest core's cycles (scalars or arrays)."""
+
+    #: The profiler's Task Duration: the slowest core plus the kernel's device start-up.
+    device_time_us: Any
+    #: The profiler's aicore_time: the cores' mean time (the slowest core's times the share).
+    core_time_avg_us: Any
+    #: The kernel's time per call as the search ranks it: the slowest core plus the launch
+    #: overhead (:func:`kernel_us`).
+    time_us: Any
+    #: End to end per back-to-back call: ``time_us``, at least the host's dispatch floor
+    #: (:func:`end_to_end_us`; measured_gemm_910b2_torch_mm.csv).
+    end_to_end_us: Any
+    #: The cores' mean share of the work (:func:`core_share`).
+    core_share: Any
+
+
+def kernel_times(preset: HardwarePreset, core_cycles: Any, share: Any) -> KernelTimes:
+    """The device, average-core and end-to-end times of a kernel.
+
+    ``core_cycles`` is the slowest core's time (the HBM floor included), ``share`` the cores'
+    mean share of the work (:func:`core_share`).
+    """
+    core_us = core_cycles / preset.clock_mhz
+    device = core_us + preset.device_startup_us
+    return KernelTimes(
+        device, core_us * share, kernel_us(preset, core_us), end_to_end_us(preset, core_us), share
+    )
+
+
+def kernel_us(preset: HardwarePreset, core_us: Any) -> Any:
+    """The kernel's time per call: the slowest core plus the launch overhead.
+
+    The launch overhead is the device's start-up; this is what the search ranks and bounds
+    (monotone in ``core_us``).
+    """
+    return core_us + preset.launch_overhead_us
+
+
+def end_to_end_us(preset: HardwarePreset, core_us: Any) -> Any:
+    """End-to-end time per back-to-back call of a kernel whose slowest core takes ``core_us``.
+
+    ``max(core + launch overhead, host dispatch floor)``: back-to-back calls are paced by the
+    host's dispatch (measured_gemm_910b2_torch_mm.csv N = 1024: 21.9 us per call for a kernel
+    of a few microseconds). Not what the search ranks: below the floor every tiling would tie.
+    """
+    return np.maximum(kernel_us(preset, core_us), preset.host_dispatch_floor_us)
+
+
+def l2_rounds_to_fit(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> int:
+    """The fewest M rounds per core that keep the working set in the usable L2 (at most 64).
+
+    aclnn's matmul kernel (MatMulV3) splits the cores' work for L2 when the operands exceed it
+    (``matmul_v3_l2_cache.cpp``, ascend-notes.md §1.12): the rounds a kernel with that split
+    would use, for :attr:`simcore.tiling.problem.Problem.l2_rounds`.
+    """
+    in_b = bits(problem.dtype) / 8.0
+    usable = preset.l2_bytes * preset.l2_usable_fraction
+    rounds = 1
+    while rounds < 64 and rounds < t.singleCoreM:
+        working = reuse_working_set(
+            problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN, t.baseM * t.stepM,
+            t.baseN * t.stepN, t.iterateOrder, in_b, rounds,
+        )  # fmt: skip
+        if working <= usable:
+            break
+        rounds += 1
+    return rounds

@@ -21,6 +21,7 @@ import numpy as np
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import align_up, at_most, ceil_div
 from simcore.pipeline.traffic import operand_passes
+from simcore.tiling.problem import Problem, Template
 
 if TYPE_CHECKING:
     from simcore.pipeline.costs import Costs
@@ -40,6 +41,90 @@ def l1_to_l0_cycles(preset: HardwarePreset, is_a: bool, rows: Any, k_bytes: Any)
     """
     rate = preset.l1_to_l0a_bytes_per_cycle if is_a else preset.l1_to_l0b_bytes_per_cycle
     return preset.mte1_latency_cycles + rows * k_bytes / rate
+
+
+def same_address_factor(preset: HardwarePreset, sharers: Any) -> Any:
+    """How much longer a GM->L1 copy takes when ``sharers`` cores read the same GM rows at once.
+
+    Cores that read the same addresses at the same time are served one after the other
+    (measured_msprof_910b1_8192.csv: the 2 x 12 split's copies take longer than the 4 x 6
+    split's): ``1 + c (s - 1)^2`` with ``s`` held at ``same_address_max_sharers`` (the largest
+    ``s`` measured). For A the sharers are the cores along N (they read the same rows of A), for
+    B the cores along M.
+    """
+    s = at_most(sharers, float(preset.same_address_max_sharers)) - 1.0
+    return 1.0 + preset.same_address_coeff * s * s
+
+
+def operand_contention(c: Costs, single_m: Any, single_n: Any) -> tuple[Any, Any]:
+    """The same-address factors of A's and B's direct copies for a core split.
+
+    A's rows are read at once by the ``ceil(N / singleCoreN)`` cores along N, B's by the
+    ``ceil(M / singleCoreM)`` cores along M (:func:`same_address_factor`).
+    """
+    return (
+        same_address_factor(c.preset, ceil_div(c.n, single_n)),
+        same_address_factor(c.preset, ceil_div(c.m, single_m)),
+    )
+
+
+def direct_copy_costs(
+    c: Costs, is_a: bool, cap: Any, contention: Any, args: tuple[Any, ...]
+) -> tuple[Any, Any, Any]:
+    """MTE2 cycles of all direct GM->L1 chunk copies of one operand, priced per chunk shape.
+
+    ``args`` are :func:`chunk_costs`' after the cost (extent, base, step, slots, other blocks,
+    inner, K, baseK, stepK). Each shape is priced as the simulator prices it
+    (:meth:`Costs.direct_load_cycles` with the template's copy pieces and ``contention``): the
+    on-the-fly ND->NZ copy is not linear in the bytes, so the legs of one full-K and one K-tail
+    copy are averages over the shapes too, not the cost at the average rows.
+
+    Returns:
+        ``(total, per full-K chunk copy, per K-tail chunk copy)``.
+    """
+    base, base_k = args[1], args[7]
+
+    def cost(rows: Any, kk: Any) -> Any:
+        pieces = copy_pieces(c.norm, rows, base, kk, base_k)
+        return c.direct_load_cycles(is_a, rows, kk, cap, pieces, contention)
+
+    return chunk_costs(cost, *args)
+
+
+def norm_step_handoff(
+    problem: Problem,
+    c: Costs,
+    slots_a: Any,
+    slots_b: Any,
+    step_ka: Any,
+    step_kb: Any,
+    k_iter: Any,
+) -> Any:
+    """Whether the kernel hands L1 over once per chunk for both operands (the Norm step hand-off).
+
+    The Norm template with one L1 slot per operand, both chunks turning over at the same K
+    steps (``stepKa = stepKb``, at least two chunks) and both copied directly to L1: a chunk's
+    reads wait for both operands' copies, and the next copies wait for every read before them,
+    so MTE2 and MTE1 never overlap (measured_msprof_910b1_8192.csv cases 0-3: task time = MTE2
+    + MTE1 busy within 2 %). Applied on chips with FixPipe (the measured family); the others keep
+    the per-operand flags (no measurement). Works on scalars and arrays.
+    """
+    staged = c.a_via_ub or c.b_via_ub or c.a_by_column or c.b_by_column
+    if problem.template is not Template.NORM or not c.has_fixpipe or staged:
+        return False if not isinstance(slots_a, np.ndarray) else np.zeros(slots_a.shape, bool)
+    return (slots_a == 1) & (slots_b == 1) & (step_ka == step_kb) & (k_iter > step_ka)
+
+
+def copy_pieces(norm: bool, rows: Any, base_rows: Any, k: Any, base_k: Any) -> tuple[Any, Any]:
+    """DMA copies of one chunk along its rows and along K: ``(rows, k)`` pieces.
+
+    The Norm template moves one base block per GM->L1 copy (``ceil(rows / base) x ceil(k /
+    baseK)`` copies of a chunk); MDL moves the chunk of ``stepM x stepKa`` blocks in one copy,
+    the "large packet" (measured_msprof_910b1_8192.csv, the template column).
+    """
+    if not norm:
+        return 1, 1
+    return ceil_div(rows, base_rows), ceil_div(k, base_k)
 
 
 def copy_totals(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tuple[Any, Any, Any]:
@@ -180,8 +265,17 @@ def chunk_legs(
     ks_aligned: tuple[Any, Any],
     cap: Any,
     reorders: tuple[Any, Any] | None,
+    bases: tuple[Any, Any] | None = None,
+    contention: Any = 1.0,
+    directs: tuple[Any, Any] | None = None,
 ) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
-    """:func:`first_last_legs` from the chunks' K (full, last) and the same aligned to C0."""
+    """:func:`first_last_legs` from the chunks' K (full, last) and the same aligned to C0.
+
+    A direct copy carries the template's copy pieces (``bases``: the operand's base rows and
+    baseK; None prices one piece) and the same-address factor ``contention``; ``directs`` gives
+    the direct copies' MTE2 legs (full-K and K-tail, averaged over the groups' shapes by
+    :func:`direct_copy_costs`) instead.
+    """
     p = c.preset
     via_ub = c.a_via_ub if is_a else c.b_via_ub
     by_column = c.a_by_column if is_a else c.b_by_column
@@ -194,8 +288,12 @@ def chunk_legs(
                 at_most(cap, p.gm_to_l1_peak_bytes_per_cycle * eff)
             )
             out.append((g, 0.0, 0.0))
+        elif not via_ub and directs is not None:
+            out.append((directs[i], 0.0, 0.0))
         elif not via_ub:
-            out.append((c.gm_to_l1_cycles(nbytes, c.a_nd if is_a else c.b_nd, eff, cap), 0.0, 0.0))
+            pieces = (1, 1) if bases is None else copy_pieces(c.norm, rows, bases[0], kk, bases[1])
+            g = c.direct_load_cycles(is_a, rows, kk, cap, pieces, contention, nbytes)
+            out.append((g, 0.0, 0.0))
         else:
             if reorders is not None:
                 reorder = reorders[i]

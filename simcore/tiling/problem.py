@@ -104,6 +104,14 @@ class Problem(BaseModel):
     #: copy then goes row by row). ascend-notes.md §1.9; CANN's own tilings rely on it for
     #: N = 128256 (cann_default_tilings.csv).
     intrinsics_check: bool = Field(default=False, strict=True)
+    #: Kernel options the profiler-measured kernels vary (measured_msprof_910b1_8192.csv): each
+    #: core walks its ``singleCoreM`` rows in ``l2_rounds`` rounds (all cores one round at a
+    #: time) to keep the chip's working set in L2; a compile-time
+    #: constant tiling (less scalar work); UnitFlag (FixPipe drains at 512 B grain while the
+    #: MMADs run). The defaults are the plain kernel.
+    l2_rounds: int = Field(default=1, ge=1, le=64, strict=True)
+    constant_tiling: bool = Field(default=False, strict=True)
+    unit_flag: bool = Field(default=False, strict=True)
 
     @field_validator("dtype", "dtype_b", mode="before")
     @classmethod

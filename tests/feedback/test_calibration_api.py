@@ -118,7 +118,7 @@ def test_profile_is_fitted_activated_and_keys_tune_answers(db_url: str, tmp_path
     # The explorer's chart marks the active profile and draws its predictions beside the
     # default model's.
     assert f"Active profile: {cal['id']}" in chart
-    assert chart.count("<rect class='profile'") == chart.count("<circle class='default'") == 6
+    assert chart.count("<rect class='profile'") == chart.count("<circle class='default'") == 8
     assert bad_constant.status_code == 422
 
 

@@ -72,7 +72,7 @@ def test_a_bad_csv_stores_nothing_and_calibrate_fits_the_shared_file(tmp_path: P
          "--activate"], tmp_path,
     )  # fmt: skip
     assert code == 0, cal
-    assert cal["imported"]["stored"] == 6, "the bad file stored nothing before"
+    assert cal["imported"]["stored"] == 8, "the bad file stored nothing before"
     assert cal["status"] == "done" and cal["active"] is True
     cv = cal["report"]["errors"]["cross_validation"]
     assert cv["after"]["median_abs_error"] < cv["before"]["median_abs_error"]

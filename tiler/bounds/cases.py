@@ -18,6 +18,8 @@ import numpy as np
 
 from simcore.hardware.dtypes import bits
 from simcore.pipeline.costs import Costs
+from simcore.pipeline.scalar import scalar_cycles
+from simcore.pipeline.transfer import operand_contention
 from tiler.bounds import chains, copies, slots, stalls, traffic
 
 __all__ = ["order_bound"]
@@ -130,8 +132,15 @@ def _case(
     b_passes = 1 if b_once else m_iter
     hbm, cap_case = traffic.case_traffic(p, tr, reads, a_once, b_once)
     k = space.problem.k
-    a_terms = copies.copy_terms(c, True, a_passes, rows, k, cap_case, terms.a_pass)
-    b_terms = copies.copy_terms(c, False, b_passes, cols, k, cap_case, terms.b_pass)
+    bk = g["baseK"]
+    # (The same-address factors, fixed by the core split: simcore.pipeline.transfer.)
+    fa, fb = operand_contention(c, rows, cols)
+    a_terms = copies.copy_terms(
+        c, True, a_passes, rows, k, cap_case, terms.a_pass, (bm, bk), contention=fa
+    )
+    b_terms = copies.copy_terms(
+        c, False, b_passes, cols, k, cap_case, terms.b_pass, (bn, bk), contention=fb
+    )
     stalled: list[list[Any]] = []
     if with_stalls and chains.USE_CHAIN_BOUND and not p.has_fixpipe and (c.a_via_ub or c.b_via_ub):
         m3c = c.c_ub_to_gm_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap_case)
@@ -145,7 +154,17 @@ def _case(
             (fixed.dr_block, m3c, fixed.dr_last, fixed.drain_ex),
             (m_iter * n_iter, k_iter),
         )
+    problem = space.problem
+    steps = m_iter * n_iter * k_iter
     return slots.CaseTerms(
         a_terms=a_terms, b_terms=b_terms, a_passes=a_passes, b_passes=b_passes, a_lo=a_lo,
         a_hi=a_hi, hbm=hbm, stalled=stalled, infeasible=infeasible,
+        # (simcore.pipeline.scalar, issue 17: the core's K steps, its DMA copies.)
+        scalar=lambda dma: scalar_cycles(p, problem, steps, dma),
+        # Norm copies each base block of a direct operand apart
+        # (simcore.estimate.copies.copy_totals_of, dma_copies): every pass copies them all.
+        norm_blocks=(
+            a_passes * s.a_total * (c.norm and not c.a_via_ub),
+            b_passes * s.b_total * (c.norm and not c.b_via_ub),
+        ),
     )  # fmt: skip

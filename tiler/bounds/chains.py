@@ -24,6 +24,7 @@ from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.busy import block_types, drain_busy
 from simcore.pipeline.costs import Costs, ceil_div
 from simcore.pipeline.mmad import mmad_cycles
+from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.transfer import l1_to_l0_cycles
 from tiler.bounds import copies
 
@@ -262,6 +263,13 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
             c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
         )
     fixed = [terms.cube, terms.mte1, drain] if p.has_fixpipe else [terms.cube, terms.mte1]
+    # The scalar pipe's work (simcore.pipeline.scalar, issue 17) with the least copies: under
+    # Norm every base block of a direct operand is copied at least once, one copy each.
+    k_iter = g["k_iter"]
+    least_copies: Any = 0.0
+    if c.norm:
+        least_copies = (m_iter * (not c.a_via_ub) + n_iter * (not c.b_via_ub)) * k_iter
+    fixed.append(scalar_cycles(p, problem, m_iter * n_iter * k_iter, least_copies))
     fixed_busy = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in fixed])
     fixed_sum = sum(fixed)
     classes = terms.chain_classes

@@ -43,7 +43,12 @@ def first_copy_latency(c: Costs, is_a: bool) -> float:
 
 
 def first_copy_legs(
-    c: Costs, k: int, least_rows: tuple[Any, Any], k_iter: Any, cap: Any
+    c: Costs,
+    k: int,
+    least_rows: tuple[Any, Any],
+    k_iter: Any,
+    cap: Any,
+    contention: tuple[Any, Any] = (1.0, 1.0),
 ) -> tuple[Any, Any]:
     """Least average MTE2 leg of an A copy and of a B copy (the start-up of the compute path).
 
@@ -52,13 +57,52 @@ def first_copy_legs(
     column path's extra DMA latencies, >= 0): at least the latency plus the bytes of the average
     copy, and a copy moves ``bytes / loads`` on average, where the passes move groups of at least
     the tail block's rows (16-aligned) over all of K, each in at most ``k_iter`` chunks. ``cap`` is
-    at least the estimator's bandwidth share; ``least_rows`` are the tail block's rows and columns.
+    at least the estimator's bandwidth share; ``least_rows`` are the tail block's rows and columns;
+    ``contention`` A's and B's same-address factors (:func:`nd_row_floor`).
     """
     legs = []
-    for is_a, rows in ((True, least_rows[0]), (False, least_rows[1])):
+    for is_a, rows, factor in (
+        (True, least_rows[0], contention[0]),
+        (False, least_rows[1], contention[1]),
+    ):
         lat, peak = c.copy_rate(is_a)
-        legs.append(lat + c.l1_tile_bytes(rows, k) / np.minimum(peak, cap) / k_iter)
+        stream = c.l1_tile_bytes(rows, k) / np.minimum(peak, cap) / k_iter
+        rows_floor = nd_row_floor(c, is_a, rows, k / k_iter, contention=factor)
+        legs.append(lat + np.maximum(stream, rows_floor))
     return legs[0], legs[1]
+
+
+def on_the_fly_nd(c: Costs, is_a: bool) -> bool:
+    """Whether the operand's GM->L1 copies convert ND to NZ on the fly (direct, not by column)."""
+    staged = c.a_via_ub or c.a_by_column if is_a else c.b_via_ub or c.b_by_column
+    return bool(not staged and (c.a_nd if is_a else c.b_nd) and c.preset.nd2nz_on_the_fly)
+
+
+def nd_row_floor(
+    c: Costs,
+    is_a: bool,
+    rows: Any,
+    k: Any,
+    bases: tuple[Any, Any] | None = None,
+    contention: Any = 1.0,
+) -> Any:
+    """Least row-request cycles of on-the-fly ND->NZ copies of ``rows`` x ``k`` (issue 17).
+
+    :meth:`simcore.pipeline.costs.Costs.nd_copy_cycles` is ``latency + max(ND rows x row
+    cycles x contention, bytes / rate)``, every piece requesting its rows again: at least one
+    piece (MDL), under Norm one per base block along the contiguous dimension (``bases``: the
+    operand's base rows and baseK). ``contention`` is the operand's same-address factor
+    (:func:`simcore.pipeline.transfer.operand_contention`), which the core split fixes, so one
+    factor for every copy of a group (1 is always below it). Zero for the other copy paths.
+    """
+    if not on_the_fly_nd(c, is_a):
+        return 0.0
+    k_rows = not c.trans_a if is_a else c.trans_b  # (K is the contiguous dimension)
+    if c.norm and bases is not None:
+        pieces = ceil_div(k, bases[1]) if k_rows else ceil_div(rows, bases[0])
+    else:
+        pieces = 1
+    return (rows if k_rows else k) * pieces * c.preset.nd2nz_row_cycles * contention
 
 
 def pass_floor(
@@ -120,13 +164,23 @@ def pass_floor(
 
 
 def copy_terms(
-    c: Costs, is_a: bool, passes: Any, rows: Any, k: int, cap: Any, per_pass: tuple[Any, ...]
+    c: Costs,
+    is_a: bool,
+    passes: Any,
+    rows: Any,
+    k: int,
+    cap: Any,
+    per_pass: tuple[Any, ...],
+    bases: tuple[Any, Any] | None = None,
+    contention: Any = 1.0,
 ) -> tuple[Any, ...]:
     """The parts of :func:`copy_busy` that do not depend on the copy count.
 
     ``passes`` loads of an operand's ``rows`` x K: bytes as L1 stores them (rows aligned to
-    16, K to C0), moved at no more than ``min(peak, cap)``; the vector reorder's repeats and
-    least issues (:func:`pass_floor`) per pass; on the column path the column DMAs.
+    16, K to C0), moved at no more than ``min(peak, cap)``, or at least the ND row requests
+    (:func:`nd_row_floor`, ``contention`` the operand's same-address factor); the vector
+    reorder's repeats and least issues (:func:`pass_floor`) per pass; on the column path the
+    column DMAs.
 
     Returns:
         (MTE2 latency per copy, MTE2 bytes time, V repeat cycles, least V issues, V issue
@@ -155,7 +209,16 @@ def copy_terms(
     by_column = c.a_by_column if is_a else c.b_by_column
     lat, peak = c.copy_rate(is_a)
     least = passes * columns if by_column else 0.0
-    return (lat, nbytes / np.minimum(peak, cap), 0.0, 0.0, 0.0, 0.0, 0.0, least, iters, panel)
+    # (Each pass requests every ND row at least once: nd_row_floor over the pass.)
+    rows_floor = passes * nd_row_floor(c, is_a, rows, k, bases, contention)
+    stream = np.maximum(nbytes / np.minimum(peak, cap), rows_floor)
+    if c.norm and bases is not None and on_the_fly_nd(c, is_a):
+        # Norm copies each base block of an on-the-fly ND operand apart, each paying the copy
+        # latency: a pass is at least its blocks' copies (issue 17; iters 1, panel 0 keep
+        # least_instructions at this count).
+        least = passes * ceil_div(rows, bases[0]) * ceil_div(k, bases[1])
+        return (lat, stream, 0.0, 0.0, 0.0, 0.0, 0.0, least, 1.0, 0.0)
+    return (lat, stream, 0.0, 0.0, 0.0, 0.0, 0.0, least, iters, panel)
 
 
 def copy_busy(terms: tuple[Any, ...], loads: Any, least: Any) -> tuple[Any, Any, Any, Any]:

@@ -17,6 +17,8 @@ import numpy.typing as npt
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.busy import block_types, compute_busy, cube_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
+from simcore.pipeline.traffic import kernel_us, l2_share_most
+from simcore.pipeline.transfer import operand_contention
 from simcore.tiling.problem import Problem
 from tiler.bounds import cases, chains, copies, slots, traffic
 
@@ -50,8 +52,9 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
     cube = cube_busy(
         c, problem.k, g["singleCoreM"], g["singleCoreN"], g["baseM"], g["baseN"], g["baseK"]
     )
-    launch = preset.launch_overhead_us * preset.clock_mhz
-    return np.asarray((cube + launch) / preset.clock_mhz * (1.0 - _ROUNDING), dtype=np.float64)
+    # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
+    out = kernel_us(preset, cube / preset.clock_mhz)
+    return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
 
 
 def group_lower_bounds(
@@ -121,8 +124,8 @@ def _least_over_paths(space: Any, g: dict[str, Any], price: Any) -> FloatArray:
             best = np.minimum(best, part)
         else:
             best[reach] = np.minimum(best[reach], part)
-    launch = preset.launch_overhead_us * preset.clock_mhz
-    out = (best + launch) / preset.clock_mhz
+    # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
+    out = kernel_us(preset, best / preset.clock_mhz)
     return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
 
 
@@ -210,8 +213,13 @@ def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
     c1 = np.where(n_iter == 1, cn_t, bn)
     la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
     active = ceil_div(problem.m, rows) * ceil_div(problem.n, cols)
-    cap = np.minimum(p.l2_bytes_per_cycle / np.maximum(active, 1), p.l2_bytes_per_cycle_per_core)
-    ready = copies.first_copy_legs(c, k, (rm_t, cn_t), k_iter, cap)
+    # (The ND->NZ share of the chip's L2 rate: simcore.pipeline.traffic.l2_share_most.)
+    chip = p.l2_bytes_per_cycle * l2_share_most(problem, p)
+    cap = np.minimum(chip / np.maximum(active, 1), p.l2_core_port)
+    # (The same-address factors, fixed by the core split: simcore.pipeline.transfer.)
+    ready = copies.first_copy_legs(
+        c, k, (rm_t, cn_t), k_iter, cap, operand_contention(c, rows, cols)
+    )
     cube, mte1 = compute_busy(c, k, rows, cols, bm, bn, bk)
     mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)
     mm_steps: Any = 0.0

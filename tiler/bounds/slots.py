@@ -11,6 +11,7 @@ least those at its bottom, and the four slot combinations are priced apart
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +65,10 @@ class CaseTerms:
         stalled: ``[sa][sb]`` compute paths with the pass-start stalls
             (:func:`tiler.bounds.stalls.stalled_paths`), or empty where they do not apply.
         infeasible: 0 where some tiling of the group falls in the case, inf elsewhere.
+        scalar: The scalar pipe's busy cycles of the group's steps for a count of DMA copies
+            (:func:`simcore.pipeline.scalar.scalar_cycles`, non-decreasing in the count).
+        norm_blocks: (A, B) DMA copies at least from the Norm template's one copy per base
+            block of a direct operand: passes x blocks (0 elsewhere).
     """
 
     a_terms: tuple[Any, ...]
@@ -75,6 +80,8 @@ class CaseTerms:
     hbm: Any
     stalled: list[list[Any]]
     infeasible: Any
+    scalar: Callable[[Any], Any]
+    norm_blocks: tuple[Any, Any]
 
 
 def one_slot_chain(
@@ -190,6 +197,17 @@ def split_bound(
             b_copies = np.ceil(s.b_total / chunk_b[-1])
             legs_a.append(copies.copy_busy(a_terms, case.a_passes * a_copies, instr_a))
             legs_b.append(copies.copy_busy(b_terms, case.b_passes * b_copies, instr_b))
+        # The scalar pipe's copy counts per slot count: at least the chunk copies (the
+        # estimator's DMA copies are its chunk copies, or under Norm each direct chunk's base
+        # blocks, at least one per chunk) and under Norm every base block of each pass.
+        dma_a = [
+            np.maximum(case.a_passes * np.ceil(s.a_total / ch), case.norm_blocks[0])
+            for ch in chunk_a
+        ]
+        dma_b = [
+            np.maximum(case.b_passes * np.ceil(s.b_total / ch), case.norm_blocks[1])
+            for ch in chunk_b
+        ]
         # Per operand and slot count (combined per pair below): the steps left after its last
         # copy in the copy path, with the copies that shortening costs (last_chunk_steps).
         after = [
@@ -208,7 +226,7 @@ def split_bound(
             for sb in (0, 1):
                 pair = _pair_bound(
                     c, case, fixed, terms, (legs_a[sa], legs_b[sb]), (sa, sb),
-                    np.minimum(after[0][sa], after[1][sb]),
+                    np.minimum(after[0][sa], after[1][sb]), case.scalar(dma_a[sa] + dma_b[sb]),
                 )  # fmt: skip
                 best = np.minimum(best, pair + case.infeasible)
     return best
@@ -222,6 +240,7 @@ def _pair_bound(
     legs: tuple[tuple[Any, ...], tuple[Any, ...]],
     pair: tuple[int, int],
     after: Any,
+    scalar: Any,
 ) -> Any:
     """``min(max(MK, RB), SQ)`` of one split with A in ``sa + 1`` slots and B in ``sb + 1``.
 
@@ -244,6 +263,9 @@ def _pair_bound(
     # Without FixPipe the drain's legs are on V and MTE3 too.
     pipes = [mte2, vec, mte3] if p.has_fixpipe else [mte2, fixed.drain + vec, fixed.c_out + mte3]
     busiest = np.maximum(np.maximum(np.maximum.reduce(pipes), fixed.fixed_busy), case.hbm)
+    # The scalar pipe with the split's least DMA copies (``scalar``): a busy pipe as well. (The
+    # sum of work keeps the fixed paths' scalar with fewer copies: lower, still valid.)
+    busiest = np.maximum(busiest, scalar)
     total = np.maximum(sum(pipes) + fixed.fixed_sum, case.hbm)
     makespan = fixed.makespan
     if chains.USE_CHAIN_BOUND:

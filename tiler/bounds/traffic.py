@@ -19,6 +19,7 @@ import numpy as np
 from simcore.hardware.dtypes import bits
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import ceil_div
+from simcore.pipeline.traffic import l2_share_most
 from simcore.tiling.problem import Problem
 
 __all__ = ["CaseReads", "OrderTraffic", "case_reads", "case_traffic", "order_traffic"]
@@ -31,9 +32,11 @@ class OrderTraffic:
     Attributes:
         unique: The bytes every tiling moves: A and B once, C written once.
         write: C's bytes.
-        miss: The L2 miss rate at least (the order's smallest working set).
-        cap: The largest bytes per cycle a core's copies move (its share of L2, the per-core
-            rate at the least reloads).
+        miss: The L2 miss rate at least (the order's smallest working set, the usable L2).
+        cap: The largest bytes per cycle a core's copies move (its share of L2 and the per-core
+            rate, both slowed by the least misses).
+        rate_no_miss: A core's rate before the miss slowdown: the smaller of its share of the
+            chip's L2 rate and its L2 port (:func:`case_traffic` slows it by the case's mix).
         hbm_floor: The HBM floor's cycles at least (the least reads, every core's rows once).
         active: The cores with work.
     """
@@ -44,6 +47,7 @@ class OrderTraffic:
     cap: Any
     hbm_floor: Any
     active: Any
+    rate_no_miss: Any
 
 
 def order_traffic(
@@ -53,9 +57,12 @@ def order_traffic(
 
     Every core reads its rows of A and columns of B over all of K at least once; the HBM
     serves the unique bytes plus the reloads that miss L2, and a miss is at least
-    ``1 - L2 / working set`` with the working set at its smallest for the order
-    (:func:`simcore.pipeline.traffic.reuse_working_set` with steps of 1). The hit ratio
-    ``1 - miss x (1 - unique / traffic)`` is largest at the least traffic, so the copy rate
+    ``1 - usable L2 / working set`` with the working set at its smallest for the order
+    (:func:`simcore.pipeline.traffic.reuse_working_set` with steps of 1; the usable L2 is
+    ``l2_bytes x l2_usable_fraction`` as there). The hit ratio ``1 - miss x (1 - unique /
+    traffic)`` is largest at the least traffic, and the estimator slows both the chip's share
+    per core and the core's port by the same mix ``hit + (1 - hit) / l2_miss_slowdown``
+    (increasing in the hit ratio), so the copy rate
     (:func:`simcore.pipeline.traffic.chip_bandwidth_cap`) is at most the one it gives.
     """
     k = problem.k
@@ -70,19 +77,25 @@ def order_traffic(
     once_read = (n_cores * problem.m + m_cores * problem.n) * k * in_b
     total_min = once_read + write
     # Smallest working set of this order (simcore.pipeline.traffic.reuse_working_set with step 1).
+    # (A kernel walking each core's M in l2_rounds rounds holds one round's rows of A.)
+    round_rows = ceil_div(rows, problem.l2_rounds)
     if order == 0:
-        working = (m_cores * np.minimum(rows, problem.m) + n_cores * bn) * k * in_b
+        working = (m_cores * np.minimum(round_rows, problem.m) + n_cores * bn) * k * in_b
     else:
         working = (n_cores * np.minimum(cols, problem.n) + m_cores * bm) * k * in_b
-    miss = np.clip(1.0 - p.l2_bytes / np.maximum(working, 1.0), 0.0, 1.0)
+    usable = p.l2_bytes * p.l2_usable_fraction
+    miss = np.clip(1.0 - usable / np.maximum(working, 1.0), 0.0, 1.0)
     reload_frac = np.maximum(1.0 - unique / np.maximum(total_min, 1.0), 0.0)
     hit_max = 1.0 - reload_frac * miss
-    core_rate = p.l2_bytes_per_cycle_per_core * (hit_max + (1.0 - hit_max) / p.l2_miss_slowdown)
-    cap = np.minimum(p.l2_bytes_per_cycle / np.maximum(active, 1), core_rate)
+    # (The ND->NZ share of the chip's L2 rate: simcore.pipeline.traffic.l2_share_most.)
+    chip = p.l2_bytes_per_cycle * l2_share_most(problem, p)
+    rate_no_miss = np.minimum(chip / np.maximum(active, 1), p.l2_core_port)
+    cap = rate_no_miss * (hit_max + (1.0 - hit_max) / p.l2_miss_slowdown)
     hbm_floor = (unique + np.maximum(total_min - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
     return OrderTraffic(
-        unique=unique, write=write, miss=miss, cap=cap, hbm_floor=hbm_floor, active=active
-    )
+        unique=unique, write=write, miss=miss, cap=cap, hbm_floor=hbm_floor, active=active,
+        rate_no_miss=rate_no_miss,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,5 +187,5 @@ def case_traffic(
     hbm = np.maximum(hbm, t.hbm_floor)
     traffic = np.maximum(read + write, 1.0)
     hit_case = 1.0 - np.maximum(traffic - unique, 0.0) * miss / traffic
-    rate_case = p.l2_bytes_per_cycle_per_core * (hit_case + (1.0 - hit_case) / p.l2_miss_slowdown)
+    rate_case = t.rate_no_miss * (hit_case + (1.0 - hit_case) / p.l2_miss_slowdown)
     return hbm, np.minimum(t.cap, rate_case)

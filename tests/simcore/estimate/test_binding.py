@@ -42,7 +42,7 @@ def test_a_path_over_two_chains_names_the_longer() -> None:
 def test_the_clip_names_a_floor_or_the_sequential_sum() -> None:
     code = np.full(3, TERM["compute"], dtype=np.int8)
     makespan = np.array([100.0, 100.0, 100.0])
-    busy = [np.array([50.0, 120.0, 50.0])] + [np.zeros(3)] * 5  # MTE2 then five idle pipes
+    busy = [np.array([50.0, 120.0, 50.0])] + [np.zeros(3)] * 6  # MTE2 then six idle pipes
     hbm = np.array([0.0, 0.0, 130.0])
     busiest = np.maximum(busy[0], hbm)
     seq = np.array([500.0, 500.0, 110.0])

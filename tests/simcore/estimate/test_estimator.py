@@ -120,7 +120,20 @@ def _pinned() -> list[dict[str, Any]]:
 PINNED = _pinned()
 
 
-@pytest.mark.parametrize("case", PINNED, ids=[f"{c['file']}/{c['name']}" for c in PINNED])
+def _pinned_params() -> list[Any]:
+    # A case the current model misses says so ("open": what is off and why) and runs as a strict
+    # xfail: the miss stays visible, and the day it passes the suite asks for the note's removal.
+    return [
+        pytest.param(
+            case,
+            id=f"{case['file']}/{case['name']}",
+            marks=[pytest.mark.xfail(strict=True, reason=case["open"])] if "open" in case else [],
+        )
+        for case in PINNED
+    ]
+
+
+@pytest.mark.parametrize("case", _pinned_params())
 def test_pinned_cases_agree_with_the_simulator_and_name_their_term(case: dict[str, Any]) -> None:
     """Each pinned case within its tolerance of the simulator, bound by the term it names."""
     problem = parse_problem(case["problem"])
@@ -139,6 +152,7 @@ def test_pinned_cases_are_well_formed() -> None:
     for case in PINNED:
         assert case["binding_term"] in BINDING_NAMES
         assert case["mechanism"] and 0 < case["tolerance"] <= 0.1
+        assert "open" not in case or "issue" in case["open"], "an open miss names its issue"
 
 
 def test_drain_chain_holds_a_chunk_read_by_several_blocks() -> None:

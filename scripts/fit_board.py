@@ -1,0 +1,90 @@
+"""Re-derive the board-fitted model constants from measured_msprof_910b1_8192.csv (issue 17).
+
+Each fit uses the profiler's busy times and the kernels' own counts (K steps, copies, ND rows per
+core, read from the simulator's schedule of the case so the geometry is not restated here):
+
+* ND->NZ copy latency and cycles per ND row: cases 0 and 1 (one core, Norm, two copies per K
+  step, row-bound): MTE2 per step = 2 x latency + rows x row cycles, two equations.
+* same-address coefficient: cases 2 and 3 against case 1, MTE2 per step over the row term.
+* scalar: least squares of scalar busy per core over (1, steps, Norm copies, MDL copies) on
+  cases 0-5 with the start-up held at its assumed value; the constant-tiling factor from cases
+  7 and 8 against the runtime-tiling work of the same chunking.
+* MTE1 latency: cases 0 and 1, MTE1 busy per load above the bytes at the L1->L0 rates.
+
+The ND->NZ share of the L2 rate and the usable L2 are fitted through the whole model (cases
+6-8 and case 5 against 6); their residuals are the MTE2 column of ``benchmarks.fidelity``.
+
+    uv run --frozen python -m scripts.fit_board
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simcore.pipeline.simulator import KINDS, simulate
+from tests.support.board import msprof_cases
+
+
+def _counts(case: object) -> dict[str, float]:
+    """Averages over the cores (as the profiler reports): K steps and chunk copies."""
+    sim = simulate(case.problem, case.tiling, case.preset)  # type: ignore[attr-defined]
+    total = sum(core.shape.cores for core in sim.cores)
+    steps = loads = 0.0
+    for core in sim.cores:
+        kinds = np.bincount(core.kind, minlength=len(KINDS))
+        steps += core.shape.cores * float(kinds[KINDS.index("mmad")])
+        loads += core.shape.cores * float(
+            kinds[KINDS.index("load_a")] + kinds[KINDS.index("load_b")]
+        )
+    return {"steps": steps / total, "loads": loads / total, "clock": case.preset.clock_mhz}  # type: ignore[attr-defined]
+
+
+def main() -> int:
+    cases = {c.name: c for c in msprof_cases()}
+    n = {name: _counts(c) for name, c in cases.items()}
+    clk = n["case0"]["clock"]
+    # --- ND->NZ copy: two equations (rows per step: 64 + 64 and 128 + 256) -----------------
+    per_step = {
+        name: cases[name].pipes_us["MTE2"] * clk / n[name]["steps"] for name in ("case0", "case1")
+    }
+    rows = {"case0": 64 + 64, "case1": 128 + 256}
+    row_cycles = (per_step["case1"] - per_step["case0"]) / (rows["case1"] - rows["case0"])
+    latency = (per_step["case0"] - rows["case0"] * row_cycles) / 2
+    print(f"ND->NZ copy: latency {latency:.1f} cycles, {row_cycles:.3f} cycles per ND row")
+    # --- same-address coefficient: cases 2 (A shared by 12, B by 2) and 3 (6 and 4) ---------
+    # (B's rows per step: 683 columns in blocks of 256, 256, 176 (L1-aligned); 256 in case 3.)
+    for name, s_a, s_b, rows_b in (("case2", 12, 2, 229.3), ("case3", 6, 4, 256.0)):
+        c = cases[name]
+        measured = c.pipes_us["MTE2"] * clk / n[name]["steps"]
+        plain = 2 * latency + (128 + rows_b) * row_cycles
+        coeff = (measured - plain) / (
+            128 * row_cycles * (s_a - 1) ** 2 + rows_b * row_cycles * (s_b - 1) ** 2
+        )
+        print(f"same-address coefficient from {name}: {coeff:.4f}")
+    # --- scalar ------------------------------------------------------------------------------
+    rows_x, rhs = [], []
+    startup = cases["case0"].preset.scalar_startup_cycles
+    for name in ("case0", "case1", "case2", "case3", "case4", "case5"):
+        c = cases[name]
+        norm = c.problem.template.value == "norm"
+        copies = 2 * n[name]["steps"] if norm else n[name]["loads"]
+        rows_x.append([n[name]["steps"], copies if norm else 0.0, 0.0 if norm else copies])
+        rhs.append(c.pipes_us["SCALAR"] * clk - startup)
+    fit, *_ = np.linalg.lstsq(np.asarray(rows_x), np.asarray(rhs), rcond=None)
+    print(f"scalar: {fit[0]:.1f} per step, {fit[1]:.1f} per Norm copy, {fit[2]:.1f} per MDL copy")
+    res = np.asarray(rows_x) @ fit - np.asarray(rhs)
+    print("  residuals (cycles per core):", " ".join(f"{r:+.0f}" for r in res))
+    base = cases["case5"].pipes_us["SCALAR"]
+    for name in ("case7", "case8"):
+        print(f"constant-tiling factor from {name}: {cases[name].pipes_us['SCALAR'] / base:.3f}")
+    # --- MTE1 latency: two loads per step above the bytes at 256 / 128 B per cycle ------------
+    for name, (ra, rb, kb) in (("case0", (64, 64, 128)), ("case1", (128, 256, 128))):
+        c = cases[name]
+        bytes_cycles = ra * kb / 256 + rb * kb / 128
+        per_load = (c.pipes_us["MTE1"] * clk / n[name]["steps"] - bytes_cycles) / 2
+        print(f"MTE1 latency from {name}: {per_load:.1f} cycles")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,37 @@
+"""The scalar pipe: the kernel's own instruction issue, address arithmetic and flag waits.
+
+The scalar unit runs the kernel's control code: a start-up (reading the tiling, setting up
+addresses), then per K step the loop's bookkeeping and per GM->L1 copy its address and
+descriptor set-up. The profiler reports it as a pipe (measured_msprof_910b1_8192.csv
+``scalar_us``): about 449 cycles per K step under the Norm template with two copies per step
+(cases 0-3), 351 and 248 under MDL with 0.75 and 0.375 copies per step (cases 4 and 5), and
+0.68 of that with a compile-time constant tiling (case 7). The copy's share differs between the
+templates: a Norm copy moves one base block, an MDL copy a large packet of stepK blocks with a
+longer descriptor. The pipe overlaps the others (the kernel is never scalar-bound in the file),
+so it enters the core's time only as a busy pipe (the core cannot end before it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simcore.hardware.presets import HardwarePreset
+from simcore.tiling.problem import Problem, Template
+
+
+def scalar_cycles(preset: HardwarePreset, problem: Problem, steps: Any, copies: Any) -> Any:
+    """Busy cycles of one core's scalar pipe.
+
+    ``(start-up + steps x step cycles + copies x copy cycles) x factor``: ``steps`` the core's K
+    steps (one MMAD each), ``copies`` its GM->L1 (or GM->UB) DMA copies (Norm: one per base
+    block), the copy cycles of the problem's template, the factor
+    ``constant_tiling_scalar_factor`` with a constant tiling (else 1). Scalars or arrays.
+    """
+    per_copy = (
+        preset.scalar_norm_copy_cycles
+        if problem.template is Template.NORM
+        else preset.scalar_mdl_copy_cycles
+    )
+    factor = preset.constant_tiling_scalar_factor if problem.constant_tiling else 1.0
+    work = preset.scalar_startup_cycles + steps * preset.scalar_step_cycles + copies * per_copy
+    return work * factor

@@ -1,0 +1,124 @@
+"""The model against the board (issue 17): the shared profiler and torch.mm files.
+
+measured_msprof_910b1_8192.csv (nine 8192^3 kernels with per-pipe busy times) and
+measured_gemm_910b2_torch_mm.csv (square torch.mm), loaded by tests/support/board.py, in both
+fidelities. The figures are printed by ``uv run --frozen python -m benchmarks.fidelity``.
+Targets the model does not meet yet are strict xfails naming what is missing.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+
+from simcore.estimate.estimator import estimate_one
+from simcore.pipeline.simulator import simulate
+from tests.support.board import BoardCase, msprof_cases, torch_mm_cases
+
+_CASES = msprof_cases()
+_TORCH = [c for c in torch_mm_cases() if c.problem.n >= 2048 and c.problem.dtype.value != "fp32"]
+
+
+@cache
+def _sim(name: str) -> Any:
+    case = next(c for c in _CASES + torch_mm_cases() if c.name == name)
+    return simulate(case.problem, case.tiling, case.preset)
+
+
+def _mean_busy_us(case: BoardCase, pipe: str) -> float:
+    """A pipe's busy time averaged over the cores, as the profiler reports it."""
+    sim = _sim(case.name)
+    total = sum(c.shape.cores for c in sim.cores)
+    busy = sum(c.busy_cycles[pipe] * c.shape.cores for c in sim.cores)
+    return float(busy / total / case.preset.clock_mhz)
+
+
+def _ids(cases: list[BoardCase]) -> list[str]:
+    return [c.name for c in cases]
+
+
+_CASE4_GAP = pytest.mark.xfail(
+    strict=True,
+    reason="case 4 (MDL, stepKa 2): the board takes 24 % longer than its MTE2 busy time, the "
+    "model 12 % (no mechanism found for the rest)",
+)
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, marks=_CASE4_GAP) if c.name == "case4" else c for c in _CASES],
+    ids=_ids(_CASES),
+)  # fmt: skip
+def test_task_time_within_10_percent_in_both_fidelities(case: BoardCase) -> None:
+    sim = _sim(case.name)
+    est = estimate_one(case.problem, case.tiling, case.preset)
+    assert sim.device_time_us == pytest.approx(case.time_us, rel=0.10)
+    assert est["device_time_us"] == pytest.approx(case.time_us, rel=0.10)
+    # The profiler's average core time: the 4 x 6 split's last column of cores has less work.
+    assert case.core_avg_us is not None
+    assert sim.core_time_avg_us == pytest.approx(case.core_avg_us, rel=0.15)
+
+
+@pytest.mark.parametrize("case", _CASES, ids=_ids(_CASES))
+def test_mte2_and_scalar_busy_within_15_percent(case: BoardCase) -> None:
+    assert _mean_busy_us(case, "MTE2") == pytest.approx(case.pipes_us["MTE2"], rel=0.15)
+    if not case.problem.l2_rounds > 1 or case.problem.constant_tiling:
+        # (Case 6, runtime tiling with L2 rounds, measures 20 % more scalar work than case 5.)
+        assert _mean_busy_us(case, "SCALAR") == pytest.approx(case.pipes_us["SCALAR"], rel=0.05)
+
+
+_MMAD_RESTART = pytest.mark.xfail(
+    strict=True,
+    reason="case 0 (64 x 64 x 64 blocks): the board's MAC time holds ~59 cycles per MMAD that "
+    "starts on an idle cube; the model has no MMAD restart cost",
+)
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, marks=_MMAD_RESTART) if c.name == "case0" else c for c in _CASES],
+    ids=_ids(_CASES),
+)  # fmt: skip
+def test_mac_busy_within_15_percent(case: BoardCase) -> None:
+    assert _mean_busy_us(case, "M") == pytest.approx(case.pipes_us["M"], rel=0.15)
+
+
+def test_norm_cases_and_mdl_cases_rank_as_measured() -> None:
+    # The Norm kernels (cases 0-3) in measured order, every MDL kernel faster than every Norm
+    # one, and the L2-round kernels faster than case 5 (L2 capacity).
+    times = {c.name: _sim(c.name).device_time_us for c in _CASES}
+    assert times["case0"] > times["case1"] > times["case2"] > times["case3"] > times["case4"]
+    assert times["case4"] > times["case5"] > times["case6"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="cases 6, 7, 8 differ on the board by constant tiling and UnitFlag (1-2 %); the "
+    "model's MTE2-bound kernel does not see either",
+)
+def test_all_nine_rank_in_measured_order() -> None:
+    model = [_sim(c.name).device_time_us for c in _CASES]
+    measured = [c.time_us for c in _CASES]
+    assert sorted(range(9), key=model.__getitem__) == sorted(range(9), key=measured.__getitem__)
+
+
+@pytest.mark.parametrize("case", _TORCH, ids=_ids(_TORCH))
+def test_torch_mm_within_15_percent_for_n_from_2048(case: BoardCase) -> None:
+    sim = _sim(case.name)
+    assert sim.end_to_end_us == pytest.approx(case.time_us, rel=0.15)
+
+
+def test_host_dispatch_floor_sets_the_smallest_torch_mm() -> None:
+    # N = 1024 runs a few microseconds on the device; back to back the host paces the calls.
+    case = next(c for c in torch_mm_cases() if c.name == "torch.mm fp16 1024")
+    sim = _sim(case.name)
+    assert sim.device_time_us < 0.7 * case.time_us
+    assert sim.end_to_end_us == pytest.approx(case.time_us, rel=0.05)
+
+
+@pytest.mark.parametrize("case", _CASES[1:], ids=_ids(_CASES[1:]))
+def test_estimator_follows_the_simulator_on_the_measured_kernels(case: BoardCase) -> None:
+    sim = _sim(case.name)
+    est = estimate_one(case.problem, case.tiling, case.preset)
+    assert est["device_time_us"] == pytest.approx(sim.device_time_us, rel=0.01)
+    assert est["busy_SCALAR"] == pytest.approx(sim.busy_cycles["SCALAR"], rel=1e-9)

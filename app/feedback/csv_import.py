@@ -225,7 +225,14 @@ def parse_csv(text: str, filename: str) -> tuple[list[CsvRow], list[dict[str, An
             named); nothing of the file may then be stored.
     """
     reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+        rows = list(reader)
+    except csv.Error as exc:
+        # The csv module's own refusals (a NUL byte, a line break inside an unquoted field):
+        # malformed at the line it stopped on (line_num counts the lines read before it: the
+        # header is row 0), never a server error.
+        raise CsvError(reader.line_num, "csv", None, f"well-formed CSV ({exc})") from exc
     if not header:
         raise CsvError(0, "header", None, "a header row with the column names")
     for column in header:
@@ -233,7 +240,7 @@ def parse_csv(text: str, filename: str) -> tuple[list[CsvRow], list[dict[str, An
             raise CsvError(0, column, column, "a known column (docs/service.md)")
     parsed: list[CsvRow] = []
     skipped: list[dict[str, Any]] = []
-    for index, raw in enumerate(reader, start=1):
+    for index, raw in enumerate(rows, start=1):
         if None in raw:
             raise CsvError(index, "row", raw[None], f"{len(header)} cells, as the header")
         cells = {k: (v or "").strip() for k, v in raw.items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.feedback.csv_import import parse_csv
+from app.feedback.csv_import import CsvError, parse_csv
 from simcore.hardware.presets import load_preset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem, parse_problem
@@ -119,3 +119,12 @@ def test_a_profile_of_another_soc_is_refused() -> None:
                       "time_us", 10.0)  # fmt: skip
     with pytest.raises(ValueError, match="not Ascend910B1"):
         fit_profile("Ascend910B1", [obs])
+
+
+@pytest.mark.parametrize(("text", "row"), [("\r'\x00\xf2", 0), ("case,soc\n1,Ascend\r910B1\n", 1)])
+def test_a_csv_the_csv_module_refuses_is_a_malformed_value_not_a_crash(text: str, row: int) -> None:
+    # (POST /v1/measurements:import answered such bodies with a 500; schemathesis found it.)
+    with pytest.raises(CsvError) as caught:
+        parse_csv(text, "odd.csv")
+    assert (caught.value.row, caught.value.column) == (row, "csv")
+    assert "well-formed CSV" in caught.value.to_dict()["limit"]

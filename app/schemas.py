@@ -487,6 +487,33 @@ class Search(_Open):
     simulated_points: int
 
 
+class AnswerMeasurement(_Open):
+    """The measurement a measured answer comes from, as `GET /v1/measurements` lists it.
+
+    Its `problem`, `tiling`, `options`, `measured`, `device`, `note` and the model's
+    `prediction` come along as stored.
+    """
+
+    id: str = Field(description="Id of the measurement.")
+    source: str | None = Field(default=None, description="Where it came from (`api`, `csv:...`).")
+    created_at: str = Field(description="When it was stored (ISO 8601).")
+
+
+class ModelAnswer(_Open):
+    """The model's own answer beside a measured one."""
+
+    tiling: TCubeTiling
+    estimate: Estimate
+
+
+class AnswerCalibration(_Open):
+    """The calibration profile an answer was priced with (its preset digest is in the cache key)."""
+
+    name: str = Field(description="As asked: `default`, `active` or an id.")
+    id: str | None = Field(default=None, description="The profile's id; null: the defaults.")
+    digest: str | None = Field(default=None, description="The profile's content digest.")
+
+
 class TuneResponse(BaseModel):
     """A tuned tiling: the keys ``tiler tune`` prints plus ``id``, ``cached``, ``model_version``."""
 
@@ -506,16 +533,14 @@ class TuneResponse(BaseModel):
         description="`measured`: the fastest kernel a board measured for this exact problem "
         "(`measurement` has it, `model_answer` the model's own); `model`: the model's answer.",
     )
-    measurement: dict[str, Any] | None = Field(
+    measurement: AnswerMeasurement | None = Field(
         default=None, description="The measurement of a measured answer."
     )
-    model_answer: dict[str, Any] | None = Field(
+    model_answer: ModelAnswer | None = Field(
         default=None, description="The model's own `tiling` and `estimate` beside a measured one."
     )
-    calibration: dict[str, Any] | None = Field(
-        default=None,
-        description="The calibration profile of the answer: `name` (as asked), `id` (null: "
-        "the default constants), `digest`, `preset_digest` (in the cache key).",
+    calibration: AnswerCalibration | None = Field(
+        default=None, description="The calibration profile of the answer."
     )
 
 

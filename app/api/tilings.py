@@ -19,6 +19,7 @@ from app.feedback.answers import SourceChoice
 from app.feedback.profiles import chosen_preset
 from app.problem_json import ProblemError, problem_responses
 from app.schemas import (
+    AnswerCalibration,
     EvaluateResponse,
     TilingCheckBody,
     TilingPage,
@@ -74,7 +75,9 @@ async def tune_tiling(
         # Repeats of these exact bytes may be replayed while no measurement or profile changes
         # the answer (app.api.replay).
         setattr(request.state, CACHED_STATE_KEY, True)
-    answer = answer.model_copy(update={"calibration": calibration})
+    answer = answer.model_copy(
+        update={"calibration": AnswerCalibration.model_validate(calibration)}
+    )
     return await measured_answers.resolve(
         service, answer, body.problem, body.fixed, body.source, preset
     )
@@ -97,7 +100,7 @@ async def evaluate_tiling(
     """
     preset, calibration = await chosen_preset(service, body.problem)
     answer = await service.evaluate(body, explain=True, preset=preset)
-    return answer.model_copy(update={"calibration": calibration})
+    return answer.model_copy(update={"calibration": AnswerCalibration.model_validate(calibration)})
 
 
 @router.post(
@@ -228,7 +231,7 @@ async def export_tiling_route(
         f"M={problem.m} N={problem.n} K={problem.k}; model {stored.model_version}"
     )
     if answer.measurement is not None:
-        comment += f"; measured kernel {answer.measurement['id']}"
+        comment += f"; measured kernel {answer.measurement.id}"
     content = export_tiling(answer.tiling, format, comment)
     headers = {}
     if format is not ExportFormat.JSON:

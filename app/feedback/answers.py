@@ -17,7 +17,7 @@ import anyio.to_thread
 from app.db import feedback_repository as frepo
 from app.db.engine import Database
 from app.feedback.measurements import measurement_doc
-from app.schemas import TuneResponse
+from app.schemas import AnswerMeasurement, ModelAnswer, TuneResponse
 from simcore.evaluate import estimate_dict
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.problem import Problem
@@ -60,11 +60,10 @@ def as_measured(answer: R, row: frepo.MeasurementRow, estimate: dict[str, Any]) 
             "source": "measured",
             "tiling": TCubeTiling.model_validate(row.tiling),
             "estimate": answer.estimate.model_validate(estimate),
-            "measurement": measurement_doc(row, compare(estimate, row.measured)),
-            "model_answer": {
-                "tiling": answer.tiling.to_dict(),
-                "estimate": answer.estimate.model_dump(exclude_unset=True),
-            },
+            "measurement": AnswerMeasurement.model_validate(
+                measurement_doc(row, compare(estimate, row.measured))
+            ),
+            "model_answer": ModelAnswer(tiling=answer.tiling, estimate=answer.estimate),
         }
     )
 

@@ -152,6 +152,10 @@ class Costs:
         self.b_via_ub = self.b_nd and not p.nd2nz_on_the_fly and vector_path
         self.a_by_column = self.a_nd and not p.nd2nz_on_the_fly and not vector_path
         self.b_by_column = self.b_nd and not p.nd2nz_on_the_fly and not vector_path
+        # ND inputs converted to NZ by the GM->L1 copy itself (the 910B class): the copies the
+        # Norm template splits per base block and the same-address factor slows.
+        self.a_on_the_fly = self.a_nd and p.nd2nz_on_the_fly
+        self.b_on_the_fly = self.b_nd and p.nd2nz_on_the_fly
         # GM row pitch of each ND operand: A is M x K (K contiguous) unless transposed.
         a_pitch = (problem.m if problem.trans_a else problem.k) * elem_bytes
         b_pitch = (problem.k if problem.trans_b else problem.n) * elem_bytes

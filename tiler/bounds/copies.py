@@ -72,12 +72,6 @@ def first_copy_legs(
     return legs[0], legs[1]
 
 
-def on_the_fly_nd(c: Costs, is_a: bool) -> bool:
-    """Whether the operand's GM->L1 copies convert ND to NZ on the fly (direct, not by column)."""
-    staged = c.a_via_ub or c.a_by_column if is_a else c.b_via_ub or c.b_by_column
-    return bool(not staged and (c.a_nd if is_a else c.b_nd) and c.preset.nd2nz_on_the_fly)
-
-
 def nd_row_floor(
     c: Costs,
     is_a: bool,
@@ -95,7 +89,7 @@ def nd_row_floor(
     (:func:`simcore.pipeline.transfer.operand_contention`), which the core split fixes, so one
     factor for every copy of a group (1 is always below it). Zero for the other copy paths.
     """
-    if not on_the_fly_nd(c, is_a):
+    if not (c.a_on_the_fly if is_a else c.b_on_the_fly):
         return 0.0
     k_rows = not c.trans_a if is_a else c.trans_b  # (K is the contiguous dimension)
     if c.norm and bases is not None:
@@ -212,7 +206,7 @@ def copy_terms(
     # (Each pass requests every ND row at least once: nd_row_floor over the pass.)
     rows_floor = passes * nd_row_floor(c, is_a, rows, k, bases, contention)
     stream = np.maximum(nbytes / np.minimum(peak, cap), rows_floor)
-    if c.norm and bases is not None and on_the_fly_nd(c, is_a):
+    if c.norm and bases is not None and (c.a_on_the_fly if is_a else c.b_on_the_fly):
         # Norm copies each base block of an on-the-fly ND operand apart, each paying the copy
         # latency: a pass is at least its blocks' copies (issue 17; iters 1, panel 0 keep
         # least_instructions at this count).

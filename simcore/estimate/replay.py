@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
+from simcore.pipeline import precedence as rule
 
 
 def block_replay_path(
@@ -133,8 +134,8 @@ def _replay_group(
     # The unmasked first staged copy below assumes every candidate issues it.
     res_any = (bool(np.any(res[0])), bool(np.any(res[1])))
     legs_o = [[x[order] for x in leg] for leg in legs]
-    one_l0 = np.stack([flags[0][order] == 1, flags[1][order] == 1])  # waits for the last MMAD
-    c1 = flags[2][order] == 1
+    single_l0 = np.stack([flags[0][order] == 1, flags[1][order] == 1])  # (L0A, L0B) x candidates
+    db_l0c = flags[2][order]
     n = k_it.size
     k_max = int(k_it[0])
     # Candidates playing step s: the first n_at[s] (n_at[k_max] = 0).
@@ -142,106 +143,117 @@ def _replay_group(
     # Runs of steps playing the same prefix: from each step where n_at drops to the next.
     drops = (np.flatnonzero(np.diff(n_at[:-1])) + 1).tolist()
     # Queue ends: MTE2, MTE1 (also B's last L0B load), A's last L0A load, V, MTE3, the
-    # operands' chunk arrivals, the last two MMADs (the L0 slot hand-offs; M's end).
-    mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm1, mm2 = np.zeros((9, n))
+    # operands' chunk arrivals, and the last two MMADs (M's end; the L0 buffers' releases): at
+    # the start of each run mm_x holds the last MMAD's end and mm_y the one's before, within a
+    # run they alternate (``last``).
+    mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm_x, mm_y = np.zeros((9, n))
     # The UB half a GM->UB leg waits for (the last reorder) and the one a reorder waits for (the
     # last UB->L1 leg), kept over the drain.
     ub_src, ub_dst = np.zeros(n), np.zeros(n)
-    # Per operand: the candidates with each slot count above one, and hist[j]: the last read
-    # of the chunk j copies before the one read now (j = 0: that chunk's).
-    more = [[sl == j for j in range(2, int(sl.max()) + 1)] for sl in (sl_a, sl_b)]
-    hist = [[read_a] + [np.zeros(n) for _ in more[0]], [mte1] + [np.zeros(n) for _ in more[1]]]
+    # Per operand the last reads of its chunks, oldest first, as many as its most slots: the
+    # last is the chunk read now (A's: the last L0A load's end; B's: MTE1's, the L0B load's).
+    hist = [
+        [np.zeros(n) for _ in range(int(sl.max()) - 1)] + [now]
+        for sl, now in ((sl_a, read_a), (sl_b, mte1))
+    ]
+    masks = [rule.slot_masks(sl, len(h)) for sl, h in zip((sl_a, sl_b), hist, strict=True)]
     runs = []
     for s0, s1 in zip([0, *drops], [*drops, k_max], strict=True):
         p, p1 = n_at[s0], n_at[s1]
         s_blk = np.arange(s0, s1)[:, None]
         copies: list[list[Any]] = [[] for _ in range(s0, s1)]
-        for o, (sk, kc) in enumerate(((sk_a, kc_a), (sk_b, kc_b))):
+        for o, (sk, kc, sl) in enumerate(((sk_a, kc_a, sl_a), (sk_b, kc_b, sl_b))):
             issued = (s_blk % sk[:p] == 0) & ~res[o][:p]
-            tail = np.floor(s_blk / sk[:p]) >= kc[:p] - 1
+            tail = rule.chunk_of_step(s_blk, sk[:p]) >= kc[:p] - 1
             gvu = [
                 np.where(tail, y[:p], x[:p])
                 for x, y in zip(legs_o[2 * o], legs_o[2 * o + 1], strict=True)
             ]
-            views = ([m[:p] for m in more[o]], [h[:p] for h in hist[o]], (ready_a, ready_b)[o][:p])
+            hist_p = [h[:p] for h in hist[o]]
+            # Where the run's candidates share a slot count, the slot is always that of the
+            # same entry of the history (updated in place): picked once, here.
+            slot: Any = (
+                rule.l1_slot_free(hist_p, int(sl[0]))
+                if bool(np.all(sl[:p] == sl[0]))
+                else [m[:p] for m in masks[o]]
+            )
+            views = (hist_p, slot, (ready_a, ready_b)[o][:p])
             for i in np.flatnonzero(issued.any(axis=1)).tolist():
                 copies[i].append((o, issued[i], gvu[0][i], gvu[1][i], gvu[2][i], *views))
-        state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm1, mm2))
-        ls = (la[:p], lb[:p], mm[:p], la_t[p1:p], lb_t[p1:p], mm_t[p1:p])
-        runs.append((s0, s1, p1, state, copies, one_l0[:, :p], ls))
-    maximum, putmask = np.maximum, np.putmask
-    c_ub_free = np.zeros(n)
-    drains: list[np.ndarray] = []  # L0C->UB ends of the blocks played
+        state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b))
+        # The run's last step is the K-tail step of the candidates from p1 on.
+        cycles = (la[:p], lb[:p], mm[:p])
+        cycles_last = (
+            np.concatenate([la[:p1], la_t[p1:p]]),
+            np.concatenate([lb[:p1], lb_t[p1:p]]),
+            np.concatenate([mm[:p1], mm_t[p1:p]]),
+        )
+        # L0A's and L0B's buffer counts as bools where the run's candidates share them.
+        single_p = single_l0[:, :p]
+        single: Any = (
+            (bool(single_p[0, 0]), bool(single_p[1, 0]))
+            if bool(np.all(single_p == single_p[:, :1]))
+            else single_p
+        )
+        runs.append((s0, s1, state, (mm_x[:p], mm_y[:p]), copies, single, cycles,
+                     cycles_last))  # fmt: skip
+    putmask = np.putmask
+    fix_end = c_staging_free = np.zeros(n)  # FixPipe's queue; the C staging buffer in UB
+    drains: list[np.ndarray] = []  # the drains' ends (L0C->UB's, or FixPipe's)
     ends = []
     for _ in range(n_play):
-        mte2 += bias
-        c_wait = None
-        if drains:
-            c_wait = drains[-1] if len(drains) < 2 else np.where(c1, drains[-1], drains[-2])
-        for s0, s1, p1, state, copies, one_l0_p, ls in runs:
-            mte2_p, mte1_p, read_a_p, vec_p, mte3_p, ready_a_p, ready_b_p, mm1_p, mm2_p = state
-            la_p, lb_p, mm_p, la_t_p, lb_t_p, mm_t_p = ls
+        mte2 += bias  # the block's bias slice, before its copies
+        c_wait = rule.l0c_buffer_free(drains, db_l0c)
+        for s0, s1, state, mm_v, copies, single_p, cycles, cycles_last in runs:
+            mte2_p, mte1_p, read_a_p, vec_p, mte3_p, ready_a_p, ready_b_p = state
+            last = 0
             for s, per_op in zip(range(s0, s1), copies, strict=True):
-                for o, new, g, v, u, more_p, hist_p, ready_p in per_op:
-                    free = hist_p[0]
-                    for m, h in zip(more_p, hist_p[1:], strict=True):
-                        free = free.copy()
-                        putmask(free, m, h)
+                for o, new, g, v, u, hist_p, slot, ready_p in per_op:
+                    free = slot if isinstance(slot, np.ndarray) else rule.l1_slot_free(hist_p, slot)
                     if not staged[o]:
-                        end = maximum(mte2_p, free) + g
+                        end = rule.queue_start(mte2_p, free) + g
                         putmask(mte2_p, new, end)
                     elif s or o != first_staged or res_any[o]:
-                        e1 = maximum(mte2_p, vec_p) + g
-                        e2 = maximum(vec_p, maximum(e1, mte3_p)) + v
-                        end = maximum(mte3_p, maximum(e2, free)) + u
+                        # The UB halves' ends are V's and MTE3's here (see the docstring).
+                        (_, e1), (_, e2), (_, end) = rule.staged_copy(
+                            (mte2_p, vec_p, mte3_p), (vec_p, mte3_p), free, (g, v, u)
+                        )
                         putmask(mte2_p, new, e1)
                         putmask(vec_p, new, e2)
                         putmask(mte3_p, new, end)
                     else:  # the block's first staged copy, every candidate's (p = n)
-                        e1 = maximum(mte2, ub_src) + g
-                        e2 = maximum(vec, maximum(e1, ub_dst)) + v
-                        end = maximum(mte3, maximum(e2, free)) + u
+                        (_, e1), (_, e2), (_, end) = rule.staged_copy(
+                            (mte2, vec, mte3), (ub_src, ub_dst), free, (g, v, u)
+                        )
                         mte2[:], vec[:], mte3[:] = e1, e2, end
                     putmask(ready_p, new, end)
-                    for j in range(len(hist_p) - 1, 0, -1):
-                        putmask(hist_p[j], new, hist_p[j - 1])
-                l0 = np.where(one_l0_p, mm1_p, mm2_p)
-                maximum(mte1_p, maximum(ready_a_p, l0[0]), out=read_a_p)
-                eb_wait = maximum(ready_b_p, l0[1])
-                if s < s1 - 1:
-                    read_a_p += la_p
-                    maximum(read_a_p, eb_wait, out=mte1_p)
-                    mte1_p += lb_p
-                    r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
-                    em = maximum(mm1_p, r) + mm_p
-                else:  # from p1 on, the K-tail step
-                    read_a_p[:p1] += la_p[:p1]
-                    read_a_p[p1:] += la_t_p
-                    maximum(read_a_p, eb_wait, out=mte1_p)
-                    mte1_p[:p1] += lb_p[:p1]
-                    mte1_p[p1:] += lb_t_p
-                    r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
-                    em = maximum(mm1_p, r)
-                    em[:p1] += mm_p[:p1]
-                    em[p1:] += mm_t_p
-                mm2_p[:] = mm1_p
-                mm1_p[:] = em
+                    for j in range(len(hist_p) - 1):
+                        putmask(hist_p[j], new, hist_p[j + 1])
+                # The MMAD's end goes to the array of the one before (read first), which then
+                # holds the last.
+                rule.k_step(
+                    mte1_p, mm_v[last], ready_a_p, ready_b_p, mm_v[last], mm_v[1 - last],
+                    single_p, c_wait if s == 0 else None, cycles if s < s1 - 1 else cycles_last,
+                    out=(read_a_p, mte1_p, mm_v[1 - last]),
+                )  # fmt: skip
+                last = 1 - last
+            if last:  # back to mm_x last, mm_y before, for the candidates of the next runs
+                mm_v[0][:], mm_v[1][:] = mm_v[1], mm_v[0].copy()
+        ub_src[:], ub_dst[:] = vec, mte3
         if fix:
             # FixPipe drains C on its own queue (``c_ub`` is its cycles), after the last MMAD;
             # V and MTE3 only carry the staged copies (the UB halves' ends are theirs).
-            ub_src[:], ub_dst[:] = vec, mte3
-            c_ub_free = maximum(c_ub_free, mm1) + c_ub
-            drains.append(c_ub_free)
-            ends.append(mm1.copy())
+            fix_end = rule.queue_start(fix_end, rule.drain_ready(mm_x, 0.0)) + c_ub
+            drains.append(fix_end)
+            ends.append(mm_x.copy())
             continue
         # The drain: L0C->UB on the vector queue after the previous UB->GM copy, then UB->GM.
-        ub_src[:], ub_dst[:] = vec, mte3
-        drained = maximum(vec, maximum(mm1, c_ub_free)) + c_ub
+        drained = rule.queue_start(vec, rule.drain_ready(mm_x, c_staging_free)) + c_ub
         vec[:] = drained
-        c_ub_free = maximum(mte3, drained) + ub_gm
-        mte3[:] = c_ub_free
+        c_staging_free = rule.queue_start(mte3, drained) + ub_gm
+        mte3[:] = c_staging_free
         drains.append(drained)
-        ends.append(mm1.copy())
+        ends.append(mm_x.copy())
     end_out, period = np.empty(n), np.empty(n)
     end_out[order] = ends[-1]
     period[order] = ends[-1] - ends[-2]

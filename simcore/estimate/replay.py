@@ -100,19 +100,25 @@ def _replay_group(
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_block_replay_path` on distinct candidates (arrays of equal length).
 
-    The loop over the K steps makes numpy calls on a few dozen to a few hundred candidates, so
-    its cost is the number of calls. It is kept lean, with the values of a plain masked replay
-    bit for bit:
+    Every start is a rule of :mod:`simcore.pipeline.precedence` (the simulator's own functions,
+    here on arrays); this loop only issues the instructions in program order. The loop over the
+    K steps makes numpy calls on a few dozen to a few hundred candidates, so its cost is the
+    number of calls. It is kept lean, with the values of a plain masked replay bit for bit:
 
     * The candidates are sorted by K steps, longest first, so those still playing a step are a
       prefix; the steps between two K-step counts (a run) play the same prefix, through views
       of the state arrays updated in place (the others keep their values).
     * What depends only on the step is tabulated per run before the blocks are played: the
       copies issued, the legs of the chunk they load (the K-tail chunk's from its index on),
-      and which candidates play their K-tail step (from ``p1`` on, at the run's last step).
+      and which candidates play their K-tail step (from ``p1`` on, at the run's last step: its
+      cycles are tabulated with the K-tail's from ``p1`` on), and, where the run's candidates
+      share them, the slot count and the L0 flags (the rules then pick an array, not per
+      candidate).
     * A copy into one of ``slots`` FIFO L1 slots waits for the last read of the chunk ``slots``
       copies before (zero while a slot is still unused): a short history of chunk last reads,
       shifted at each copy, instead of slot arrays indexed per candidate.
+    * The last two MMAD ends alternate between two arrays over a run's steps (each MMAD's end is
+      written over the older), instead of two copies per step.
     * Every candidate issues its first staged copy at step 0, and until the block's drain only
       staged copies move V and MTE3, each to the UB halves it frees and fills: so from that
       copy on the UB halves' ends are V's and MTE3's, and are kept apart only over the drain.

@@ -335,6 +335,7 @@ def simulate_core(
     code_l0b = mte1 | _K["l0b"] << 3
     code_mmad = mcube | _K["mmad"] << 3
     append_code, append_start, append_end = log_code.append, log_start.append, log_end.append
+    step_rule = k_step  # (a local name: looked up once per K step)
 
     for b, (mi, ni) in enumerate(blocks):
         rows = min(base_m, rows_total - mi * base_m)
@@ -356,21 +357,21 @@ def simulate_core(
             key_b = (gb, kb)
             if key_b not in b_ready:
                 load_chunk(b_chunks, key_b, rows_b, chunk_len_b[kb], False, b)
-            durs = step_durations(rows, cols, kk)
+            la, lb, mm = durs = step_durations(rows, cols, kk)
             ready_a, ready_b = a_ready[key_a], b_ready[key_b]
             if handoff and ready_b > ready_a:
                 # Norm step hand-off: the L0A load waits for B's chunk too.
                 ready_a = ready_b
-            sa, ea, sb, eb, sm, last_mmad = k_step(
+            sa, ea, sb, eb, sm, last_mmad = step_rule(
                 free_mte1, free_m, ready_a, ready_b, mm_end1, mm_end2, single_l0,
                 None if s else c_free, durs,
             )  # fmt: skip
             a_last[key_a] = ea
             b_last[key_b] = eb
             free_mte1, free_m = eb, last_mmad
-            busy_mte1 += durs[0]
-            busy_mte1 += durs[1]
-            busy_m += durs[2]
+            busy_mte1 += la
+            busy_mte1 += lb
+            busy_m += mm
             append_code(code_l0a | blk_code)
             append_start(sa)
             append_end(ea)

@@ -334,7 +334,7 @@ def simulate_core(
     code_l0a = mte1 | _K["l0a"] << 3
     code_l0b = mte1 | _K["l0b"] << 3
     code_mmad = mcube | _K["mmad"] << 3
-    append_code, append_start, append_end = log_code.append, log_start.append, log_end.append
+    extend_code, extend_start, extend_end = log_code.extend, log_start.extend, log_end.extend
     step_rule = k_step  # (a local name: looked up once per K step)
 
     for b, (mi, ni) in enumerate(blocks):
@@ -345,6 +345,8 @@ def simulate_core(
         rows_a = min(grp_a, rows_total - ga * grp_a)
         rows_b = min(grp_b, cols_total - gb * grp_b)
         blk_code = b << 7
+        # A K step logs an L0A load, an L0B load and an MMAD (one extend per list and step).
+        step_codes = (code_l0a | blk_code, code_l0b | blk_code, code_mmad | blk_code)
         if problem.bias:
             # The kernel fetches the bias slice of every output block (one L1 bias slot).
             run(mte2, _K["load_bias"], 0.0, float(c.bias_load_cycles(cols, cap_bpc)), b)
@@ -372,15 +374,9 @@ def simulate_core(
             busy_mte1 += la
             busy_mte1 += lb
             busy_m += mm
-            append_code(code_l0a | blk_code)
-            append_start(sa)
-            append_end(ea)
-            append_code(code_l0b | blk_code)
-            append_start(sb)
-            append_end(eb)
-            append_code(code_mmad | blk_code)
-            append_start(sm)
-            append_end(last_mmad)
+            extend_code(step_codes)
+            extend_start((sa, sb, sm))
+            extend_end((ea, eb, last_mmad))
             mm_end2 = mm_end1
             mm_end1 = last_mmad
         if fixpipe:

@@ -334,6 +334,26 @@ def staged_copy(
     return (s1, e1), (s2, e2), (s3, s3 + ub_to_l1)
 
 
+def handoff_copy_ready(slot_free: Time, mte1_free: Time) -> Time:
+    """Norm step hand-off: a chunk copy waits for every L1 read issued before it.
+
+    With the Norm template, one L1 slot per operand and both operands' chunks turning over at
+    the same K steps (:func:`simcore.pipeline.transfer.norm_step_handoff`), the kernel hands L1
+    over once per chunk for both operands: the next copy (MTE2) waits for MTE1's last read
+    (``mte1_free``), not only for the reads of the chunk its slot held.
+    """
+    return later(slot_free, mte1_free)
+
+
+def handoff_read_ready(a_ready: Time, b_ready: Time) -> Time:
+    """Norm step hand-off: a K step's L1->L0A load waits for both operands' chunks.
+
+    Under the same hand-off (:func:`handoff_copy_ready`) a chunk's reads (MTE1) start once both
+    operands' copies (MTE2) are in L1, so the L0A load, the step's first, waits for B's chunk too.
+    """
+    return later(a_ready, b_ready)
+
+
 def chunk_of_step(step: Any, step_k: Any) -> Any:
     """The index of the L1 chunk a K step reads: ``stepKa`` (``stepKb``) K steps per chunk.
 

@@ -36,6 +36,8 @@ from simcore.pipeline.drain import unit_flag_db_l0c
 from simcore.pipeline.precedence import (
     chunk_of_step,
     drain_ready,
+    handoff_copy_ready,
+    handoff_read_ready,
     k_step,
     l0c_buffer_free,
     l1_slot_free,
@@ -277,9 +279,8 @@ def simulate_core(
         nbytes = float(c.l1_tile_bytes(rows, kk))
         # The chunks' last reads, oldest first (a dict keeps its insertion order, the copies').
         slot_free = l1_slot_free(list(chunks.last_read.values()), chunks.n_slots)
-        if handoff and free_mte1 > slot_free:
-            # Norm step hand-off: the copy waits for every read issued before it.
-            slot_free = free_mte1
+        if handoff:
+            slot_free = handoff_copy_ready(slot_free, free_mte1)
         via_ub = c.a_via_ub if is_a else c.b_via_ub
         if not via_ub:
             dur = durations.load(is_a, rows, kk)
@@ -361,9 +362,8 @@ def simulate_core(
                 load_chunk(b_chunks, key_b, rows_b, chunk_len_b[kb], False, b)
             la, lb, mm = durs = step_durations(rows, cols, kk)
             ready_a, ready_b = a_ready[key_a], b_ready[key_b]
-            if handoff and ready_b > ready_a:
-                # Norm step hand-off: the L0A load waits for B's chunk too.
-                ready_a = ready_b
+            if handoff:
+                ready_a = handoff_read_ready(ready_a, ready_b)
             sa, ea, sb, eb, sm, last_mmad = step_rule(
                 free_mte1, free_m, ready_a, ready_b, mm_end1, mm_end2, single_l0,
                 None if s else c_free, durs,

@@ -74,6 +74,13 @@ def test_a_staged_copy_passes_through_both_ub_halves() -> None:
     assert legs == ((2.0, 5.0), (8.0, 12.0), (12.0, 14.0))
 
 
+def test_with_the_norm_hand_off_copies_and_reads_wait_for_each_other() -> None:
+    # The copy's slot is free at 4, but MTE1 read until 9: the copy waits for 9.
+    assert rule.handoff_copy_ready(4.0, 9.0) == 9.0
+    # A's chunk arrived at 3, B's at 8: the step's L0A load waits for 8.
+    assert rule.handoff_read_ready(3.0, 8.0) == 8.0
+
+
 def test_a_k_step_reads_the_chunk_of_its_step() -> None:
     assert rule.chunk_of_step(5, 2) == 2
     np.testing.assert_array_equal(rule.chunk_of_step(np.arange(5)[:, None], _a(2, 4)),

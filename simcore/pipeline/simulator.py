@@ -323,7 +323,8 @@ def simulate_core(
     chunk_len_a = [min(chunk_k_a, k - ka * chunk_k_a) for ka in range(ceil_div(k, chunk_k_a))]
     chunk_len_b = [min(chunk_k_b, k - kb * chunk_k_b) for kb in range(ceil_div(k, chunk_k_b))]
     drain_end: deque[float] = deque(maxlen=max(db_l0c, 1))
-    step_durations = durations.step
+    # Per block shape, the cycles of each K step (the K tail's differ): one lookup per block.
+    steps_of_shape: dict[tuple[int, int], list[tuple[float, float, float]]] = {}
     a_ready, a_last = a_chunks.ready, a_chunks.last_read
     b_ready, b_last = b_chunks.ready, b_chunks.last_read
     # MTE1 and the cube only run the step loop below, so their queue state lives in locals
@@ -353,14 +354,18 @@ def simulate_core(
             run(mte2, _K["load_bias"], 0.0, float(c.bias_load_cycles(cols, cap_bpc)), b)
         last_mmad = 0.0
         c_free = l0c_buffer_free(drain_end, db_l0c)
-        for s, kk, ka, kb in k_steps:
+        step_cycles = steps_of_shape.get((rows, cols))
+        if step_cycles is None:
+            step_cycles = [durations.step(rows, cols, kk) for _, kk, _, _ in k_steps]
+            steps_of_shape[(rows, cols)] = step_cycles
+        for s, _, ka, kb in k_steps:
             key_a = (ga, ka)
             if key_a not in a_ready:
                 load_chunk(a_chunks, key_a, rows_a, chunk_len_a[ka], True, b)
             key_b = (gb, kb)
             if key_b not in b_ready:
                 load_chunk(b_chunks, key_b, rows_b, chunk_len_b[kb], False, b)
-            la, lb, mm = durs = step_durations(rows, cols, kk)
+            la, lb, mm = durs = step_cycles[s]
             ready_a, ready_b = a_ready[key_a], b_ready[key_b]
             if handoff:
                 ready_a = handoff_read_ready(ready_a, ready_b)

@@ -8,9 +8,30 @@ instruction at a time) and on numpy arrays for the estimator's block replay
 so the two fidelities cannot drift apart on a rule; the simulator's loop and the replay's loop
 only decide *which* instructions are issued in which order (the program order of the kernel).
 
-The float path compares plainly (a numpy call on a scalar costs ten times more, and the simulator
-plays about 100,000 instructions per tiling); the array path takes numpy's elementwise maximum and
-``where``. Both give the same values: a maximum and a selection never round.
+The rules, and the pipes they tie:
+
+* :func:`queue_start`: each pipe runs its instructions in order (all pipes);
+* :func:`l1_slot_free`: a chunk copy takes the L1 slot of the chunk ``slots`` copies before
+  (MTE2 or MTE3 after MTE1);
+* :func:`l0_buffer_free`: an L1->L0 load fills the L0A / L0B buffer an MMAD released (MTE1 after
+  M); :func:`k_step` composes it with the queue order into a K step's loads and MMAD;
+* :func:`l0c_buffer_free`: a block's first MMAD after the drain ``dbL0C`` blocks back (M after
+  FIX or V);
+* :func:`drain_ready`: a drain after its block's last MMAD and, without FixPipe, after the C
+  staging buffer is free (FIX or V after M and MTE3);
+* :func:`staged_copy`: GM->UB, reorder and UB->L1 through UB's two staging halves (MTE2, V,
+  MTE3);
+* :func:`handoff_copy_ready`, :func:`handoff_read_ready`: the Norm template's step hand-off
+  (MTE2 and MTE1), the simulator's only;
+* :func:`chunk_of_step`: which chunk a K step reads.
+
+Each function has a float path and an array path side by side. The float path compares plainly
+(a numpy call on a scalar costs ten times more, and the simulator plays up to 100,000
+instructions per tiling); the array path takes numpy's elementwise maximum and ``where``. Both
+give the same values bit for bit (a maximum and a selection never round, and the sums are taken
+in the same order): ``tests/simcore/pipeline/test_precedence.py`` checks it. :func:`k_step` and
+:func:`staged_copy` write :func:`queue_start` out in their bodies, as they run once per K step or
+per copy.
 """
 
 from __future__ import annotations
@@ -34,13 +55,7 @@ def later(a: Time, b: Time | float) -> Time:
     return np.maximum(a, b)  # type: ignore[no-any-return]
 
 
-def queue_start(
-    pipe_free: Time,
-    ready: Time,
-    ready2: Time | float | None = None,
-    ready3: Time | float | None = None,
-    out: FloatArray | None = None,
-) -> Time:
+def queue_start(pipe_free: Time, ready: Time, ready2: Time | float | None = None) -> Time:
     """When an instruction starts on its pipe: in order, once all it waits for is done.
 
     Each pipe (MTE2, MTE1, M, FIX, V, MTE3) runs its instructions in program order (seed 004),
@@ -52,28 +67,18 @@ def queue_start(
         pipe_free: The end of the pipe's previous instruction.
         ready: A time the instruction waits for.
         ready2: Another (None: no other).
-        ready3: A third (None: no third).
-        out: Arrays only: where to write the start (the replay updates its state in place).
 
     Returns:
         The start cycle(s).
     """
-    # Fixed arity and a plain float test: the simulator calls this three times per K step.
+    # Fixed arity and a plain float test: the simulator calls this per copy and per drain.
     if type(pipe_free) is float:
         start = pipe_free if pipe_free > ready else ready
         if ready2 is not None and ready2 > start:
             start = ready2
-        if ready3 is not None and ready3 > start:
-            start = ready3
         return start
-    wait: Any = ready
-    if ready2 is not None:
-        wait = np.maximum(wait, ready2)
-    if ready3 is not None:
-        wait = np.maximum(wait, ready3)
-    if out is None:
-        return np.maximum(pipe_free, wait)  # type: ignore[no-any-return]
-    return np.maximum(pipe_free, wait, out=out)  # type: ignore[no-any-return]
+    wait: Any = ready if ready2 is None else np.maximum(ready, ready2)
+    return np.maximum(pipe_free, wait)  # type: ignore[no-any-return]
 
 
 @overload

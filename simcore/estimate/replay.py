@@ -117,8 +117,9 @@ def _replay_group(
     * A copy into one of ``slots`` FIFO L1 slots waits for the last read of the chunk ``slots``
       copies before (zero while a slot is still unused): a short history of chunk last reads,
       shifted at each copy, instead of slot arrays indexed per candidate.
-    * The last two MMAD ends alternate between two arrays over a run's steps (each MMAD's end is
-      written over the older), instead of two copies per step.
+    * The last two MMAD ends alternate between two arrays over a block's steps (each MMAD's end
+      is written over the older), swapped back after the block where the K steps are odd,
+      instead of two copies per step.
     * Every candidate issues its first staged copy at step 0, and until the block's drain only
       staged copies move V and MTE3, each to the UB halves it frees and fills: so from that
       copy on the UB halves' ends are V's and MTE3's, and are kept apart only over the drain.
@@ -150,8 +151,8 @@ def _replay_group(
     drops = (np.flatnonzero(np.diff(n_at[:-1])) + 1).tolist()
     # Queue ends: MTE2, MTE1 (also B's last L0B load), A's last L0A load, V, MTE3, the
     # operands' chunk arrivals, and the last two MMADs (M's end; the L0 buffers' releases): at
-    # the start of each run mm_x holds the last MMAD's end and mm_y the one's before, within a
-    # run they alternate (``last``).
+    # a block's start mm_x holds the last MMAD's end and mm_y the one's before; over its steps
+    # they alternate (``last``), so after it they are swapped where the K steps are odd.
     mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm_x, mm_y = np.zeros((9, n))
     # The UB half a GM->UB leg waits for (the last reorder) and the one a reorder waits for (the
     # last UB->L1 leg), kept over the drain.
@@ -204,31 +205,40 @@ def _replay_group(
         runs.append((s0, s1, state, (mm_x[:p], mm_y[:p]), copies, single, cycles,
                      cycles_last))  # fmt: skip
     putmask = np.putmask
+    # The rules called per copy and per K step, in local names.
+    slot_free_of, queue_start, staged_copy, k_step = (
+        rule.l1_slot_free,
+        rule.queue_start,
+        rule.staged_copy,
+        rule.k_step,
+    )
+    odd_steps = k_it % 2 == 1
+    any_odd = bool(np.any(odd_steps))
     fix_end = c_staging_free = np.zeros(n)  # FixPipe's queue; the C staging buffer in UB
     drains: list[np.ndarray] = []  # the drains' ends (L0C->UB's, or FixPipe's)
     ends = []
     for _ in range(n_play):
         mte2 += bias  # the block's bias slice, before its copies
         c_wait = rule.l0c_buffer_free(drains, db_l0c)
+        last = 0
         for s0, s1, state, mm_v, copies, single_p, cycles, cycles_last in runs:
             mte2_p, mte1_p, read_a_p, vec_p, mte3_p, ready_a_p, ready_b_p = state
-            last = 0
             for s, per_op in zip(range(s0, s1), copies, strict=True):
                 for o, new, g, v, u, hist_p, slot, ready_p in per_op:
-                    free = slot if isinstance(slot, np.ndarray) else rule.l1_slot_free(hist_p, slot)
+                    free = slot if isinstance(slot, np.ndarray) else slot_free_of(hist_p, slot)
                     if not staged[o]:
-                        end = rule.queue_start(mte2_p, free) + g
+                        end = queue_start(mte2_p, free) + g
                         putmask(mte2_p, new, end)
                     elif s or o != first_staged or res_any[o]:
                         # The UB halves' ends are V's and MTE3's here (see the docstring).
-                        (_, e1), (_, e2), (_, end) = rule.staged_copy(
+                        (_, e1), (_, e2), (_, end) = staged_copy(
                             (mte2_p, vec_p, mte3_p), (vec_p, mte3_p), free, (g, v, u)
                         )
                         putmask(mte2_p, new, e1)
                         putmask(vec_p, new, e2)
                         putmask(mte3_p, new, end)
                     else:  # the block's first staged copy, every candidate's (p = n)
-                        (_, e1), (_, e2), (_, end) = rule.staged_copy(
+                        (_, e1), (_, e2), (_, end) = staged_copy(
                             (mte2, vec, mte3), (ub_src, ub_dst), free, (g, v, u)
                         )
                         mte2[:], vec[:], mte3[:] = e1, e2, end
@@ -237,14 +247,16 @@ def _replay_group(
                         putmask(hist_p[j], new, hist_p[j + 1])
                 # The MMAD's end goes to the array of the one before (read first), which then
                 # holds the last.
-                rule.k_step(
+                k_step(
                     mte1_p, mm_v[last], ready_a_p, ready_b_p, mm_v[last], mm_v[1 - last],
                     single_p, c_wait if s == 0 else None, cycles if s < s1 - 1 else cycles_last,
                     out=(read_a_p, mte1_p, mm_v[1 - last]),
                 )  # fmt: skip
                 last = 1 - last
-            if last:  # back to mm_x last, mm_y before, for the candidates of the next runs
-                mm_v[0][:], mm_v[1][:] = mm_v[1], mm_v[0].copy()
+        if any_odd:  # back to mm_x last, mm_y before
+            mm_before = mm_x.copy()
+            putmask(mm_x, odd_steps, mm_y)
+            putmask(mm_y, odd_steps, mm_before)
         ub_src[:], ub_dst[:] = vec, mte3
         if fix:
             # FixPipe drains C on its own queue (``c_ub`` is its cycles), after the last MMAD;

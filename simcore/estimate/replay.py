@@ -164,6 +164,9 @@ def _replay_group(
         for sl, now in ((sl_a, read_a), (sl_b, mte1))
     ]
     masks = [rule.slot_masks(sl, len(h)) for sl, h in zip((sl_a, sl_b), hist, strict=True)]
+    # The candidates (a prefix, as they are sorted) sharing the first's slot counts and L0 flags.
+    uniform = [_prefix_equal(sl) for sl in (sl_a, sl_b)]
+    uniform_l0 = min(_prefix_equal(single_l0[0]), _prefix_equal(single_l0[1]))
     runs = []
     for s0, s1 in zip([0, *drops], [*drops, k_max], strict=True):
         p, p1 = n_at[s0], n_at[s1]
@@ -181,7 +184,7 @@ def _replay_group(
             # same entry of the history (updated in place): picked once, here.
             slot: Any = (
                 rule.l1_slot_free(hist_p, int(sl[0]))
-                if bool(np.all(sl[:p] == sl[0]))
+                if p <= uniform[o]
                 else [m[:p] for m in masks[o]]
             )
             views = (hist_p, slot, (ready_a, ready_b)[o][:p])
@@ -197,11 +200,7 @@ def _replay_group(
         )
         # L0A's and L0B's buffer counts as bools where the run's candidates share them.
         single_p = single_l0[:, :p]
-        single: Any = (
-            (bool(single_p[0, 0]), bool(single_p[1, 0]))
-            if bool(np.all(single_p == single_p[:, :1]))
-            else single_p
-        )
+        single: Any = (bool(single_p[0, 0]), bool(single_p[1, 0])) if p <= uniform_l0 else single_p
         runs.append((s0, s1, state, (mm_x[:p], mm_y[:p]), copies, single, cycles,
                      cycles_last))  # fmt: skip
     putmask = np.putmask
@@ -276,3 +275,9 @@ def _replay_group(
     end_out[order] = ends[-1]
     period[order] = ends[-1] - ends[-2]
     return end_out, period
+
+
+def _prefix_equal(x: np.ndarray) -> int:
+    """How many leading entries of ``x`` equal its first."""
+    differ = np.flatnonzero(x != x[0])
+    return int(differ[0]) if differ.size else x.size

@@ -212,12 +212,14 @@ def _replay_group(
         rule.k_step,
     )
     odd_steps = k_it % 2 == 1
+    has_bias = bool(np.any(bias))
     any_odd = bool(np.any(odd_steps))
     fix_end = c_staging_free = np.zeros(n)  # FixPipe's queue; the C staging buffer in UB
     drains: list[np.ndarray] = []  # the drains' ends (L0C->UB's, or FixPipe's)
     ends = []
     for _ in range(n_play):
-        mte2 += bias  # the block's bias slice, before its copies
+        if has_bias:
+            mte2 += bias  # the block's bias slice, before its copies
         c_wait = rule.l0c_buffer_free(drains, db_l0c)
         last = 0
         for s0, s1, state, mm_v, copies, single_p, cycles, cycles_last in runs:

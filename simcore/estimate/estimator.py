@@ -72,6 +72,7 @@ from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.drain import unit_flag_db_l0c
 from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.traffic import (
+    c_gm_bytes_per_element,
     chip_bandwidth_cap,
     core_share,
     hbm_floor_cycles,
@@ -458,7 +459,7 @@ def _estimate_block(
         # column, i.e. N values per row block of the grid.
         read = read + m_blocks * n * (bits(problem.bias_type) / 8.0)
     first_traffic = (loads_a, el_a, loads_b, el_b)
-    write = m * n * bits(problem.c_dtype) / 8.0
+    write = m * n * c_gm_bytes_per_element(problem)
     unique = (m + n) * k * in_b + write
     working = reuse_working_set(
         m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b, problem.l2_rounds

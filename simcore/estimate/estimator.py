@@ -37,7 +37,7 @@ from simcore.estimate.drains import (
     corner_drain,
 )
 from simcore.estimate.first_block import first_block, first_line
-from simcore.estimate.handoff import step_handoff
+from simcore.estimate.handoff import mmad_restart_busy, step_handoff
 from simcore.estimate.lines import (
     line_stay,
 )
@@ -192,7 +192,7 @@ def _core(
     busy = {
         "MTE2": cp.mte2,
         "MTE1": bt.mte1,
-        "M": bt.cube,
+        "M": bt.cube + mmad_restart_busy(r),
         "FIX": bt.drain_total if fix else 0.0 * bt.drain_total,
         "V": cp.vec,
         "MTE3": cp.mte3,

@@ -369,6 +369,11 @@ class Costs:
             ceil_div(k, self.c0),
         )
 
+    @property
+    def mmad_restart_cycles(self) -> float:
+        """Cube cycles an MMAD adds on an idle cube (:mod:`simcore.pipeline.restart`)."""
+        return self.preset.mmad_restart_cycles
+
     # --- output --------------------------------------------------------------------------------
 
     def c_bytes(self, rows: Num, cols: Num) -> Num:

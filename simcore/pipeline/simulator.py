@@ -32,6 +32,7 @@ import numpy as np
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, takes_vector_path
 from simcore.pipeline.drain import unit_flag_db_l0c
+from simcore.pipeline.restart import restart_at_step
 from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.traffic import (
     CoreShape,
@@ -299,6 +300,7 @@ def simulate_core(
     handoff = norm_step_handoff(
         problem, c, a_chunks.n_slots, b_chunks.n_slots, step_ka, step_kb, k_iter
     )
+    restart = c.mmad_restart_cycles
     chunk_k_a = step_ka * base_k
     chunk_k_b = step_kb * base_k
     grp_a = t.stepM * base_m
@@ -341,6 +343,8 @@ def simulate_core(
             if key_b not in b_ready:
                 load_chunk(b_chunks, key_b, rows_b, chunk_len_b[kb], False, b)
             la, lb, mm = step_durations(rows, cols, kk)
+            if restart_at_step(handoff, s, step_ka):
+                mm += restart
             # MTE1 into L0A: waits for the chunk and for the MMAD dbL0A steps back.
             ready = a_ready[key_a]
             if handoff and b_ready[key_b] > ready:

@@ -12,6 +12,8 @@ most in closed form from the profiler's busy times and the kernels' own counts:
   2) and 3 (8 and 4) against the one-core law; the cap S is the one at which both cases give the
   same c (on 910B1 S was assumed, 12; on 950 case 3 measures more MTE2 than case 2, which a cap
   above 8 cannot give).
+* MMAD restart: Norm cases 0-3, MAC busy per MMAD above the MMADs' cycles
+  (``scripts.fit_board.fit_mmad_restart``, as on 910B1).
 * FixPipe rate: MDL cases 4-7 (no UnitFlag), FixPipe busy per 256 x 256 fp16 block.
 * device start-up: task duration - average core time, mean of the nine.
 * L2 miss slowdown: case 5 against case 6 (the same kernel without and with L2 rounds), through
@@ -35,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.fidelity import predict
+from scripts.fit_board import fit_mmad_restart
 from simcore.hardware.presets import HardwarePreset, custom_preset
 from simcore.pipeline.arith import ceil_div
 from tests.support.board import BoardCase, msprof_cases
@@ -170,6 +173,7 @@ def fit(cases: dict[str, BoardCase]) -> dict[str, Any]:
         "fixpipe_bytes_per_cycle": round(fit_fixpipe_rate(cases), 1),
         "device_startup_us": round(startup, 2),
         "launch_overhead_us": round(startup, 2),
+        "mmad_restart_cycles": round(fit_mmad_restart(cases)[0], 1),
     }
     base = next(iter(cases.values())).preset
     trial = custom_preset({**base.model_dump(), **values})

@@ -21,6 +21,8 @@ The ND->NZ share of the L2 rate and the usable L2 are fitted through the whole m
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from simcore.pipeline.busy import cube_busy
@@ -54,6 +56,31 @@ def _counts(case: object) -> dict[str, float]:
         "mmad": mmad / total,
         "clock": case.preset.clock_mhz,  # type: ignore[attr-defined]
     }
+
+
+def fit_mmad_restart(cases: dict[str, Any]) -> tuple[float, list[float], list[float]]:
+    """The MMAD restart from the Norm cases 0-3 of a profiler file (every MMAD starts idle).
+
+    Under the Norm step hand-off each K step's MMAD waits for both copies, so the cube restarts
+    once per step: the MAC busy time above the MMADs' own cycles, per step, is the restart.
+
+    Args:
+        cases: The file's cases by name (``tests.support.board.msprof_cases``).
+
+    Returns:
+        The mean restart in cycles, each case's value, and each case's MAC-time residual
+        (model / measured - 1) under the mean.
+    """
+    norm = ("case0", "case1", "case2", "case3")
+    n = {x: _counts(cases[x]) for x in norm}
+    clk = {x: cases[x].preset.clock_mhz for x in norm}
+    per_mmad = [(cases[x].pipes_us["M"] * clk[x] - n[x]["mmad"]) / n[x]["steps"] for x in norm]
+    restart = float(np.mean(per_mmad))
+    res = [
+        (n[x]["mmad"] + restart * n[x]["steps"]) / (cases[x].pipes_us["M"] * clk[x]) - 1
+        for x in norm
+    ]
+    return restart, per_mmad, res
 
 
 def main() -> int:
@@ -101,13 +128,8 @@ def main() -> int:
         per_load = (c.pipes_us["MTE1"] * clk / n[name]["steps"] - bytes_cycles) / 2
         print(f"MTE1 latency from {name}: {per_load:.1f} cycles")
     # --- MMAD restart: MAC busy per MMAD above the MMADs' cycles, Norm cases 0-3 -------------
-    norm = ("case0", "case1", "case2", "case3")
-    per_mmad = [(cases[x].pipes_us["M"] * clk - n[x]["mmad"]) / n[x]["steps"] for x in norm]
-    restart = float(np.mean(per_mmad))
+    restart, per_mmad, res = fit_mmad_restart(cases)
     print("MMAD restart per case:", " ".join(f"{v:.1f}" for v in per_mmad), f"mean {restart:.1f}")
-    res = [
-        (n[x]["mmad"] + restart * n[x]["steps"]) / (cases[x].pipes_us["M"] * clk) - 1 for x in norm
-    ]
     print("  residuals of MAC time:", " ".join(f"{100 * r:+.1f} %" for r in res))
     return 0
 

@@ -44,6 +44,7 @@ from simcore.pipeline.precedence import (
     queue_start,
     staged_copy,
 )
+from simcore.pipeline.restart import restart_at_step
 from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.traffic import (
     CoreShape,
@@ -311,6 +312,7 @@ def simulate_core(
     handoff = norm_step_handoff(
         problem, c, a_chunks.n_slots, b_chunks.n_slots, step_ka, step_kb, k_iter
     )
+    restart = c.mmad_restart_cycles
     chunk_k_a = step_ka * base_k
     chunk_k_b = step_kb * base_k
     grp_a = t.stepM * base_m
@@ -356,7 +358,12 @@ def simulate_core(
         c_free = l0c_buffer_free(drain_end, db_l0c)
         step_cycles = steps_of_shape.get((rows, cols))
         if step_cycles is None:
-            step_cycles = [durations.step(rows, cols, kk) for _, kk, _, _ in k_steps]
+            step_cycles = []
+            for s, kk, _, _ in k_steps:
+                la, lb, mm = durations.step(rows, cols, kk)
+                if restart_at_step(handoff, s, step_ka):
+                    mm += restart  # the MMAD restarts an idle cube (simcore/pipeline/restart.py)
+                step_cycles.append((la, lb, mm))
             steps_of_shape[(rows, cols)] = step_cycles
         for s, _, ka, kb in k_steps:
             key_a = (ga, ka)

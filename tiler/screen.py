@@ -77,6 +77,8 @@ DEFAULT_MAX_POINTS = 1_200_000
 #: Relative tolerance of 'cannot beat': bounds and times agree to rounding (~1e-12), so a group
 #: whose bound is within this of the runner-up can at most tie with it.
 TIE_RTOL = 2e-9
+#: At most this many groups listed in ScreenResult.tie_groups (the tuner samples a few of them).
+TIE_GROUPS_LISTED = 4096
 #: Relative margin of the floors from simcore.estimate.estimator (operand and L1-choice floors)
 #: against floating-point rounding: they run the estimator's own formulas, so a floor that equals a
 #: point's estimate in exact arithmetic can exceed it by an ulp (seen: 2e-16 relative on 310P3
@@ -128,6 +130,9 @@ class ScreenResult:
     seconds: float
     pruned: dict[str, int] = field(default_factory=dict)
     gap_bound: float | None = 0.0
+    #: Groups whose lower bound does not rule out a point with the optimum's estimate (scored
+    #: or skipped as able at most to tie), least bound first, at most TIE_GROUPS_LISTED.
+    tie_groups: list[int] = field(default_factory=list)
 
     def certificate(self) -> dict[str, Any]:
         """The certificate of the tune answer (JSON-ready)."""
@@ -728,6 +733,10 @@ def screen(
     floor = float(left.min()) if left.shape[0] else best
     exact = violations == 0 and (not truncated or floor >= top.threshold() * (1.0 - TIE_RTOL))
     gap = 0.0 if exact else max(0.0, (best - min(floor, best)) / best)
+    # Groups whose bound reaches the optimum's time: their points can at most tie with it,
+    # so they were skipped once two points held that time; the tuner may sample them.
+    tied = np.flatnonzero(lb <= best * (1.0 + TIE_RTOL))
+    tied = tied[np.lexsort((probe_time[tied], lb[tied]))][:TIE_GROUPS_LISTED]
     pruned = dict(space.pruned)
     pruned["cube_bound_groups"] = int(cheap_pruned)
     pruned["l1_floor_points"] = int(floor_pruned)
@@ -743,4 +752,5 @@ def screen(
         seconds=time.perf_counter() - t0,
         pruned=pruned,
         gap_bound=gap if violations == 0 else None,
+        tie_groups=[int(g) for g in tied],
     )

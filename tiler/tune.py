@@ -18,9 +18,11 @@ import dataclasses
 import time
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simcore.errors import InputError
+from simcore.estimate.estimator import estimate_arrays
 from simcore.evaluate import estimate_dict
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.footprints import complete_tiling
@@ -28,8 +30,8 @@ from simcore.tiling.problem import ARCH_3510, Problem, check_supported, parse_pr
 from simcore.tiling.tcube import TCubeTiling, parse_tiling_fields
 from tiler.baselines import cann950_fields, recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
-from tiler.screen import screen
-from tiler.space import SEARCH_FIELDS, build_space, parse_fixed
+from tiler.screen import ScreenResult, screen
+from tiler.space import SEARCH_FIELDS, Space, build_space, parse_fixed
 from tiler.study import Evaluation, Predictor, SharedStudy, StudyResult, key_of, run_study
 
 #: Optuna trials after screening when the request does not say (keeps a typical tune near 1 s).
@@ -53,6 +55,16 @@ RERANKED_KERNELS = 256
 #: disagreement with the simulator (README "Estimator agreement"); a kernel further off
 #: would need an error beyond that to win.
 RERANK_RTOL = 0.05
+#: When a resource floor sets the optimum's estimate, thousands of points share that time
+#: (910B2 fp16 64 x 1024 x 4096: in up to 409 groups), and the screening skips every group that
+#: can at most tie with it, keeping one point per (time, path). The tuner scores the points of
+#: the groups whose bound allows a tie (ScreenResult.tie_groups), least bound first, up to
+#: this many (about 0.04 s of estimator work; 200k found no better kernel there at 15x the
+#: cost) ...
+TIE_POINTS = 20_000
+#: ... and simulates this many of the points that tie, least first-step load first (see
+#: :func:`_tied_kernels`).
+TIE_KERNELS = 16
 
 
 class TuneRequest(BaseModel):
@@ -173,6 +185,58 @@ def _distinct(top: list[Any], n: int) -> list[Any]:
     return chosen
 
 
+def _first_load(pts: dict[str, Any]) -> Any:
+    """Elements each core copies into L1 before its first cube instruction (one K step of A and B).
+
+    A kernel whose estimate is a resource floor (HBM traffic) streams at that floor only once
+    its pipeline is full; this first load (and the last block's drain) cannot overlap with the
+    stream, so among tied points the smaller one is likelier to reach the floor in the simulator.
+    """
+    return (
+        pts["stepM"] * pts["baseM"] * pts["stepKa"] + pts["stepN"] * pts["baseN"] * pts["stepKb"]
+    ) * pts["baseK"]
+
+
+def _tied_kernels(
+    space: Space, screened: ScreenResult, skip: list[dict[str, int]]
+) -> list[dict[str, int]]:
+    """Points that share the optimum's estimate, from the groups whose bound allows a tie.
+
+    Only when the optimum is floor-bound (its pipeline path is below its estimate, so the
+    estimate is a resource floor that many kernels reach alike); the order among them is the
+    first-step load (:func:`_first_load`), then the fields. At most :data:`TIE_KERNELS`, none
+    of ``skip``.
+    """
+    first = screened.top[0]
+    one = {f: np.asarray([v]) for f, v in first.fields.items()}
+    est = estimate_arrays(space.problem, space.preset, one)
+    if not float(est["path_cycles"][0]) < float(est["core_cycles"][0]):
+        return []
+    parts: list[dict[str, Any]] = []
+    count = 0
+    for g in screened.tie_groups:
+        if count >= TIE_POINTS:
+            break
+        pts = space.inner_points(g)
+        parts.append(pts)
+        count += int(pts["baseM"].shape[0])
+    if not parts:
+        return []
+    pts = {f: np.concatenate([p[f] for p in parts])[:TIE_POINTS] for f in SEARCH_FIELDS}
+    times = np.asarray(estimate_arrays(space.problem, space.preset, pts)["time_us"])
+    tied = np.flatnonzero(times <= first.time_us * (1.0 + 1e-12))
+    keys = [pts[f][tied] for f in reversed(SEARCH_FIELDS)] + [_first_load(pts)[tied]]
+    seen = {tuple(sorted(d.items())) for d in skip}
+    out: list[dict[str, int]] = []
+    for i in tied[np.lexsort(keys)]:
+        fields = {f: int(pts[f][i]) for f in SEARCH_FIELDS}
+        if tuple(sorted(fields.items())) not in seen:
+            out.append(fields)
+            if len(out) == TIE_KERNELS:
+                break
+    return out
+
+
 def tune(
     req: TuneRequest,
     *,
@@ -259,6 +323,14 @@ def tune(
         if predictor.instructions >= DEFAULT_STUDY_INSTRUCTIONS:
             break
         candidates.append(predictor(fields))
+    # Ties the screening skipped: bounded by TIE_KERNELS and by the same instruction cap again
+    # (a floor-bound optimum is usually a short kernel: 2 us of simulation each on 64 x 1024).
+    tie_start = predictor.instructions
+    tied = _tied_kernels(space, screened, near)
+    for fields in tied:
+        if predictor.instructions - tie_start >= DEFAULT_STUDY_INSTRUCTIONS:
+            break
+        candidates.append(predictor(fields))
     study = run_study(
         space, predictor, seeds, req.budget, req.sampler, req.seed, storage,
         study_key=key_of(canonical_request(req)),
@@ -303,7 +375,7 @@ def tune(
             **runner_up(first.fields, first.time_us, second.fields, second.time_us),
         }
     explanation["answer_source"] = _source(best, screened.top[0].fields, baseline_rows,
-                                           baseline_evals, near)  # fmt: skip
+                                           baseline_evals, near + tied)  # fmt: skip
     certificate = screened.certificate()
     certificate["optimum_estimator_us"] = screened.top[0].time_us
     return {

@@ -30,7 +30,7 @@ from simcore.tiling.problem import ARCH_3510, Problem, check_supported, parse_pr
 from simcore.tiling.tcube import TCubeTiling, parse_tiling_fields
 from tiler.baselines import cann950_fields, recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
-from tiler.screen import ScreenResult, screen
+from tiler.screen import ScreenResult, first_load_elements, screen
 from tiler.space import SEARCH_FIELDS, Space, build_space, parse_fixed
 from tiler.study import Evaluation, Predictor, SharedStudy, StudyResult, key_of, run_study
 
@@ -164,17 +164,22 @@ def _search_fields(t: TCubeTiling) -> dict[str, int]:
 def _distinct(top: list[Any], n: int) -> list[Any]:
     """The first ``n`` screened points that are distinct kernels, best first.
 
-    Points with the same estimate and the same pipeline path are almost always one kernel (an
-    iterate order or an L0C buffer that changes nothing), so simulating more than one of them
-    would teach nothing. Points with the same estimate but different paths are different
-    kernels that one resource floor (HBM, a saturated pipe) prices alike; the simulator tells
-    them apart (on 910B2 fp16 128 x 14336 x 4096 such ties simulate 98.4 and 104.2 us).
+    Points with the same estimate, pipeline path and first load (the identity of
+    :class:`tiler.screen._Top`) are almost always one kernel (an iterate order or an L0C buffer
+    that changes nothing), so simulating more than one of them would teach nothing. Points with
+    the same estimate but different paths are different kernels that one resource floor (HBM, a
+    saturated pipe) prices alike; the simulator tells them apart (on 910B2 fp16 128 x 14336 x
+    4096 such ties simulate 98.4 and 104.2 us); so are points with different steps.
     """
 
     def same(a: Any, b: Any) -> bool:
         dt = abs(float(a.time_us) - float(b.time_us))
         dp = abs(float(a.path_cycles) - float(b.path_cycles))
-        return dt <= 1e-9 * float(b.time_us) and dp <= 1e-9 * max(float(b.path_cycles), 1.0)
+        return (
+            dt <= 1e-9 * float(b.time_us)
+            and dp <= 1e-9 * max(float(b.path_cycles), 1.0)
+            and a.load_elements == b.load_elements
+        )
 
     chosen: list[Any] = []
     for c in top:
@@ -185,18 +190,6 @@ def _distinct(top: list[Any], n: int) -> list[Any]:
     return chosen
 
 
-def _first_load(pts: dict[str, Any]) -> Any:
-    """Elements each core copies into L1 before its first cube instruction (one K step of A and B).
-
-    A kernel whose estimate is a resource floor (HBM traffic) streams at that floor only once
-    its pipeline is full; this first load (and the last block's drain) cannot overlap with the
-    stream, so among tied points the smaller one is likelier to reach the floor in the simulator.
-    """
-    return (
-        pts["stepM"] * pts["baseM"] * pts["stepKa"] + pts["stepN"] * pts["baseN"] * pts["stepKb"]
-    ) * pts["baseK"]
-
-
 def _tied_kernels(
     space: Space, screened: ScreenResult, skip: list[dict[str, int]]
 ) -> list[dict[str, int]]:
@@ -204,8 +197,8 @@ def _tied_kernels(
 
     Only when the optimum is floor-bound (its pipeline path is below its estimate, so the
     estimate is a resource floor that many kernels reach alike); the order among them is the
-    first-step load (:func:`_first_load`), then the fields. At most :data:`TIE_KERNELS`, none
-    of ``skip``.
+    first-step load (:func:`tiler.screen.first_load_elements`), then the fields. At most
+    :data:`TIE_KERNELS`, none of ``skip``.
     """
     first = screened.top[0]
     one = {f: np.asarray([v]) for f, v in first.fields.items()}
@@ -225,7 +218,7 @@ def _tied_kernels(
     pts = {f: np.concatenate([p[f] for p in parts])[:TIE_POINTS] for f in SEARCH_FIELDS}
     times = np.asarray(estimate_arrays(space.problem, space.preset, pts)["time_us"])
     tied = np.flatnonzero(times <= first.time_us * (1.0 + 1e-12))
-    keys = [pts[f][tied] for f in reversed(SEARCH_FIELDS)] + [_first_load(pts)[tied]]
+    keys = [pts[f][tied] for f in reversed(SEARCH_FIELDS)] + [first_load_elements(pts)[tied]]
     seen = {tuple(sorted(d.items())) for d in skip}
     out: list[dict[str, int]] = []
     for i in tied[np.lexsort(keys)]:

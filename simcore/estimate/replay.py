@@ -71,13 +71,13 @@ def replay_rows(
     Returns:
         The rows, for :func:`replay_paths`.
     """
-    cols = np.stack(
-        [_sub(x, idx) * np.ones(idx.size) for x in (chunking[0], *chunking[1:7])]
-        + [_sub(x, idx) * np.ones(idx.size) for leg in legs for x in leg]
-        + [_sub(x, idx) * np.ones(idx.size) for x in steps[:8]]
-        + [_sub(x, idx) * np.ones(idx.size) for x in (*steps[9:], *flags, *resident)],
-        axis=1,
-    )
+    inputs = (*chunking[:7], *(x for leg in legs for x in leg), *steps[:8], *steps[9:])
+    inputs = (*inputs, *flags, *resident)
+    # Each input gathered straight into its column (a scalar broadcast, an integer or a flag
+    # converted to float64: the values of ``x * ones``, without the product and the stack).
+    cols = np.empty((idx.size, len(inputs)))
+    for j, x in enumerate(inputs):
+        cols[:, j] = _sub(x, idx)
     return ReplayRows(cols, _sub(chunking[7], idx), _sub(steps[8], idx))
 
 

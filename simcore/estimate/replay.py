@@ -322,7 +322,11 @@ def _replay_group(
                     maximum(read_a_p, eb_wait, out=mte1_p)
                     mte1_p += lb_p
                     r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
-                    em = maximum(mm1_p, r) + mm_p
+                    # The MMAD ends move on: the last one becomes the one before, the new one
+                    # max(last, reads) + MMAD, computed in place.
+                    mm2_p[:] = mm1_p
+                    maximum(mm1_p, r, out=mm1_p)
+                    mm1_p += mm_p
                 else:  # from p1 on, the K-tail step
                     read_a_p[:p1] += la_p[:p1]
                     read_a_p[p1:] += la_t_p
@@ -330,11 +334,10 @@ def _replay_group(
                     mte1_p[:p1] += lb_p[:p1]
                     mte1_p[p1:] += lb_t_p
                     r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
-                    em = maximum(mm1_p, r)
-                    em[:p1] += mm_p[:p1]
-                    em[p1:] += mm_t_p
-                mm2_p[:] = mm1_p
-                mm1_p[:] = em
+                    mm2_p[:] = mm1_p
+                    maximum(mm1_p, r, out=mm1_p)
+                    mm1_p[:p1] += mm_p[:p1]
+                    mm1_p[p1:] += mm_t_p
         if fix:
             # FixPipe drains C on its own queue (``c_ub`` is its cycles), after the last MMAD;
             # V and MTE3 only carry the staged copies (the UB halves' ends are theirs).

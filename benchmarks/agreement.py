@@ -7,7 +7,10 @@ kernel time with the simulator's. Prints, per chip family and overall, the media
 ``|est / sim - 1|`` (targets 1 % and 3 %) and the worst cases.
 
     uv run python -m benchmarks.agreement [--cases 1000] [--seed 2026[,7,...]] [--worst 10]
-        [--socs Ascend950PR_9589,Ascend950DT_9591]
+        [--socs Ascend950PR_9589,Ascend950DT_9591] [--c-position UB]
+
+``--c-position UB`` (950 chips only) leaves C in UB on every draw (FixPipe L0C -> UB); a
+tiling whose output block does not fit UB (``C_UB_CAPACITY``) is drawn again.
 """
 
 from __future__ import annotations
@@ -96,7 +99,7 @@ def draw_problem(rng: np.random.Generator, soc: str) -> Problem:
     return problem
 
 
-def run(cases: int, seed: int, socs: list[str] | None = None) -> list[Case]:
+def run(cases: int, seed: int, socs: list[str] | None = None, c_position: str = "GM") -> list[Case]:
     """Draws ``cases`` problems and tilings (round robin over ``socs``, default :data:`SOCS`)
     and evaluates both models on each."""
     rng = np.random.default_rng(seed)
@@ -107,6 +110,10 @@ def run(cases: int, seed: int, socs: list[str] | None = None) -> list[Case]:
         preset = load_preset(soc)
         problem = draw_problem(rng, soc)
         tiling = random_tiling(problem, preset, rng)
+        if c_position == "UB":
+            problem = problem.model_copy(update={"c_position": "UB"})
+            while not check_tiling(problem, tiling, preset).valid:
+                tiling = random_tiling(problem, preset, rng)
         assert check_tiling(problem, tiling, preset).valid
         est = estimate_one(problem, tiling, preset)
         sim = simulate(problem, tiling, preset)
@@ -169,13 +176,14 @@ def main() -> int:
         help=f"Comma-separated chips to draw on (default {', '.join(SOCS)}; also "
         f"{', '.join(EXTRA_SOCS)}).",
     )
+    parser.add_argument("--c-position", default="GM", choices=("GM", "UB"))
     args = parser.parse_args()
     socs = [x for x in args.socs.split(",") if x] or None
     seeds = [int(s) for s in str(args.seed).split(",")]
     pooled: list[Case] = []
     for seed in seeds:
         t0 = time.perf_counter()
-        cases = run(args.cases, seed, socs)
+        cases = run(args.cases, seed, socs, args.c_position)
         elapsed = time.perf_counter() - t0
         print(f"{len(cases)} random legal tilings, seed {seed} ({elapsed:.1f} s)")
         report(cases, "")

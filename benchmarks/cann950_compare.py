@@ -5,12 +5,15 @@ fp8_e4m3 and mxfp4 (``tiler.compare.compare_dtypes``, screening only: budget 0) 
 shape and dtype, the tuned time, CANN's pick (``cann950``: base 256 x 256 x 128 bytes of K, one
 L0C buffer, docs/ascend950.md) and the ratio of the two, then the dtype's speedup over bf16.
 All times are the model's (model version printed); no 950 measurement of these shapes exists.
+``--template mdl`` tunes and prices the MDL template's large-packet copies (the measured 950PR
+file's fastest kernels); the default is the problem's default, Norm.
 
-    uv run --frozen python -m benchmarks.cann950_compare
+    uv run --frozen python -m benchmarks.cann950_compare [--template norm|mdl]
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 
@@ -37,7 +40,10 @@ DTYPES = ["bf16", "fp8_e4m3", "mxfp4"]
 
 
 def main() -> int:
-    print(f"model {MODEL_VERSION}, {SOC}, budget 0 (screening), B transposed")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--template", default="norm", choices=("norm", "mdl"))
+    template = parser.parse_args().template
+    print(f"model {MODEL_VERSION}, {SOC}, budget 0 (screening), B transposed, {template}")
     print(f"{'shape':>20} {'dtype':>11} {'tuned us':>10} {'CANN us':>10} {'CANN/tuned':>10} "
           f"{'vs bf16':>8}")  # fmt: skip
     gains: dict[str, list[float]] = {d: [] for d in DTYPES}
@@ -45,7 +51,17 @@ def main() -> int:
     t0 = time.perf_counter()
     for m, n, k in SHAPES:
         req = parse_tune_request(
-            {"problem": {"soc": SOC, "m": m, "n": n, "k": k, "trans_b": True}, "budget": 0}
+            {
+                "problem": {
+                    "soc": SOC,
+                    "m": m,
+                    "n": n,
+                    "k": k,
+                    "trans_b": True,
+                    "template": template,
+                },
+                "budget": 0,
+            }
         )
         out = compare_dtypes(req, DTYPES)
         for name, row in zip(DTYPES, out["rows"], strict=True):

@@ -2,47 +2,31 @@
 
 Source: ``tests/data/reference/measured_msprof_950pr_8192.csv`` (a copy of
 ``../shared/reference/measured_msprof_950pr_8192.csv``: the Ascend C Matmul best-practice
-example on a 950PR, 32 cube cores at 1.65 GHz = the Ascend950PR_9589 preset). Each case's tiling
-is the CSV's; the fields it leaves empty take the template's defaults (depth = step = 1).
+example on a 950PR, 32 cube cores at 1.65 GHz = the Ascend950PR_9589 preset), loaded as the
+910B1 file is (``tests/support/board.py``: ``l2_rounds``, ``constant_tiling`` and ``unit_flag``
+are the problem's; the cells the file leaves empty as that module says). The model's figure is
+the device time (the profiler's Task Duration) and the pipes' busy times averaged over the
+cores, from the simulator (``--fidelity est`` for the estimator).
 
-How the cases map onto the model (stated, not hidden):
+Prints one row per case (model and measured task time, MAC, MTE2, MTE1, SCALAR, FixPipe busy,
+the error of each), then the targets of issue 21: each case within 10 %, MTE2 and MAC within
+15 %, and the nine ranked in the measured order (Spearman's rho, the pairs out of order).
 
-* ``l2_rounds`` = r: the core runs r rounds of ``singleCoreM`` rows; the model prices one round
-  (the problem with M / r rows on the same cores) and multiplies every time by r.
-* ``constant_tiling`` and ``unit_flag`` change the scalar pipe and FixPipe's overlap, which the
-  model does not price (no scalar pipe); they are printed, not modelled.
-* The board's ``task_duration_us`` is the kernel on the device: the model's time minus its
-  launch overhead (a per-call framework cost, docs/calibration.md) is compared with it.
-
-Prints one row per case (model and measured task time, MAC, MTE2, MTE1, FixPipe busy, the error
-of each), then the targets of issue 21: each case within 10 %, MTE2 and MAC within 15 %, and the
-nine ranked in the measured order (Spearman's rho and the pairs out of order).
-
-    uv run --frozen python -m benchmarks.fidelity_950
+    uv run --frozen python -m benchmarks.fidelity_950 [--fidelity sim|est]
 """
 
 from __future__ import annotations
 
-import csv
+import argparse
 from dataclasses import dataclass
-from pathlib import Path
 
-from simcore.evaluate import estimate_dict
-from simcore.hardware.presets import HardwarePreset, load_preset
-from simcore.tiling.footprints import complete_tiling
-from simcore.tiling.legality import check_tiling
-from simcore.tiling.problem import Problem
+from benchmarks.fidelity import predict
 from simcore.version import MODEL_VERSION
+from tests.support.board import BoardCase, msprof_cases
 
-CSV_PATH = (
-    Path(__file__).resolve().parents[1]
-    / "tests"
-    / "data"
-    / "reference"
-    / "measured_msprof_950pr_8192.csv"
-)
+FILE = "measured_msprof_950pr_8192.csv"
 #: The pipes the board reports and the model's name for each.
-PIPES = {"mac": "M", "mte2": "MTE2", "mte1": "MTE1", "fixpipe": "FIX"}
+PIPES = {"mac": "M", "mte2": "MTE2", "mte1": "MTE1", "scalar": "SCALAR", "fixpipe": "FIX"}
 
 
 @dataclass(frozen=True)
@@ -57,75 +41,22 @@ class Case:
     note: str
 
 
-def _fields(row: dict[str, str]) -> dict[str, int]:
-    """The row's tiling fields; the cells the source leaves empty as for the 910B1 file.
-
-    The convention the calibration work (tests/support/board.py) uses for the same nine
-    kernels on 910B1: a depthB1 not stated is 8, the one case 7 states for the same kernel; a
-    depthA1 not stated is 1; a stepK not stated is half its depth (the L1 double buffer: case 5
-    states depthA1 8 with stepKa 4, case 7 depthB1 8 with stepKb 4); stepM / stepN not stated
-    are 1.
-    """
-
-    def cell(key: str, default: int) -> int:
-        return int(row[key]) if row[key] else default
-
-    depth_a, depth_b = cell("depthA1", 1), cell("depthB1", 8)
-    return {
-        "usedCoreNum": int(row["usedCoreNum"]),
-        **{f: int(row[f]) for f in ("singleCoreM", "singleCoreN", "baseM", "baseN", "baseK")},
-        "depthA1": depth_a,
-        "depthB1": depth_b,
-        "stepM": cell("stepM", 1),
-        "stepN": cell("stepN", 1),
-        "stepKa": cell("stepKa", max(depth_a // 2, 1)),
-        "stepKb": cell("stepKb", max(depth_b // 2, 1)),
-        "dbL0C": 1,
-    }
-
-
-def run_case(
-    row: dict[str, str], preset: HardwarePreset | None = None, simulate: bool = True
-) -> Case:
-    """Models one CSV row and returns the figures side by side.
-
-    Args:
-        row: The CSV row.
-        preset: The chip (default: the row's SoC preset; ``scripts/fit_950.py`` passes trial
-            constants here).
-        simulate: Simulate when cheap (else the estimator alone, as the fit does).
-    """
-    preset = preset or load_preset(row["soc"])
-    rounds = int(row["l2_rounds"] or 1)
-    problem = Problem(
-        soc=row["soc"],
-        m=int(row["m"]) // rounds,
-        n=int(row["n"]),
-        k=int(row["k"]),
-        dtype=row["dtype"],  # type: ignore[arg-type]
-        out_dtype=row["out_dtype"],  # type: ignore[arg-type]
-        trans_a=row["trans_a"] == "1",
-        trans_b=row["trans_b"] == "1",
-        template=row["template"],  # type: ignore[arg-type]
-    )
-    tiling = complete_tiling(_fields(row), problem, preset)
-    report = check_tiling(problem, tiling, preset)
-    if not report.valid:
-        raise SystemExit(f"{row['case']}: illegal tiling {report.violation_ids}")
-    est = estimate_dict(problem, tiling, preset, simulate_if_cheap=simulate)
-    model_us = (est["time_us"] - preset.launch_overhead_us) * rounds
-    busy = {k: est["pipe_busy_us"].get(p, 0.0) * rounds for k, p in PIPES.items()}
-    notes = [f"{'sim' if est['simulated'] else 'est'}"]
-    if row["constant_tiling"] == "1":
+def run_case(case: BoardCase, fidelity: str = "sim") -> Case:
+    """The model's figures for one measured kernel next to the board's."""
+    out = predict(case, fidelity)
+    notes = [fidelity]
+    if case.problem.l2_rounds > 1:
+        notes.append(f"rounds={case.problem.l2_rounds}")
+    if case.problem.constant_tiling:
         notes.append("const")
-    if row["unit_flag"] == "1":
+    if case.problem.unit_flag:
         notes.append("unitflag")
     return Case(
-        name=row["case"],
-        measured_us=float(row["task_duration_us"]),
-        model_us=model_us,
-        measured_busy_us={k: float(row[f"{k}_us"]) for k in PIPES},
-        model_busy_us=busy,
+        name=case.name,
+        measured_us=case.time_us,
+        model_us=out["device_us"],
+        measured_busy_us={k: case.pipes_us[p] for k, p in PIPES.items()},
+        model_busy_us={k: out["pipes"][p] for k, p in PIPES.items()},
         note=",".join(notes),
     )
 
@@ -171,19 +102,21 @@ def discordant_pairs(a: list[float], b: list[float], tie_rtol: float = 0.01) -> 
     return bad
 
 
-def load_rows() -> list[dict[str, str]]:
-    """The CSV's rows."""
-    return list(csv.DictReader(CSV_PATH.open(newline="")))
+def _order(values: list[float]) -> list[int]:
+    return sorted(range(len(values)), key=values.__getitem__)
 
 
 def main() -> int:
-    rows = load_rows()
-    print(f"model {MODEL_VERSION}, {len(rows)} cases of {CSV_PATH.name}")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--fidelity", default="sim", choices=("sim", "est"))
+    args = parser.parse_args()
+    board = msprof_cases(FILE)
+    print(f"model {MODEL_VERSION}, {len(board)} cases of {FILE} ({args.fidelity})")
     head = f"{'case':6} {'meas us':>10} {'model us':>10} {'err':>7}"
     for k in PIPES:
         head += f" {k + ' m/b':>17} {'err':>6}"
     print(head + "  note")
-    cases = [run_case(r) for r in rows]
+    cases = [run_case(c, args.fidelity) for c in board]
     worst_t = worst_mte2 = worst_mac = 0.0
     for c in cases:
         e = _err(c.model_us, c.measured_us)
@@ -204,7 +137,8 @@ def main() -> int:
     print(f"MAC busy worst |error| {worst_mac * 100:.1f}% (target 15 %)")
     print(
         f"ranking: Spearman rho {spearman(meas, model):.3f}, "
-        f"{discordant_pairs(meas, model)} pairs out of measured order (pairs within 1 % skipped)"
+        f"{discordant_pairs(meas, model)} pairs out of measured order (pairs within 1 % skipped); "
+        f"all nine in measured order: {_order(meas) == _order(model)}"
     )
     return 0
 

@@ -10,6 +10,8 @@ core, read from the simulator's schedule of the case so the geometry is not rest
   cases 0-5 with the start-up held at its assumed value; the constant-tiling factor from cases
   7 and 8 against the runtime-tiling work of the same chunking.
 * MTE1 latency: cases 0 and 1, MTE1 busy per load above the bytes at the L1->L0 rates.
+* MMAD restart: cases 0-3 (Norm hand-off: every MMAD starts on an idle cube), MAC busy per MMAD
+  above the model's MMAD cycles, the mean over the four cases.
 
 The ND->NZ share of the L2 rate and the usable L2 are fitted through the whole model (cases
 6-8 and case 5 against 6); their residuals are the MTE2 column of ``benchmarks.fidelity``.
@@ -19,24 +21,66 @@ The ND->NZ share of the L2 rate and the usable L2 are fitted through the whole m
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from simcore.pipeline.busy import cube_busy
+from simcore.pipeline.costs import Costs
 from simcore.pipeline.simulator import KINDS, simulate
 from tests.support.board import msprof_cases
 
 
 def _counts(case: object) -> dict[str, float]:
-    """Averages over the cores (as the profiler reports): K steps and chunk copies."""
+    """Averages over the cores (as the profiler reports): K steps, chunk copies, MMAD cycles.
+
+    ``mmad`` is the cube's busy time without the MMAD restarts (which the fit below prices).
+    """
     sim = simulate(case.problem, case.tiling, case.preset)  # type: ignore[attr-defined]
+    costs = Costs(case.problem, case.preset)  # type: ignore[attr-defined]
+    t, k = case.tiling, case.problem.k  # type: ignore[attr-defined]
     total = sum(core.shape.cores for core in sim.cores)
-    steps = loads = 0.0
+    steps = loads = mmad = 0.0
     for core in sim.cores:
         kinds = np.bincount(core.kind, minlength=len(KINDS))
         steps += core.shape.cores * float(kinds[KINDS.index("mmad")])
         loads += core.shape.cores * float(
             kinds[KINDS.index("load_a")] + kinds[KINDS.index("load_b")]
         )
-    return {"steps": steps / total, "loads": loads / total, "clock": case.preset.clock_mhz}  # type: ignore[attr-defined]
+        mmad += core.shape.cores * float(
+            cube_busy(costs, k, core.shape.rows, core.shape.cols, t.baseM, t.baseN, t.baseK)
+        )
+    return {
+        "steps": steps / total,
+        "loads": loads / total,
+        "mmad": mmad / total,
+        "clock": case.preset.clock_mhz,  # type: ignore[attr-defined]
+    }
+
+
+def fit_mmad_restart(cases: dict[str, Any]) -> tuple[float, list[float], list[float]]:
+    """The MMAD restart from the Norm cases 0-3 of a profiler file (every MMAD starts idle).
+
+    Under the Norm step hand-off each K step's MMAD waits for both copies, so the cube restarts
+    once per step: the MAC busy time above the MMADs' own cycles, per step, is the restart.
+
+    Args:
+        cases: The file's cases by name (``tests.support.board.msprof_cases``).
+
+    Returns:
+        The mean restart in cycles, each case's value, and each case's MAC-time residual
+        (model / measured - 1) under the mean.
+    """
+    norm = ("case0", "case1", "case2", "case3")
+    n = {x: _counts(cases[x]) for x in norm}
+    clk = {x: cases[x].preset.clock_mhz for x in norm}
+    per_mmad = [(cases[x].pipes_us["M"] * clk[x] - n[x]["mmad"]) / n[x]["steps"] for x in norm]
+    restart = float(np.mean(per_mmad))
+    res = [
+        (n[x]["mmad"] + restart * n[x]["steps"]) / (cases[x].pipes_us["M"] * clk[x]) - 1
+        for x in norm
+    ]
+    return restart, per_mmad, res
 
 
 def main() -> int:
@@ -83,6 +127,10 @@ def main() -> int:
         bytes_cycles = ra * kb / 256 + rb * kb / 128
         per_load = (c.pipes_us["MTE1"] * clk / n[name]["steps"] - bytes_cycles) / 2
         print(f"MTE1 latency from {name}: {per_load:.1f} cycles")
+    # --- MMAD restart: MAC busy per MMAD above the MMADs' cycles, Norm cases 0-3 -------------
+    restart, per_mmad, res = fit_mmad_restart(cases)
+    print("MMAD restart per case:", " ".join(f"{v:.1f}" for v in per_mmad), f"mean {restart:.1f}")
+    print("  residuals of MAC time:", " ".join(f"{100 * r:+.1f} %" for r in res))
     return 0
 
 

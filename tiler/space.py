@@ -428,6 +428,9 @@ def build_space(problem: Problem, preset: HardwarePreset, fixed: Mapping[str, An
         box_triples += bms.shape[0] * bns.shape[0]
         bm2, bn2 = (a.ravel() for a in np.meshgrid(bm_ok, bn_ok, indexing="ij"))
         ok = bm2 * bn2 * ACCUMULATOR_BYTES * dbc_min <= preset.l0c_bytes
+        if problem.c_position == "UB":
+            # One output block must fit a vector core's UB (C_UB_CAPACITY).
+            ok &= bm2 * bn2 * bits(problem.c_dtype) // 8 <= preset.ub_bytes
         bias_l1_2 = bn2 * bias_bytes if has_bt else 0
         ok &= (
             depth_a * l1_block_bytes(problem.dtype, bm2 * bk)

@@ -50,9 +50,12 @@ def tune_cmd(
     k: Annotated[int | None, typer.Option("--k", help="K (the reduction).")] = None,
     dtype: Annotated[str, typer.Option(help="Input dtype.")] = "fp16",
     out_dtype: Annotated[str | None, typer.Option(help="Output dtype.")] = None,
-    format_a: Annotated[str, typer.Option(help="ND or NZ.")] = "ND",
-    format_b: Annotated[str, typer.Option(help="ND or NZ.")] = "ND",
+    format_a: Annotated[str, typer.Option(help="ND, NZ or DN (arch 3510).")] = "ND",
+    format_b: Annotated[str, typer.Option(help="ND, NZ or DN (arch 3510).")] = "ND",
     format_c: Annotated[str, typer.Option(help="ND or NZ.")] = "ND",
+    c_position: Annotated[
+        str, typer.Option(help="GM, or UB: C left in UB for a fused epilogue (arch 3510).")
+    ] = "GM",
     trans_a: Annotated[bool, typer.Option(help="A is transposed.")] = False,
     trans_b: Annotated[bool, typer.Option(help="B is transposed.")] = False,
     bias: Annotated[bool, typer.Option(help="Add a bias.")] = False,
@@ -119,7 +122,7 @@ def tune_cmd(
     problem: dict[str, Any] = {
         "soc": soc, "m": m, "n": n, "k": k, "dtype": dtype, "format_a": format_a,
         "format_b": format_b, "format_c": format_c, "trans_a": trans_a, "trans_b": trans_b,
-        "bias": bias, "template": template,
+        "bias": bias, "template": template, "c_position": c_position,
     }  # fmt: skip
     if out_dtype is not None:
         problem["out_dtype"] = out_dtype

@@ -64,6 +64,8 @@ _CHOICE_PROBLEM_KEYS = (
 )  # fmt: skip
 _PROBLEM_KEYS = _INT_PROBLEM_KEYS + _BOOL_PROBLEM_KEYS + _CHOICE_PROBLEM_KEYS
 
+#: Layouts of A and B in GM the form offers (DN: the Matmul API's COLUMN_MAJOR, arch 3510).
+_INPUT_FORMATS = ("ND", "NZ", "DN")
 _OUTPUT_DTYPES = ("fp16", "bf16", "fp32", "int8", "int32")
 _BIAS_DTYPES = ("fp16", "bf16", "fp32", "int32")
 
@@ -185,10 +187,13 @@ def _problem_form(form: Mapping[str, str]) -> str:
         f"{' checked' if g(key) else ''}> {key}</label>"
         for key in _BOOL_PROBLEM_KEYS
     )
+    # DN (column-major) inputs exist on arch 3510 only; another chip answers DN_NEEDS_ARCH_3510.
+    layouts = {"format_a": _INPUT_FORMATS, "format_b": _INPUT_FORMATS, "format_c": ("ND", "NZ")}
     formats = "".join(
-        f"<label>{key} {_select(key, ('ND', 'NZ'), g(key, 'ND'))}</label>"
-        for key in ("format_a", "format_b", "format_c")
+        f"<label>{key} {_select(key, options, g(key, 'ND'))}</label>"
+        for key, options in layouts.items()
     )
+    formats += "<span class='note' id='dn-note'>DN (column-major A or B): Ascend 950 only</span>"
     return (
         "<form id='problem-form' method='get' action='/explore'>"
         "<fieldset><legend>Problem: C[M, N] = A[M, K] · B[K, N]</legend>"

@@ -38,7 +38,7 @@ from simcore.estimate.drains import (
     corner_drain,
 )
 from simcore.estimate.first_block import first_block, first_line
-from simcore.estimate.handoff import step_handoff
+from simcore.estimate.handoff import mmad_restart_busy, step_handoff
 from simcore.estimate.lines import (
     line_stay,
 )
@@ -73,6 +73,7 @@ from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.drain import unit_flag_db_l0c
 from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.traffic import (
+    c_gm_bytes_per_element,
     chip_bandwidth_cap,
     core_share,
     hbm_floor_cycles,
@@ -198,7 +199,7 @@ def _core(
     busy = {
         "MTE2": cp.mte2,
         "MTE1": bt.mte1,
-        "M": bt.cube,
+        "M": bt.cube + mmad_restart_busy(r),
         "FIX": bt.drain_total if fix else 0.0 * bt.drain_total,
         "V": cp.vec,
         "MTE3": cp.mte3,
@@ -488,7 +489,7 @@ def _estimate_block(
         # column, i.e. N values per row block of the grid.
         read = read + m_blocks * n * (bits(problem.bias_type) / 8.0)
     first_traffic = (loads_a, el_a, loads_b, el_b)
-    write = m * n * bits(problem.c_dtype) / 8.0
+    write = m * n * c_gm_bytes_per_element(problem)
     unique = (m + n) * k * in_b + write
     working = reuse_working_set(
         m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b, problem.l2_rounds

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
+from simcore.pipeline import precedence as rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,19 +209,26 @@ def _replay_group(
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`replay_paths` on distinct candidates (arrays of equal length).
 
-    The loop over the K steps makes numpy calls on a few dozen to a few hundred candidates, so
-    its cost is the number of calls. It is kept lean, with the values of a plain masked replay
-    bit for bit:
+    Every start is a rule of :mod:`simcore.pipeline.precedence` (the simulator's own functions,
+    here on arrays); this loop only issues the instructions in program order. The loop over the
+    K steps makes numpy calls on a few dozen to a few hundred candidates, so its cost is the
+    number of calls. It is kept lean, with the values of a plain masked replay bit for bit:
 
     * The candidates are sorted by K steps, longest first, so those still playing a step are a
       prefix; the steps between two K-step counts (a run) play the same prefix, through views
       of the state arrays updated in place (the others keep their values).
     * What depends only on the step is tabulated per run before the blocks are played: the
       copies issued, the legs of the chunk they load (the K-tail chunk's from its index on),
-      and which candidates play their K-tail step (from ``p1`` on, at the run's last step).
+      and which candidates play their K-tail step (from ``p1`` on, at the run's last step: its
+      cycles are tabulated with the K-tail's from ``p1`` on), and, where the run's candidates
+      share them, the slot count and the L0 flags (the rules then pick an array, not per
+      candidate).
     * A copy into one of ``slots`` FIFO L1 slots waits for the last read of the chunk ``slots``
       copies before (zero while a slot is still unused): a short history of chunk last reads,
       shifted at each copy, instead of slot arrays indexed per candidate.
+    * The last two MMAD ends alternate between two arrays over a block's steps (each MMAD's end
+      is written over the older), swapped back after the block where the K steps are odd,
+      instead of two copies per step.
     * Every candidate issues its first staged copy at step 0, and until the block's drain only
       staged copies move V and MTE3, each to the UB halves it frees and fills: so from that
       copy on the UB halves' ends are V's and MTE3's, and are kept apart only over the drain.
@@ -242,8 +250,8 @@ def _replay_group(
     # The unmasked first staged copy below assumes every candidate issues it.
     res_any = (bool(np.any(res[0])), bool(np.any(res[1])))
     legs_o = [[x[order] for x in leg] for leg in legs]
-    one_l0 = np.stack([flags[0][order] == 1, flags[1][order] == 1])  # waits for the last MMAD
-    c1 = flags[2][order] == 1
+    single_l0 = np.stack([flags[0][order] == 1, flags[1][order] == 1])  # (L0A, L0B) x candidates
+    db_l0c = flags[2][order]
     n = k_it.size
     k_max = int(k_it[0])
     # Candidates playing step s: the first n_at[s] (n_at[k_max] = 0).
@@ -251,110 +259,136 @@ def _replay_group(
     # Runs of steps playing the same prefix: from each step where n_at drops to the next.
     drops = (np.flatnonzero(np.diff(n_at[:-1])) + 1).tolist()
     # Queue ends: MTE2, MTE1 (also B's last L0B load), A's last L0A load, V, MTE3, the
-    # operands' chunk arrivals, the last two MMADs (the L0 slot hand-offs; M's end).
-    mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm1, mm2 = np.zeros((9, n))
+    # operands' chunk arrivals, and the last two MMADs (M's end; the L0 buffers' releases): at
+    # a block's start mm_x holds the last MMAD's end and mm_y the one's before; over its steps
+    # they alternate (``last``), so after it they are swapped where the K steps are odd.
+    mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm_x, mm_y = np.zeros((9, n))
     # The UB half a GM->UB leg waits for (the last reorder) and the one a reorder waits for (the
     # last UB->L1 leg), kept over the drain.
     ub_src, ub_dst = np.zeros(n), np.zeros(n)
-    # Per operand: the candidates with each slot count above one, and hist[j]: the last read
-    # of the chunk j copies before the one read now (j = 0: that chunk's).
-    more = [[sl == j for j in range(2, int(sl.max()) + 1)] for sl in (sl_a, sl_b)]
-    hist = [[read_a] + [np.zeros(n) for _ in more[0]], [mte1] + [np.zeros(n) for _ in more[1]]]
+    # Per operand the last reads of its chunks, oldest first, as many as its most slots: the
+    # last is the chunk read now (A's: the last L0A load's end; B's: MTE1's, the L0B load's).
+    hist = [
+        [np.zeros(n) for _ in range(int(sl.max()) - 1)] + [now]
+        for sl, now in ((sl_a, read_a), (sl_b, mte1))
+    ]
+    masks = [rule.slot_masks(sl, len(h)) for sl, h in zip((sl_a, sl_b), hist, strict=True)]
+    # The candidates (a prefix, as they are sorted) sharing the first's slot counts and L0 flags.
+    uniform = [_prefix_equal(sl) for sl in (sl_a, sl_b)]
+    uniform_l0 = min(_prefix_equal(single_l0[0]), _prefix_equal(single_l0[1]))
     runs = []
     for s0, s1 in zip([0, *drops], [*drops, k_max], strict=True):
         p, p1 = n_at[s0], n_at[s1]
         s_blk = np.arange(s0, s1)[:, None]
         copies: list[list[Any]] = [[] for _ in range(s0, s1)]
-        for o, (sk, kc) in enumerate(((sk_a, kc_a), (sk_b, kc_b))):
+        for o, (sk, kc, sl) in enumerate(((sk_a, kc_a, sl_a), (sk_b, kc_b, sl_b))):
             issued = (s_blk % sk[:p] == 0) & ~res[o][:p]
-            tail = np.floor(s_blk / sk[:p]) >= kc[:p] - 1
+            tail = rule.chunk_of_step(s_blk, sk[:p]) >= kc[:p] - 1
             gvu = [
                 np.where(tail, y[:p], x[:p])
                 for x, y in zip(legs_o[2 * o], legs_o[2 * o + 1], strict=True)
             ]
-            views = ([m[:p] for m in more[o]], [h[:p] for h in hist[o]], (ready_a, ready_b)[o][:p])
+            hist_p = [h[:p] for h in hist[o]]
+            # Where the run's candidates share a slot count, the slot is always that of the
+            # same entry of the history (updated in place): picked once, here.
+            slot: Any = (
+                rule.l1_slot_free(hist_p, int(sl[0]))
+                if p <= uniform[o]
+                else [m[:p] for m in masks[o]]
+            )
+            views = (hist_p, slot, (ready_a, ready_b)[o][:p])
             for i in np.flatnonzero(issued.any(axis=1)).tolist():
                 copies[i].append((o, issued[i], gvu[0][i], gvu[1][i], gvu[2][i], *views))
-        state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm1, mm2))
-        ls = (la[:p], lb[:p], mm[:p], la_t[p1:p], lb_t[p1:p], mm_t[p1:p])
-        runs.append((s0, s1, p1, state, copies, one_l0[:, :p], ls))
-    maximum, putmask = np.maximum, np.putmask
-    c_ub_free = np.zeros(n)
-    drains: list[np.ndarray] = []  # L0C->UB ends of the blocks played
+        state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b))
+        # The run's last step is the K-tail step of the candidates from p1 on.
+        cycles = (la[:p], lb[:p], mm[:p])
+        cycles_last = (
+            np.concatenate([la[:p1], la_t[p1:p]]),
+            np.concatenate([lb[:p1], lb_t[p1:p]]),
+            np.concatenate([mm[:p1], mm_t[p1:p]]),
+        )
+        # L0A's and L0B's buffer counts as bools where the run's candidates share them.
+        single_p = single_l0[:, :p]
+        single: Any = (bool(single_p[0, 0]), bool(single_p[1, 0])) if p <= uniform_l0 else single_p
+        runs.append((s0, s1, state, (mm_x[:p], mm_y[:p]), copies, single, cycles,
+                     cycles_last))  # fmt: skip
+    putmask = np.putmask
+    # The rules called per copy and per K step, in local names.
+    slot_free_of, queue_start, staged_copy, k_step = (
+        rule.l1_slot_free,
+        rule.queue_start,
+        rule.staged_copy,
+        rule.k_step,
+    )
+    odd_steps = k_it % 2 == 1
+    has_bias = bool(np.any(bias))
+    any_odd = bool(np.any(odd_steps))
+    fix_end = c_staging_free = np.zeros(n)  # FixPipe's queue; the C staging buffer in UB
+    drains: list[np.ndarray] = []  # the drains' ends (L0C->UB's, or FixPipe's)
     ends = []
     for _ in range(n_play):
-        mte2 += bias
-        c_wait = None
-        if drains:
-            c_wait = drains[-1] if len(drains) < 2 else np.where(c1, drains[-1], drains[-2])
-        for s0, s1, p1, state, copies, one_l0_p, ls in runs:
-            mte2_p, mte1_p, read_a_p, vec_p, mte3_p, ready_a_p, ready_b_p, mm1_p, mm2_p = state
-            la_p, lb_p, mm_p, la_t_p, lb_t_p, mm_t_p = ls
+        if has_bias:
+            mte2 += bias  # the block's bias slice, before its copies
+        c_wait = rule.l0c_buffer_free(drains, db_l0c)
+        last = 0
+        for s0, s1, state, mm_v, copies, single_p, cycles, cycles_last in runs:
+            mte2_p, mte1_p, read_a_p, vec_p, mte3_p, ready_a_p, ready_b_p = state
             for s, per_op in zip(range(s0, s1), copies, strict=True):
-                for o, new, g, v, u, more_p, hist_p, ready_p in per_op:
-                    free = hist_p[0]
-                    for m, h in zip(more_p, hist_p[1:], strict=True):
-                        free = free.copy()
-                        putmask(free, m, h)
+                for o, new, g, v, u, hist_p, slot, ready_p in per_op:
+                    free = slot if isinstance(slot, np.ndarray) else slot_free_of(hist_p, slot)
                     if not staged[o]:
-                        end = maximum(mte2_p, free) + g
+                        end = queue_start(mte2_p, free) + g
                         putmask(mte2_p, new, end)
                     elif s or o != first_staged or res_any[o]:
-                        e1 = maximum(mte2_p, vec_p) + g
-                        e2 = maximum(vec_p, maximum(e1, mte3_p)) + v
-                        end = maximum(mte3_p, maximum(e2, free)) + u
+                        # The UB halves' ends are V's and MTE3's here (see the docstring).
+                        (_, e1), (_, e2), (_, end) = staged_copy(
+                            (mte2_p, vec_p, mte3_p), (vec_p, mte3_p), free, (g, v, u)
+                        )
                         putmask(mte2_p, new, e1)
                         putmask(vec_p, new, e2)
                         putmask(mte3_p, new, end)
                     else:  # the block's first staged copy, every candidate's (p = n)
-                        e1 = maximum(mte2, ub_src) + g
-                        e2 = maximum(vec, maximum(e1, ub_dst)) + v
-                        end = maximum(mte3, maximum(e2, free)) + u
+                        (_, e1), (_, e2), (_, end) = staged_copy(
+                            (mte2, vec, mte3), (ub_src, ub_dst), free, (g, v, u)
+                        )
                         mte2[:], vec[:], mte3[:] = e1, e2, end
                     putmask(ready_p, new, end)
-                    for j in range(len(hist_p) - 1, 0, -1):
-                        putmask(hist_p[j], new, hist_p[j - 1])
-                l0 = np.where(one_l0_p, mm1_p, mm2_p)
-                maximum(mte1_p, maximum(ready_a_p, l0[0]), out=read_a_p)
-                eb_wait = maximum(ready_b_p, l0[1])
-                if s < s1 - 1:
-                    read_a_p += la_p
-                    maximum(read_a_p, eb_wait, out=mte1_p)
-                    mte1_p += lb_p
-                    r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
-                    # The MMAD ends move on: the last one becomes the one before, the new one
-                    # max(last, reads) + MMAD, computed in place.
-                    mm2_p[:] = mm1_p
-                    maximum(mm1_p, r, out=mm1_p)
-                    mm1_p += mm_p
-                else:  # from p1 on, the K-tail step
-                    read_a_p[:p1] += la_p[:p1]
-                    read_a_p[p1:] += la_t_p
-                    maximum(read_a_p, eb_wait, out=mte1_p)
-                    mte1_p[:p1] += lb_p[:p1]
-                    mte1_p[p1:] += lb_t_p
-                    r = mte1_p if s or c_wait is None else maximum(mte1_p, c_wait)
-                    mm2_p[:] = mm1_p
-                    maximum(mm1_p, r, out=mm1_p)
-                    mm1_p[:p1] += mm_p[:p1]
-                    mm1_p[p1:] += mm_t_p
+                    for j in range(len(hist_p) - 1):
+                        putmask(hist_p[j], new, hist_p[j + 1])
+                # The MMAD's end goes to the array of the one before (read first), which then
+                # holds the last.
+                k_step(
+                    mte1_p, mm_v[last], ready_a_p, ready_b_p, mm_v[last], mm_v[1 - last],
+                    single_p, c_wait if s == 0 else None, cycles if s < s1 - 1 else cycles_last,
+                    out=(read_a_p, mte1_p, mm_v[1 - last]),
+                )  # fmt: skip
+                last = 1 - last
+        if any_odd:  # back to mm_x last, mm_y before
+            mm_before = mm_x.copy()
+            putmask(mm_x, odd_steps, mm_y)
+            putmask(mm_y, odd_steps, mm_before)
+        ub_src[:], ub_dst[:] = vec, mte3
         if fix:
             # FixPipe drains C on its own queue (``c_ub`` is its cycles), after the last MMAD;
             # V and MTE3 only carry the staged copies (the UB halves' ends are theirs).
-            ub_src[:], ub_dst[:] = vec, mte3
-            c_ub_free = maximum(c_ub_free, mm1) + c_ub
-            drains.append(c_ub_free)
-            ends.append(mm1.copy())
+            fix_end = rule.queue_start(fix_end, rule.drain_ready(mm_x, 0.0)) + c_ub
+            drains.append(fix_end)
+            ends.append(mm_x.copy())
             continue
         # The drain: L0C->UB on the vector queue after the previous UB->GM copy, then UB->GM.
-        ub_src[:], ub_dst[:] = vec, mte3
-        drained = maximum(vec, maximum(mm1, c_ub_free)) + c_ub
+        drained = rule.queue_start(vec, rule.drain_ready(mm_x, c_staging_free)) + c_ub
         vec[:] = drained
-        c_ub_free = maximum(mte3, drained) + ub_gm
-        mte3[:] = c_ub_free
+        c_staging_free = rule.queue_start(mte3, drained) + ub_gm
+        mte3[:] = c_staging_free
         drains.append(drained)
-        ends.append(mm1.copy())
+        ends.append(mm_x.copy())
     end_out, period = np.empty(n), np.empty(n)
     end_out[order] = ends[-1]
     period[order] = ends[-1] - ends[-2]
     return end_out, period
+
+
+def _prefix_equal(x: np.ndarray) -> int:
+    """How many leading entries of ``x`` equal its first."""
+    differ = np.flatnonzero(x != x[0])
+    return int(differ[0]) if differ.size else x.size

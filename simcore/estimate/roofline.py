@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 from simcore.hardware.dtypes import bits
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.traffic import kernel_us
+from simcore.pipeline.traffic import c_gm_bytes_per_element, kernel_us
 from simcore.tiling.problem import Problem
 
 
@@ -44,7 +44,7 @@ def roofline(problem: Problem, preset: HardwarePreset) -> Roofline:
     mac_count = problem.m * problem.n * problem.k
     compute_cycles = mac_count / (macs * preset.cube_core_count)
     in_b = bits(problem.dtype) / 8.0
-    out_b = bits(problem.c_dtype) / 8.0
+    out_b = c_gm_bytes_per_element(problem)
     total_bytes = (problem.m + problem.n) * problem.k * in_b + problem.m * problem.n * out_b
     memory_cycles = total_bytes / preset.hbm_bytes_per_cycle
     compute_us = float(kernel_us(preset, preset.cycles_to_us(compute_cycles)))

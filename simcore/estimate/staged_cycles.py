@@ -121,6 +121,8 @@ def staged_block_cycle(
             if via_b:
                 b_u0 = np.where(kc_b > 1, b_full[2], b_last[2])
                 b_pass = vb / np.maximum(passes_b, 1) + b_u0
+                # The first block's B pass after its first chunk (the start-up holds that one).
+                first_b: Any = 0.0
                 if via_a:
                     # A staged in one chunk per block: B's whole pass sits between two A
                     # copies in the staging chain, B's first reorder after A's UB->L1 leg (the
@@ -171,15 +173,15 @@ def staged_block_cycle(
                             / np.maximum(_sub(passes_b, idx) - 1.0, 1.0),
                             0.0,
                         )
-                        b_pass = _raise_at(
-                            b_pass, idx,
-                            staged_b_between_a(
-                                idx, (kc_a, kc_b, step_ka, step_kb),
-                                (a_full, a_last, b_full, b_last), (reads_al + lb_kt, reads_bl),
-                            ) - staged_spread,
-                            blocks.shape,
+                        between, after_first = staged_b_between_a(
+                            idx, (kc_a, kc_b, step_ka, step_kb),
+                            (a_full, a_last, b_full, b_last), (reads_al + lb_kt, reads_bl),
                         )  # fmt: skip
-                other = other + per_a * (passes_b < blocks) * (passes_b - 1) * b_pass
+                        b_pass = _raise_at(b_pass, idx, between - staged_spread, blocks.shape)
+                        first_b = _raise_at(
+                            np.zeros(np.shape(blocks)), idx, after_first, blocks.shape
+                        )
+                other = other + per_a * (passes_b < blocks) * ((passes_b - 1) * b_pass + first_b)
             if via_a:
                 a_u0: Any = np.where(kc_a > 1, a_full[2], a_last[2])
                 if via_b:

@@ -25,7 +25,7 @@ def staged_b_between_a(
     chunking: tuple[Any, Any, Any, Any],
     legs: tuple[tuple[Any, Any, Any], ...],
     run_ends: tuple[Any, Any],
-) -> Any:
+) -> tuple[Any, Any]:
     """Cycles a staged B pass adds to the UB staging chain of a staged A's block.
 
     One source and one destination buffer link the staged copies in program order: a GM->UB
@@ -48,7 +48,9 @@ def staged_b_between_a(
             (all candidates).
 
     Returns:
-        Cycles per B pass on the selected candidates, >= the pass's reorders.
+        (cycles per B pass on the selected candidates, >= the pass's reorders; what the first
+        block's B pass adds after its first chunk, ``(kc_b - 2) x mid + last`` with two B
+        chunks or more, else 0).
     """
     kc_a, kc_b, step_ka, step_kb = (_sub(x, idx) for x in chunking)
     a_f, a_l, b_f, b_l = (tuple(_sub(x, idx) for x in leg) for leg in legs)
@@ -67,7 +69,13 @@ def staged_b_between_a(
         into + np.maximum(b_l[2], g_next) - np.maximum(u_prev, g_next),
         np.maximum(into + b_l[2] + end_b - (u_prev + end_a), 0.0),
     )
-    return np.maximum((kc_b - 1) * mid + last, (kc_b - 1) * b_f[1] + b_l[1])
+    # The first block starts a B pass too, but the start-up already holds its first B chunk
+    # (the first MMAD waits for it, simcore.estimate.compute.compute_chain); each later B
+    # chunk sits between A's chunks as at every other pass start. (Seen: the pinned case
+    # staged_b_chunks_between_staged_a_chunks: block 0's second B chunk, 1,243 cycles between
+    # A's last reorder and the block's last MMAD, priced nowhere: -4.05 %.)
+    first = np.where(kc_b > 1, np.maximum((kc_b - 2) * mid + last, 0.0), 0.0)
+    return np.maximum((kc_b - 1) * mid + last, (kc_b - 1) * b_f[1] + b_l[1]), first
 
 
 def staging_chain_to(

@@ -96,6 +96,7 @@ class HardwarePreset(BaseModel):
     scalar_mdl_copy_cycles: float = Field(default=0.0, ge=0)
     constant_tiling_scalar_factor: float = Field(default=1.0, gt=0, le=1)
     device_startup_us: float = Field(default=0.0, ge=0)
+    mmad_restart_cycles: float = Field(default=0.0, ge=0)
     host_dispatch_floor_us: float = Field(default=0.0, ge=0)
     sources: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
 

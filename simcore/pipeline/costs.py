@@ -13,7 +13,8 @@ preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
   fitted to msKPP's GM_TO_L1 curve (NZ inputs) or GM_TO_L1_TRANS curve (on-the-fly ND->NZ).
 * MTE1 L1->L0A/L0B: ``latency + bytes / rate`` (256 / 128 B per cycle on 910B-class chips).
 * MMAD: one 16 x 16 x C0 fractal per ``16*16*C0 / macs_per_cycle`` cycles plus a fixed overhead.
-* FixPipe L0C->GM: ``max(min_cycles, bytes / rate)`` (flat below ~8 KiB in msKPP's curve).
+* FixPipe L0C->GM: ``max(min_cycles, bytes / rate)`` (flat below ~8 KiB in msKPP's curve);
+  with C left in UB on arch 3510, L0C->UB at the spec's rate (``fixpipe_to_ub_cycles``).
 * Chips without FixPipe / on-the-fly ND->NZ stage through UB: GM->UB (MTE2), a vector reorder (V),
   UB->L1 (MTE3); and L0C->UB (V), UB->GM (MTE3). The reorders cost what the vector model
   (:mod:`simcore.ub.reorder`) says for the UB layout of :mod:`simcore.ub.path`, bank conflicts
@@ -44,7 +45,12 @@ from simcore.hardware.dtypes import (
 )
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import Num, align_up, at_least, at_most, ceil_div
-from simcore.pipeline.drain import fixpipe_cycles, l0c_to_ub_cycles, ub_to_gm_cycles
+from simcore.pipeline.drain import (
+    fixpipe_cycles,
+    fixpipe_to_ub_cycles,
+    l0c_to_ub_cycles,
+    ub_to_gm_cycles,
+)
 from simcore.pipeline.mmad import mmad_cycles
 from simcore.pipeline.transfer import l1_to_l0_cycles
 from simcore.tiling import footprints
@@ -164,6 +170,9 @@ class Costs:
         self.a_eff = self._stride_efficiency(a_pitch) if self.a_nd else 1.0
         self.b_eff = self._stride_efficiency(b_pitch) if self.b_nd else 1.0
         self.has_fixpipe = p.has_fixpipe
+        # C left in UB for a fused epilogue (arch 3510 only, Problem.c_position): FixPipe
+        # drains L0C -> UB instead of L0C -> GM.
+        self.c_to_ub = problem.c_position == "UB"
 
     def _stride_efficiency(self, pitch_bytes: float) -> float:
         # GM strides that are not a multiple of the preferred alignment lose bandwidth
@@ -360,6 +369,11 @@ class Costs:
             ceil_div(k, self.c0),
         )
 
+    @property
+    def mmad_restart_cycles(self) -> float:
+        """Cube cycles an MMAD adds on an idle cube (:mod:`simcore.pipeline.restart`)."""
+        return self.preset.mmad_restart_cycles
+
     # --- output --------------------------------------------------------------------------------
 
     def c_bytes(self, rows: Num, cols: Num) -> Num:
@@ -367,7 +381,13 @@ class Costs:
         return rows * cols * self.out_bytes
 
     def fix_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
-        """FixPipe cycles to drain a rows x cols block from L0C to GM (NZ->ND on the way)."""
+        """FixPipe cycles to drain a rows x cols block from L0C to GM (NZ->ND on the way).
+
+        With C left in UB (arch 3510) the named L0C -> UB cost instead
+        (:func:`simcore.pipeline.drain.fixpipe_to_ub_cycles`).
+        """
+        if self.c_to_ub:
+            return fixpipe_to_ub_cycles(self.preset, self.c_bytes(rows, cols))
         return fixpipe_cycles(self.preset, self.c_bytes(rows, cols), cap_bpc)
 
     def c_to_ub_cycles(self, rows: Num, cols: Num) -> Num:

@@ -24,6 +24,17 @@ def fixpipe_cycles(preset: HardwarePreset, c_bytes: Any, cap_bpc: Any) -> Any:
     return at_least(c_bytes / rate, preset.fixpipe_min_cycles)
 
 
+def fixpipe_to_ub_cycles(preset: HardwarePreset, c_bytes: Any) -> Any:
+    """FixPipe cycles of one block written L0C -> UB (arch 3510, C left in UB).
+
+    ``max(bytes / L0C->UB rate, min cycles)``: the spec's L0C to UB path (128 B per cycle,
+    ascend950.md) with FixPipe's start-up (``fixpipe_min_cycles``, an assumption: measured on
+    the L0C -> GM path only). The block does not leave the core, so the chip's GM bandwidth
+    share does not bound it.
+    """
+    return at_least(c_bytes / preset.l0c_to_ub_bytes_per_cycle, preset.fixpipe_min_cycles)
+
+
 def l0c_to_ub_cycles(
     preset: HardwarePreset, rows: Any, cols: Any, c_bits: int, vector_path: bool
 ) -> Any:

@@ -3,7 +3,8 @@
 Each pipe (MTE2, MTE1, M, FIX, and V / MTE3 on chips that stage through UB) is an in-order queue
 (seed 004). Instructions are issued in program order; an instruction starts when its pipe is free
 and every flag it waits on has been set (seed 004's events), and holds its pipe for its cost
-(:mod:`simcore.pipeline.costs`). The flags are the buffer hand-offs of the Matmul:
+(:mod:`simcore.pipeline.costs`). The flags are the buffer hand-offs of the Matmul, each a function
+of :mod:`simcore.pipeline.precedence` (the estimator's block replay calls the same ones):
 
 * an L1 chunk copy waits for its slot: the last MTE1 read of the chunk it replaces (depthA1 /
   depthB1 give one or two slots per operand);
@@ -32,6 +33,18 @@ import numpy as np
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, takes_vector_path
 from simcore.pipeline.drain import unit_flag_db_l0c
+from simcore.pipeline.precedence import (
+    chunk_of_step,
+    drain_ready,
+    handoff_copy_ready,
+    handoff_read_ready,
+    k_step,
+    l0c_buffer_free,
+    l1_slot_free,
+    queue_start,
+    staged_copy,
+)
+from simcore.pipeline.restart import restart_at_step
 from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.traffic import (
     CoreShape,
@@ -117,12 +130,6 @@ class _Chunks:
         self.order: deque[tuple[int, int]] = deque()
         self.ready: dict[tuple[int, int], float] = {}
         self.last_read: dict[tuple[int, int], float] = {}
-
-    def slot_free_at(self) -> float:
-        """Cycle at which the slot the next load will use is free."""
-        if len(self.order) < self.n_slots:
-            return 0.0
-        return self.last_read[self.order[0]]
 
     def insert(self, key: tuple[int, int], ready: float) -> None:
         if len(self.order) >= self.n_slots:
@@ -246,15 +253,17 @@ def simulate_core(
     free = [0.0] * len(PIPES)
     busy = [0.0] * len(PIPES)
 
-    def run(pipe: int, kind: int, ready: float, dur: float, blk: int) -> float:
-        start = free[pipe] if free[pipe] > ready else ready
-        end = start + dur
+    def record(pipe: int, kind: int, start: float, end: float, dur: float, blk: int) -> float:
         free[pipe] = end
         busy[pipe] += dur
         log_code.append(pipe | kind << 3 | blk << 7)
         log_start.append(start)
         log_end.append(end)
         return end
+
+    def run(pipe: int, kind: int, ready: float, dur: float, blk: int) -> float:
+        start = queue_start(free[pipe], ready)
+        return record(pipe, kind, start, start + dur, dur, blk)
 
     mte2, mte1, mcube, fix, vec, mte3 = (_P[p] for p in PIPES[:6])
     # UB staging of the ND->NZ path: one source and one transposed half (UB >= 2 x transLength),
@@ -269,10 +278,10 @@ def simulate_core(
     ) -> None:
         nonlocal ub_src_free, ub_dst_free
         nbytes = float(c.l1_tile_bytes(rows, kk))
-        slot_free = chunks.slot_free_at()
-        if handoff and free_mte1 > slot_free:
-            # Norm step hand-off: the copy waits for every read issued before it.
-            slot_free = free_mte1
+        # The chunks' last reads, oldest first (a dict keeps its insertion order, the copies').
+        slot_free = l1_slot_free(list(chunks.last_read.values()), chunks.n_slots)
+        if handoff:
+            slot_free = handoff_copy_ready(slot_free, free_mte1)
         via_ub = c.a_via_ub if is_a else c.b_via_ub
         if not via_ub:
             dur = durations.load(is_a, rows, kk)
@@ -280,14 +289,18 @@ def simulate_core(
         else:
             durations.copies += 1
             eff = c.a_eff if is_a else c.b_eff
-            e1 = run(mte2, _K["load_a" if is_a else "load_b"], ub_src_free,
-                     float(c.gm_to_ub_cycles(nbytes, eff, cap_bpc)), blk)  # fmt: skip
-            e2 = run(vec, _K["nd2nz_a" if is_a else "nd2nz_b"], max(e1, ub_dst_free),
-                     durations.reorder(is_a, rows, kk), blk)  # fmt: skip
-            ub_src_free = e2
-            end = run(mte3, _K["ub_to_l1_a" if is_a else "ub_to_l1_b"], max(e2, slot_free),
-                      float(c.ub_to_l1_cycles(nbytes)), blk)  # fmt: skip
-            ub_dst_free = end
+            legs = (
+                float(c.gm_to_ub_cycles(nbytes, eff, cap_bpc)),
+                durations.reorder(is_a, rows, kk),
+                float(c.ub_to_l1_cycles(nbytes)),
+            )
+            (s1, e1), (s2, e2), (s3, end) = staged_copy(
+                (free[mte2], free[vec], free[mte3]), (ub_src_free, ub_dst_free), slot_free, legs
+            )
+            record(mte2, _K["load_a" if is_a else "load_b"], s1, e1, legs[0], blk)
+            record(vec, _K["nd2nz_a" if is_a else "nd2nz_b"], s2, e2, legs[1], blk)
+            record(mte3, _K["ub_to_l1_a" if is_a else "ub_to_l1_b"], s3, end, legs[2], blk)
+            ub_src_free, ub_dst_free = e2, end
         chunks.insert(key, end)
 
     if t.iterateOrder == 0:
@@ -299,27 +312,34 @@ def simulate_core(
     handoff = norm_step_handoff(
         problem, c, a_chunks.n_slots, b_chunks.n_slots, step_ka, step_kb, k_iter
     )
+    restart = c.mmad_restart_cycles
     chunk_k_a = step_ka * base_k
     chunk_k_b = step_kb * base_k
     grp_a = t.stepM * base_m
     grp_b = t.stepN * base_n
     # Per K step: its K extent, A and B chunk indices, and those chunks' K extents.
-    k_steps = [(s, min(base_k, k - s * base_k), s // step_ka, s // step_kb) for s in range(k_iter)]
+    k_steps = [
+        (s, min(base_k, k - s * base_k), chunk_of_step(s, step_ka), chunk_of_step(s, step_kb))
+        for s in range(k_iter)
+    ]
     chunk_len_a = [min(chunk_k_a, k - ka * chunk_k_a) for ka in range(ceil_div(k, chunk_k_a))]
     chunk_len_b = [min(chunk_k_b, k - kb * chunk_k_b) for kb in range(ceil_div(k, chunk_k_b))]
     drain_end: deque[float] = deque(maxlen=max(db_l0c, 1))
-    step_durations = durations.step
+    # Per block shape, the cycles of each K step (the K tail's differ): one lookup per block.
+    steps_of_shape: dict[tuple[int, int], list[tuple[float, float, float]]] = {}
     a_ready, a_last = a_chunks.ready, a_chunks.last_read
     b_ready, b_last = b_chunks.ready, b_chunks.last_read
     # MTE1 and the cube only run the step loop below, so their queue state lives in locals
     # there (written back after the loop); mm_end1 / mm_end2 are the last two MMADs' ends, the
-    # L0A / L0B slot hand-offs for dbL0 = 1 / 2 (0.0 before there is such an MMAD).
+    # L0A / L0B buffer hand-offs (0.0 before there is such an MMAD).
     free_mte1 = free_m = busy_mte1 = busy_m = 0.0
     mm_end1 = mm_end2 = 0.0
+    single_l0 = (db_l0a == 1, db_l0b == 1)
     code_l0a = mte1 | _K["l0a"] << 3
     code_l0b = mte1 | _K["l0b"] << 3
     code_mmad = mcube | _K["mmad"] << 3
-    append_code, append_start, append_end = log_code.append, log_start.append, log_end.append
+    extend_code, extend_start, extend_end = log_code.extend, log_start.extend, log_end.extend
+    step_rule = k_step  # (a local name: looked up once per K step)
 
     for b, (mi, ni) in enumerate(blocks):
         rows = min(base_m, rows_total - mi * base_m)
@@ -329,65 +349,55 @@ def simulate_core(
         rows_a = min(grp_a, rows_total - ga * grp_a)
         rows_b = min(grp_b, cols_total - gb * grp_b)
         blk_code = b << 7
+        # A K step logs an L0A load, an L0B load and an MMAD (one extend per list and step).
+        step_codes = (code_l0a | blk_code, code_l0b | blk_code, code_mmad | blk_code)
         if problem.bias:
             # The kernel fetches the bias slice of every output block (one L1 bias slot).
             run(mte2, _K["load_bias"], 0.0, float(c.bias_load_cycles(cols, cap_bpc)), b)
         last_mmad = 0.0
-        for s, kk, ka, kb in k_steps:
+        c_free = l0c_buffer_free(drain_end, db_l0c)
+        step_cycles = steps_of_shape.get((rows, cols))
+        if step_cycles is None:
+            step_cycles = []
+            for s, kk, _, _ in k_steps:
+                la, lb, mm = durations.step(rows, cols, kk)
+                if restart_at_step(handoff, s, step_ka):
+                    mm += restart  # the MMAD restarts an idle cube (simcore/pipeline/restart.py)
+                step_cycles.append((la, lb, mm))
+            steps_of_shape[(rows, cols)] = step_cycles
+        for s, _, ka, kb in k_steps:
             key_a = (ga, ka)
             if key_a not in a_ready:
                 load_chunk(a_chunks, key_a, rows_a, chunk_len_a[ka], True, b)
             key_b = (gb, kb)
             if key_b not in b_ready:
                 load_chunk(b_chunks, key_b, rows_b, chunk_len_b[kb], False, b)
-            la, lb, mm = step_durations(rows, cols, kk)
-            # MTE1 into L0A: waits for the chunk and for the MMAD dbL0A steps back.
-            ready = a_ready[key_a]
-            if handoff and b_ready[key_b] > ready:
-                ready = b_ready[key_b]
-            slot = mm_end1 if db_l0a == 1 else mm_end2
-            if slot > ready:
-                ready = slot
-            start = free_mte1 if free_mte1 > ready else ready
-            ea = start + la
-            busy_mte1 += la
-            append_code(code_l0a | blk_code)
-            append_start(start)
-            append_end(ea)
+            la, lb, mm = durs = step_cycles[s]
+            ready_a, ready_b = a_ready[key_a], b_ready[key_b]
+            if handoff:
+                ready_a = handoff_read_ready(ready_a, ready_b)
+            sa, ea, sb, eb, sm, last_mmad = step_rule(
+                free_mte1, free_m, ready_a, ready_b, mm_end1, mm_end2, single_l0,
+                None if s else c_free, durs,
+            )  # fmt: skip
             a_last[key_a] = ea
-            # MTE1 into L0B, behind it in the same queue.
-            ready = b_ready[key_b]
-            slot = mm_end1 if db_l0b == 1 else mm_end2
-            if slot > ready:
-                ready = slot
-            start = ea if ea > ready else ready
-            eb = start + lb
-            free_mte1 = eb
-            busy_mte1 += lb
-            append_code(code_l0b | blk_code)
-            append_start(start)
-            append_end(eb)
             b_last[key_b] = eb
-            ready = ea if ea > eb else eb
-            if s == 0 and len(drain_end) >= db_l0c:
-                ready = max(ready, drain_end[-db_l0c])
-            start = free_m if free_m > ready else ready
-            last_mmad = start + mm
-            free_m = last_mmad
+            free_mte1, free_m = eb, last_mmad
+            busy_mte1 += la
+            busy_mte1 += lb
             busy_m += mm
-            append_code(code_mmad | blk_code)
-            append_start(start)
-            append_end(last_mmad)
+            extend_code(step_codes)
+            extend_start((sa, sb, sm))
+            extend_end((ea, eb, last_mmad))
             mm_end2 = mm_end1
             mm_end1 = last_mmad
         if fixpipe:
-            drained = run(
-                fix, _K["fixpipe"], last_mmad, float(c.fix_cycles(rows, cols, cap_bpc)), b
-            )
+            fix_cycles = float(c.fix_cycles(rows, cols, cap_bpc))
+            drained = run(fix, _K["fixpipe"], drain_ready(last_mmad, 0.0), fix_cycles, b)
         else:
             # L0C -> UB (vector) frees the L0C slot; UB -> GM (MTE3) frees the UB staging.
             legs = durations.drain(rows, cols)
-            drained = run(vec, _K["l0c_to_ub"], max(last_mmad, c_ub_free), legs[0], b)
+            drained = run(vec, _K["l0c_to_ub"], drain_ready(last_mmad, c_ub_free), legs[0], b)
             c_ub_free = run(mte3, _K["ub_to_gm"], drained, legs[1], b)
         drain_end.append(drained)
     free[mte1], free[mcube] = free_mte1, free_m

@@ -405,10 +405,19 @@ def reuse_working_set(
     return np.where(order == 0, a_inner, b_inner) * k * in_bytes
 
 
+def c_gm_bytes_per_element(problem: Problem) -> float:
+    """Bytes the kernel writes to GM per element of C: none when C is left in UB.
+
+    With ``Problem.c_position`` "UB" (arch 3510) FixPipe drains each block into the vector
+    cores' UB; what the fused epilogue then writes to GM is the user's code, not the matmul's.
+    """
+    return 0.0 if problem.c_position == "UB" else bits(problem.c_dtype) / 8.0
+
+
 def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> ChipTraffic:
     """Chip-wide traffic of the kernel (scalar version of the estimator's computation)."""
     in_b = bits(problem.dtype) / 8.0
-    out_b = bits(problem.c_dtype) / 8.0
+    out_b = c_gm_bytes_per_element(problem)
     c0 = c0_elements(problem.dtype)
     read = read_a = read_b = 0.0
     active = 0

@@ -468,6 +468,18 @@ def _check_capacity(
                 preset.l0c_bytes,
                 ["baseM", "baseN", "dbL0C"],
             )
+    if problem.c_position == "UB" and found.usable("baseM", "baseN"):
+        used = nbytes(problem.c_dtype, t.baseM * t.baseN)
+        if used > preset.ub_bytes:
+            found.add(
+                "C_UB_CAPACITY",
+                f"C is left in UB: one baseM x baseN = {t.baseM} x {t.baseN} "
+                f"{problem.c_dtype.value} block takes {used} bytes, more than "
+                f"{preset.soc}'s {preset.ub_bytes} bytes of UB",
+                used,
+                preset.ub_bytes,
+                ["baseM", "baseN"],
+            )
     # Chips without a BiasTable (bt_bytes = 0: 910A, 310P) add the bias elsewhere.
     if problem.bias and preset.bt_bytes > 0 and found.usable("baseN"):
         used = nbytes(problem.bias_type, t.baseN)

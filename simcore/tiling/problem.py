@@ -112,6 +112,11 @@ class Problem(BaseModel):
     l2_rounds: int = Field(default=1, ge=1, le=64, strict=True)
     constant_tiling: bool = Field(default=False, strict=True)
     unit_flag: bool = Field(default=False, strict=True)
+    #: Where the Matmul API leaves C: "GM" (FixPipe L0C -> GM), or "UB" (C_TYPE in
+    #: VECIN / VECCALC / VECOUT for a fused vector epilogue): on arch 3510 FixPipe writes the
+    #: block L0C -> UB directly (ascend950.md, Per core: L0C to UB 128 B per cycle; the Matmul
+    #: API's CopyCubeOut when IsSupportL0CToUB). The epilogue after it is the user's code.
+    c_position: Literal["GM", "UB"] = "GM"
 
     @field_validator("dtype", "dtype_b", mode="before")
     @classmethod
@@ -257,7 +262,8 @@ def check_supported(problem: Problem, preset: HardwarePreset) -> None:
     Checks the cube dtype support of the chip (rules ``DTYPE_NEEDS_ARCH_3510`` for the 950-only
     types on older chips, ``INT4_REMOVED_ON_3510`` for int4 on 950, ``dtype_unsupported`` else),
     4:2 sparsity (``SPARSITY_REMOVED_ON_3510`` on 950, ``sparsity_not_modeled`` elsewhere), the DN
-    layout (``DN_NEEDS_ARCH_3510``), and that each matrix fits the chip's device memory.
+    layout (``DN_NEEDS_ARCH_3510``), a C left in UB (``UB_OUTPUT_NEEDS_ARCH_3510``), and that
+    each matrix fits the chip's device memory.
     """
     _check_dtype(problem, preset, problem.dtype, "problem.dtype")
     if problem.b_dtype != problem.dtype:
@@ -290,6 +296,16 @@ def check_supported(problem: Problem, preset: HardwarePreset) -> None:
                 fmt.value,
                 [Format.ND.value, Format.NZ.value],
             )
+    if problem.c_position == "UB" and preset.npu_arch != ARCH_3510:
+        raise UnsupportedError(
+            "problem.c_position",
+            "UB_OUTPUT_NEEDS_ARCH_3510",
+            "a C left in UB is written L0C -> UB by FixPipe on arch 3510 only (ascend950.md); "
+            f"on {preset.soc} (arch {preset.npu_arch}) the Matmul API stages it through GM, "
+            "which is not modelled: give GM",
+            problem.c_position,
+            "GM",
+        )
     a_bytes = nbytes(problem.dtype, problem.m * problem.k)
     b_bytes = nbytes(problem.b_dtype, problem.k * problem.n)
     c_bytes = nbytes(problem.c_dtype, problem.m * problem.n)

@@ -264,6 +264,15 @@ _RULE_LIST: tuple[Rule, ...] = (
         f"{_T2}; {_LE}",
     ),
     Rule(
+        "C_UB_CAPACITY",
+        "error",
+        "baseM * baseN * sizeof(C) <= UB (C left in UB, arch 3510)",
+        "FixPipe writes each output block L0C -> UB whole (the Matmul API's single-destination "
+        "mode), so one block of C must fit a vector core's UB.",
+        "ascend950.md Per core (UB 248 KiB, L0C to UB); asc-devkit matmul CopyCubeOut "
+        "(IsSupportL0CToUB, SINGLE_DST_MODE)",
+    ),
+    Rule(
         "BIAS_TABLE_CAPACITY",
         "error",
         "baseN * sizeof(bias) <= BiasTable (with a bias, on chips with a BiasTable)",

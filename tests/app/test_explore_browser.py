@@ -96,3 +96,25 @@ def test_bad_problem_input_is_a_clear_message(base_url: str, page: Page) -> None
     message = page.inner_text("#error")
     assert "bf16" in message and "problem.dtype" in message
     assert "Traceback" not in page.content()
+
+
+def test_a_dn_input_tunes_on_950_and_is_refused_by_name_on_910b(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/explore")
+    page.select_option("#f-soc", "Ascend950PR_9589")
+    for key, value in (("m", "256"), ("n", "512"), ("k", "1024")):
+        page.fill(f"#f-{key}", value)
+    page.select_option("#f-dtype", "bf16")
+    page.select_option("#f-format_b", "DN")
+    page.click("#tune-button")
+    page.wait_for_selector("#result")
+    assert float(page.inner_text("#time-us")) > 0
+    assert page.input_value("#f-format_b") == "DN"
+    screenshot(page, "explore-950-dn.png")
+
+    # The same problem on a 910B: the page names the rule and the field, not a traceback.
+    page.select_option("#f-soc", "Ascend910B2")
+    with page.expect_response(lambda r: "/explore?" in r.url) as info:
+        page.click("#tune-button")
+    assert info.value.status == 422
+    message = page.inner_text("#error")
+    assert "DN_NEEDS_ARCH_3510" in message and "problem.format_b" in message

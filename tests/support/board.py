@@ -66,8 +66,11 @@ def _int(row: dict[str, str], key: str, default: int) -> int:
     return int(row[key]) if row.get(key) else default
 
 
-def msprof_cases() -> list[BoardCase]:
-    """The nine 910B1 kernels of ``measured_msprof_910b1_8192.csv``.
+def msprof_cases(file: str = "measured_msprof_910b1_8192.csv") -> list[BoardCase]:
+    """The nine kernels of a profiler file: ``measured_msprof_910b1_8192.csv`` by default.
+
+    ``measured_msprof_950pr_8192.csv`` holds the same nine kernels (bases and cores scaled to
+    the chip) on a 950PR; each row runs on its ``soc`` column's preset.
 
     Cells the source leaves empty: a depth not stated is the other MDL case's (depthB1 8, as
     case 7 states for the same kernel); a stepK not stated is half the depth (the L1 double
@@ -76,9 +79,9 @@ def msprof_cases() -> list[BoardCase]:
     ``singleCoreM`` is one L2 round's rows; a core's share is ``l2_rounds`` of them
     (``Problem.l2_rounds``).
     """
-    preset = load_preset("Ascend910B1")
     out = []
-    for r in _rows("measured_msprof_910b1_8192.csv"):
+    for r in _rows(file):
+        preset = load_preset(r["soc"])
         rounds = _int(r, "l2_rounds", 1)
         problem = Problem(
             soc=r["soc"], m=int(r["m"]), n=int(r["n"]), k=int(r["k"]), dtype=r["dtype"],
@@ -86,7 +89,7 @@ def msprof_cases() -> list[BoardCase]:
             template=r["template"], l2_rounds=rounds, constant_tiling=r["constant_tiling"] == "1",
             unit_flag=r["unit_flag"] == "1",
         )  # fmt: skip
-        depth_a = _int(r, "depthA1", 1)
+        depth_a = _int(r, "depthA1", 2 if r["template"] == "mdl" else 1)
         depth_b = _int(r, "depthB1", 8)
         fields: dict[str, Any] = {
             "usedCoreNum": int(r["usedCoreNum"]),

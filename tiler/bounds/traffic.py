@@ -19,7 +19,7 @@ import numpy as np
 from simcore.hardware.dtypes import bits
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import ceil_div
-from simcore.pipeline.traffic import l2_share_most
+from simcore.pipeline.traffic import c_gm_bytes_per_element, l2_share_most
 from simcore.tiling.problem import Problem
 
 __all__ = ["CaseReads", "OrderTraffic", "case_reads", "case_traffic", "order_traffic"]
@@ -72,7 +72,7 @@ def order_traffic(
     m_cores = ceil_div(problem.m, rows)
     n_cores = ceil_div(problem.n, cols)
     active = m_cores * n_cores
-    write = problem.m * problem.n * bits(problem.c_dtype) / 8.0
+    write = problem.m * problem.n * c_gm_bytes_per_element(problem)
     unique = (problem.m + problem.n) * k * in_b + write
     once_read = (n_cores * problem.m + m_cores * problem.n) * k * in_b
     total_min = once_read + write

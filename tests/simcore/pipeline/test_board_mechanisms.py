@@ -8,6 +8,7 @@ import pytest
 from simcore.estimate.estimator import estimate_one
 from simcore.hardware.presets import custom_preset, load_preset
 from simcore.pipeline.costs import Costs
+from simcore.pipeline.restart import restart_at_step, restart_on_last_step, restarts_per_block
 from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.simulator import simulate
 from simcore.pipeline.traffic import core_share, kernel_times, l2_share_of
@@ -76,11 +77,12 @@ def test_on_the_fly_nd_copies_draw_less_of_the_l2_share() -> None:
     assert l2_share_of(True, True, 1.0, 1.0, load_preset("Ascend310P3")) == 1.0
 
 
-def _one_slot(template: str, **opts: object) -> tuple[Problem, object]:
+def _one_slot(template: str, stepK: int = 1, **opts: object) -> tuple[Problem, object]:
     p = Problem(soc="Ascend910B1", m=2048, n=2048, k=2048, template=template, **opts)  # type: ignore[arg-type]
     spec = {
         "usedCoreNum": 16, "singleCoreM": 512, "singleCoreN": 512, "baseM": 128, "baseN": 256,
-        "baseK": 64, "depthA1": 1, "depthB1": 1, "stepM": 1, "stepN": 1, "stepKa": 1, "stepKb": 1,
+        "baseK": 64, "depthA1": stepK, "depthB1": stepK, "stepM": 1, "stepN": 1, "stepKa": stepK,
+        "stepKb": stepK,
     }  # fmt: skip
     return p, complete_tiling(spec, p, B1)
 
@@ -95,6 +97,25 @@ def test_norm_hand_off_puts_mte2_and_mte1_in_series() -> None:
     p_mdl, t_mdl = _one_slot("mdl")
     mdl = simulate(p_mdl, t_mdl, B1).slowest
     assert mdl.makespan_cycles < mdl.busy_cycles["MTE2"] + mdl.busy_cycles["MTE1"]
+
+
+def test_mmad_restart_on_every_chunk_start_under_the_hand_off() -> None:
+    # 512 x 512 per core in 128 x 256 blocks: 8 blocks of 32 K steps, one MMAD each of
+    # 2.13 + 8 x 16 x 4 fractal cycles; under the hand-off every chunk's first MMAD restarts.
+    mmad, restart = B1.mmad_overhead_cycles + 8 * 16 * 4, B1.mmad_restart_cycles
+    assert restart == pytest.approx(60.3)
+    assert restart_at_step(True, 4, 2) and not restart_at_step(True, 5, 2)
+    assert not restart_at_step(False, 0, 1)
+    assert restarts_per_block(True, 32, 2) == 16 and restarts_per_block(False, 32, 2) == 0
+    assert restart_on_last_step(True, 33, 2) == 1 and restart_on_last_step(True, 32, 2) == 0
+    for step_k, restarts in ((1, 8 * 32), (2, 8 * 16)):
+        p, t = _one_slot("norm", stepK=step_k)
+        sim = simulate(p, t, B1).slowest.busy_cycles["M"]
+        assert sim == pytest.approx(8 * 32 * mmad + restarts * restart)
+        assert estimate_one(p, t, B1)["busy_M"] == pytest.approx(sim, rel=1e-12)
+    # MDL's cube is fed ahead of its MMADs: no restart priced.
+    p_mdl, t_mdl = _one_slot("mdl")
+    assert simulate(p_mdl, t_mdl, B1).slowest.busy_cycles["M"] == pytest.approx(8 * 32 * mmad)
 
 
 def test_unit_flag_hides_the_drain_of_a_drain_bound_kernel() -> None:
@@ -116,8 +137,9 @@ def test_neutral_custom_preset_has_none_of_the_mechanisms() -> None:
     spec = B1.model_dump()
     for key in ("nd2nz_row_cycles", "same_address_coeff", "scalar_step_cycles",
                 "scalar_startup_cycles", "scalar_norm_copy_cycles", "scalar_mdl_copy_cycles",
-                "device_startup_us", "host_dispatch_floor_us"):  # fmt: skip
+                "device_startup_us", "host_dispatch_floor_us", "mmad_restart_cycles"):  # fmt: skip
         spec.pop(key)
     bare = custom_preset(spec)
     assert bare.nd2nz_row_cycles == 0.0 and bare.same_address_coeff == 0.0
+    assert bare.mmad_restart_cycles == 0.0
     assert float(np.asarray(scalar_cycles(bare, Problem(m=64, n=64, k=64), 10, 10))) == 0.0

@@ -68,17 +68,7 @@ def test_mte2_and_scalar_busy_within_15_percent(case: BoardCase) -> None:
         assert _mean_busy_us(case, "SCALAR") == pytest.approx(case.pipes_us["SCALAR"], rel=0.05)
 
 
-_MMAD_RESTART = pytest.mark.xfail(
-    strict=True,
-    reason="case 0 (64 x 64 x 64 blocks): the board's MAC time holds ~59 cycles per MMAD that "
-    "starts on an idle cube; the model has no MMAD restart cost",
-)
-
-
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, marks=_MMAD_RESTART) if c.name == "case0" else c for c in _CASES],
-    ids=_ids(_CASES),
-)  # fmt: skip
+@pytest.mark.parametrize("case", _CASES, ids=_ids(_CASES))
 def test_mac_busy_within_15_percent(case: BoardCase) -> None:
     assert _mean_busy_us(case, "M") == pytest.approx(case.pipes_us["M"], rel=0.15)
 

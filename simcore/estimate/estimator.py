@@ -25,12 +25,13 @@ the model's history.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
-from simcore.estimate.block_replay import block_replay_term
+from simcore.estimate.block_replay import ReplayQueue, block_replay_term
 from simcore.estimate.compute import compute_chain
 from simcore.estimate.drains import (
     c1_pass_start,
@@ -98,6 +99,9 @@ ESTIMATOR_FIELDS: tuple[str, ...] = (
 PIPE_NAMES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3", "SCALAR")
 #: Candidates per pass of :func:`estimate_arrays` (see :func:`_estimate_blocks`).
 _BLOCK = 16384
+#: Blocks whose block replays are played together (:class:`ReplayQueue`); their outputs are
+#: kept until then.
+_REPLAY_BLOCKS = 8
 
 
 def _core(
@@ -109,6 +113,7 @@ def _core(
     cap: Any,
     traffic: tuple[Any, Any, Any, Any] | None = None,
     floor: bool = False,
+    queue: ReplayQueue | None = None,
 ) -> dict[str, Any]:
     """Closed-form schedule of one core with a rows x cols share (arrays): the terms composed.
 
@@ -121,7 +126,9 @@ def _core(
     ``traffic`` passes the (loads, elements) of A and B from :func:`operand_traffic` when the
     caller already has them for this shape. With ``floor`` the makespan returned is a lower
     bound over every dbL0A / dbL0B / dbL0C (see :func:`makespan_floor_arrays`; the caller
-    passes the three flags as 2) and no binding term is kept.
+    passes the three flags as 2) and no binding term is kept. With a ``queue`` the block
+    replay is queued (:class:`simcore.estimate.block_replay.ReplayQueue`): the makespan and the
+    binding (``out["mk"]``) are final once it is flushed.
     """
     r = core_records(c, problem, f, rows, cols, cap, traffic, floor)
     fix, g, bt, avg, ch, cp = c.has_fixpipe, r.g, r.bt, r.avg, r.ch, r.cp
@@ -185,7 +192,7 @@ def _core(
     if drains:
         first_line(r, st, fb, mk)
     if not floor and (drains or staged):
-        block_replay_term(r, mk)
+        block_replay_term(r, mk, queue)
     if fix and not staged:
         step_handoff(r, mk)
 
@@ -200,9 +207,7 @@ def _core(
             c.preset, problem, g.blocks * g.k_iter, cp.dma_copies[0] + cp.dma_copies[1]
         ),
     }
-    out: dict[str, Any] = {"makespan": mk.value, "busy": busy}
-    if mk.track:
-        out["binding"] = mk.code
+    out: dict[str, Any] = {"mk": mk, "busy": busy}
     if floor:
         # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
         # pipes that does not depend on the other operand (its copies are >= 0).
@@ -389,34 +394,59 @@ def _estimate_blocks(
 ) -> dict[str, Any]:
     """:func:`_estimate_block` over long inputs, block by block."""
     size = f["baseM"].size
+    queue = ReplayQueue()
     if f["baseM"].ndim != 1 or size <= _BLOCK:
-        return _estimate_block(problem, preset, f, floor)
+        finish = _estimate_block(problem, preset, f, floor, queue)
+        queue.flush()
+        return finish()
     # Long inputs go through in blocks: the estimator keeps ~100 intermediate arrays alive, and
     # at this size they stay in the CPU caches instead of streaming through memory (about 1.5x
     # the throughput of one pass over a million candidates). Smaller blocks pay the fixed cost
     # of the ~2,600 numpy calls of a block more often: going from 8192 to 16384 took 12 % of the
     # instructions per candidate on 910B2 and 28 % on 310P3 / 910A (valgrind, 2026-11-21), and
     # measured 5 % (910B2) to 30 % (310P3) faster; 32768 was no faster on 910B2 or 310P3.
+    # The block replays of several blocks are played together (its cost is per call, not per
+    # candidate: see ReplayQueue), up to _REPLAY_BLOCKS blocks at a time.
     out: dict[str, np.ndarray] = {}
-    for i in range(0, size, _BLOCK):
-        part = _estimate_block(
-            problem, preset, {name: a[i : i + _BLOCK] for name, a in f.items()}, floor
-        )
+
+    def write(start: int, part: dict[str, Any]) -> None:
         if not out:
             # Written in place block by block: concatenating the parts at the end cost ~4 % of
             # the estimator's time.
-            out = {key: np.empty(size, dtype=np.result_type(v)) for key, v in part.items()}
+            out.update({key: np.empty(size, dtype=np.result_type(v)) for key, v in part.items()})
         for key, v in part.items():
-            out[key][i : i + _BLOCK] = v
+            out[key][start : start + _BLOCK] = v
+
+    pending: list[tuple[int, Callable[[], dict[str, Any]]]] = []
+    for i in range(0, size, _BLOCK):
+        queued = queue.size
+        finish = _estimate_block(
+            problem, preset, {name: a[i : i + _BLOCK] for name, a in f.items()}, floor, queue
+        )
+        if queue.size == queued:
+            write(i, finish())  # no replay queued: done now (its arrays are freed sooner)
+        else:
+            pending.append((i, finish))
+        if pending and (len(pending) == _REPLAY_BLOCKS or i + _BLOCK >= size):
+            queue.flush()
+            for start, fin in pending:
+                write(start, fin())
+            pending = []
     return out
 
 
 def _estimate_block(
-    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray], floor: bool = False
-) -> dict[str, Any]:
+    problem: Problem,
+    preset: HardwarePreset,
+    f: dict[str, np.ndarray],
+    floor: bool,
+    queue: ReplayQueue,
+) -> Callable[[], dict[str, Any]]:
     """:func:`estimate_arrays` on one block of candidates (integer field arrays).
 
     With ``floor`` the makespan is :func:`_core`'s floor (:func:`makespan_floor_arrays`).
+    Returns the function that gives the block's outputs once ``queue`` is flushed (its block
+    replays are queued there).
     """
     c = Costs(problem, preset)
     if problem.unit_flag:
@@ -475,16 +505,12 @@ def _estimate_block(
     vp = vector_path_array(problem, f, preset)
     if vp is None or vp.all() or not vp.any():
         c = Costs(problem, preset, vp is None or bool(vp.all()))
-        res = _core(c, problem, f, sm, sn, cap, first_traffic, floor)
-        busy = {p: np.broadcast_to(res["busy"][p], sm.shape) for p in PIPE_NAMES}
-        makespan = res["makespan"]
-        code = res.get("binding")
+        res = _core(c, problem, f, sm, sn, cap, first_traffic, floor, queue)
+        parts: list[tuple[Any, dict[str, Any]]] = [(None, res)]
     else:
         # Tilings whose reorder halves do not fit in UB take the column-DMA path: price the two
         # groups with their own costs and put the results back in place.
-        makespan = np.empty(sm.shape)
-        code = None if floor else np.empty(sm.shape, dtype=np.int8)
-        busy = {p: np.empty(sm.shape) for p in PIPE_NAMES}
+        parts = []
         for on in (True, False):
             idx = np.flatnonzero(vp == on)
             # ``take`` gathers in ~15 % fewer instructions than indexing with an index array.
@@ -492,11 +518,44 @@ def _estimate_block(
             res = _core(
                 Costs(problem, preset, on), problem, sub, sub["singleCoreM"],
                 sub["singleCoreN"], cap.take(idx), tuple(x.take(idx) for x in first_traffic),
-                floor,
+                floor, queue,
             )  # fmt: skip
-            makespan[idx] = res["makespan"]
+            parts.append((idx, res))
+
+    def finish() -> dict[str, Any]:
+        return _finish_block(preset, problem, f, parts, (cap, hbm, read))
+
+    return finish
+
+
+def _finish_block(
+    preset: HardwarePreset,
+    problem: Problem,
+    f: dict[str, np.ndarray],
+    parts: list[tuple[Any, dict[str, Any]]],
+    chip: tuple[Any, Any, Any],
+) -> dict[str, Any]:
+    """The outputs of one block from its cores' makespans and busy totals (``parts``).
+
+    ``parts`` has one (None, result) of :func:`_core` for the whole block, or one (indices,
+    result) per data path; ``chip`` is the bandwidth cap, the HBM bytes and the bytes read.
+    """
+    cap, hbm, read = chip
+    m, n = problem.m, problem.n
+    sm, sn, bm, bn = f["singleCoreM"], f["singleCoreN"], f["baseM"], f["baseN"]
+    if parts[0][0] is None:
+        res = parts[0][1]
+        busy = {p: np.broadcast_to(res["busy"][p], sm.shape) for p in PIPE_NAMES}
+        makespan = res["mk"].value
+        code = res["mk"].code if res["mk"].track else None
+    else:
+        makespan = np.empty(sm.shape)
+        code = None if not parts[0][1]["mk"].track else np.empty(sm.shape, dtype=np.int8)
+        busy = {p: np.empty(sm.shape) for p in PIPE_NAMES}
+        for idx, res in parts:
+            makespan[idx] = res["mk"].value
             if code is not None:
-                code[idx] = res["binding"]
+                code[idx] = res["mk"].code
             for p in PIPE_NAMES:
                 busy[p][idx] = res["busy"][p]
     # HBM's time is a chip-wide floor on the kernel (see

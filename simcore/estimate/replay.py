@@ -3,11 +3,12 @@
 Where both operands are reloaded in every block (or, with FixPipe, an operand staged through UB),
 the closed-form terms price the chains across the queues only piecewise. The replay plays the
 first blocks with the simulator's rules, vectorized over the distinct candidates, and the rest at
-the last played block's period (:func:`block_replay_path`).
+the last played block's period (:func:`replay_rows`, :func:`replay_paths`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,17 +17,31 @@ from simcore.estimate.arrays import sub as _sub
 from simcore.pipeline import precedence as rule
 
 
-def block_replay_path(
+@dataclass(frozen=True, slots=True)
+class ReplayRows:
+    """The replay inputs of some candidates (:func:`replay_rows`).
+
+    Attributes:
+        cols: One row per candidate: ``k_iter``, the chunking, the legs, the steps (the last
+            drain left out), the flags and the resident operands, as float64.
+        blocks: The candidates' block counts (they enter the path after the replay).
+        dr_last: Their last drains (likewise).
+    """
+
+    cols: np.ndarray
+    blocks: Any
+    dr_last: Any
+
+
+def replay_rows(
     idx: np.ndarray,
     chunking: tuple[Any, ...],
     legs: tuple[tuple[Any, Any, Any], ...],
     steps: tuple[Any, ...],
     flags: tuple[Any, Any, Any],
-    n_play: int = 4,
-    fix: bool = False,
     resident: tuple[Any, Any] = (False, False),
-) -> Any:
-    """The path of a kernel whose blocks all repeat the same copies, from a short replay.
+) -> ReplayRows:
+    """The block replay's inputs on the candidates ``idx``, one row each (see below).
 
     Without FixPipe, with both operands reloaded in every block, every block issues the same
     copies (all K chunks of both operands) into the same queues, so the schedule settles into
@@ -38,7 +53,8 @@ def block_replay_path(
     M, V and MTE3 queues, FIFO L1 slots, L0A / L0B / L0C buffer flags, the UB staging halves,
     a bias slice per block), at the core's average block dimensions, and the path is their
     end plus the remaining blocks at the last played block's period, then the last drain.
-    Distinct candidates are played together, in one loop over the K steps (:func:`_replay_group`).
+    Distinct candidates are played together, in one loop over the K steps
+    (:func:`replay_paths`, :func:`_replay_group`).
 
     Args:
         idx: The candidates it applies to (the caller selects them).
@@ -49,43 +65,136 @@ def block_replay_path(
             and MMAD of a full and of the K-tail step, a block's drain legs (L0C->UB, UB->GM),
             the last block's drain and a bias slice.
         flags: ``(dbL0A, dbL0B, dbL0C)``.
-        n_play: Blocks played.
-        fix: FixPipe drains C (``steps``' L0C->UB entry is then its cycles, UB->GM zero).
         resident: Per operand, where it stays in L1 over the blocks (its copies are not
             played): full-length arrays like the others (``idx`` selects), or False; used with
-            ``fix``.
+            FixPipe.
 
     Returns:
-        The path's cycles on the candidates ``idx``.
+        The rows, for :func:`replay_paths`.
     """
-    # Candidates with the same replay inputs (the block count and the last drain only enter
-    # the path after it) are played once. Rows are compared as raw bytes (a 1-D sort of
-    # fixed-size byte strings, several times cheaper than numpy's row-wise unique): equal
-    # inputs, so the same values.
-    cols = np.stack(
-        [_sub(x, idx) * np.ones(idx.size) for x in (chunking[0], *chunking[1:7])]
-        + [_sub(x, idx) * np.ones(idx.size) for leg in legs for x in leg]
-        + [_sub(x, idx) * np.ones(idx.size) for x in steps[:8]]
-        + [_sub(x, idx) * np.ones(idx.size) for x in (*steps[9:], *flags, *resident)],
-        axis=1,
-    )
-    rows = np.ascontiguousarray(cols).view(np.dtype((np.void, cols.itemsize * cols.shape[1])))
-    rows = rows.ravel()
-    _, first, inv = np.unique(rows, return_index=True, return_inverse=True)
-    uniq = cols[first]
-    end, period = _replay_group(
-        uniq[:, 0],
-        tuple(uniq[:, 1:7].T),
-        tuple(tuple(uniq[:, 7 + 3 * i : 10 + 3 * i].T) for i in range(4)),
-        tuple(uniq[:, 19:28].T),
-        tuple(uniq[:, 28:31].T),
-        n_play,
-        fix,
-        (uniq[:, 31] > 0.5, uniq[:, 32] > 0.5),
-    )
-    blocks = _sub(chunking[7], idx)
-    out: Any = end[inv] + (blocks - n_play) * period[inv] + _sub(steps[8], idx)
+    inputs = (*chunking[:7], *(x for leg in legs for x in leg), *steps[:8], *steps[9:])
+    inputs = (*inputs, *flags, *resident)
+    # Each input gathered straight into its column (a scalar broadcast, an integer or a flag
+    # converted to float64: the values of ``x * ones``, without the product and the stack).
+    cols = np.empty((idx.size, len(inputs)))
+    for j, x in enumerate(inputs):
+        cols[:, j] = _sub(x, idx)
+    return ReplayRows(cols, _sub(chunking[7], idx), _sub(steps[8], idx))
+
+
+def replay_paths(requests: list[ReplayRows], n_play: int = 4, fix: bool = False) -> list[Any]:
+    """The block replay's path of each request (:func:`replay_rows`), played together.
+
+    The replay's cost is a loop of numpy calls over the K steps, nearly the same for a few
+    candidates as for a few thousand, so requests (the blocks of candidates of one estimate)
+    are played in one loop. A candidate's path depends on its own row only, and on which
+    operands take the UB legs at all (:func:`_replay_group` decides it over the rows it is
+    given): requests are played together where that is the same, so each path is the one it
+    would be alone, bit for bit.
+
+    Args:
+        requests: The rows of each request.
+        n_play: Blocks played.
+        fix: FixPipe drains C (the steps' L0C->UB entry is then its cycles, UB->GM zero).
+
+    Returns:
+        Each request's path cycles, on its candidates.
+    """
+    out: list[Any] = [None] * len(requests)
+    by_staged: dict[tuple[bool, bool], list[int]] = {}
+    for i, rq in enumerate(requests):
+        # (The V legs of A's and B's full chunks: cols 8 and 14, see replay_rows.)
+        key = (bool(np.any(rq.cols[:, 8] > 0)), bool(np.any(rq.cols[:, 14] > 0)))
+        by_staged.setdefault(key, []).append(i)
+    for members in by_staged.values():
+        cols = np.concatenate([requests[i].cols for i in members])
+        first, inv = _distinct_rows(cols)
+        bounds = np.cumsum([0] + [requests[i].cols.shape[0] for i in members]).tolist()
+        for batch in _batches(inv, bounds):
+            # The batch's distinct rows, and where each of them is among those played.
+            played = np.flatnonzero(batch[1])
+            # Rows that issue their copies at the same steps with the same slots and L0 flags
+            # played next to each other: the loop's masked updates branch per element, and a
+            # mask in runs is predicted where one in hash order is not (2x the loop's time on
+            # 310P3 int8 2048 x 4096 x 4096).
+            mask_keys = _hash_rows(cols[first[played]][:, _MASK_COLS])
+            played = played[np.argsort(mask_keys, kind="stable")]
+            at = np.zeros(first.shape[0], dtype=np.int64)
+            at[played] = np.arange(played.shape[0])
+            uniq = cols[first[played]]
+            end, period = _replay_group(
+                uniq[:, 0],
+                tuple(uniq[:, 1:7].T),
+                tuple(tuple(uniq[:, 7 + 3 * i : 10 + 3 * i].T) for i in range(4)),
+                tuple(uniq[:, 19:28].T),
+                tuple(uniq[:, 28:31].T),
+                n_play,
+                fix,
+                (uniq[:, 31] > 0.5, uniq[:, 32] > 0.5),
+            )
+            for j in batch[0]:
+                rq = requests[members[j]]
+                own = at[inv[bounds[j] : bounds[j + 1]]]
+                out[members[j]] = end[own] + (rq.blocks - n_play) * period[own] + rq.dr_last
     return out
+
+
+#: Distinct rows one replay loop plays at most, unless one request alone has more: below it the
+#: loop's cost is mostly its fixed count of numpy calls, above it the rows' arrays leave the CPU
+#: caches (a loop over 87,000 rows took 4x the time of six over 15,000; 310P3 int8 8192 x 5120 x
+#: 5120, 2026-11-27).
+_BATCH_ROWS = 4096
+
+
+def _batches(inv: np.ndarray, bounds: list[int]) -> list[tuple[list[int], np.ndarray]]:
+    """Requests (their rows ``inv[bounds[j]:bounds[j + 1]]``) grouped into replay loops.
+
+    Consecutive requests join a loop while their distinct rows together stay within
+    :data:`_BATCH_ROWS`. Returns each loop's requests and the mask of its distinct rows.
+    """
+    size = int(inv.max()) + 1 if inv.shape[0] else 0
+    out: list[tuple[list[int], np.ndarray]] = []
+    for j in range(len(bounds) - 1):
+        rows = np.zeros(size, dtype=bool)
+        rows[inv[bounds[j] : bounds[j + 1]]] = True
+        if out:
+            merged = out[-1][1] | rows
+            if int(np.count_nonzero(merged)) <= _BATCH_ROWS:
+                out[-1] = (out[-1][0] + [j], merged)
+                continue
+        out.append(([j], rows))
+    return out
+
+
+def _distinct_rows(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``cols`` bit for bit distinct: (a row of each, each row's index among those).
+
+    Candidates with the same replay inputs are played once. The rows are told apart by a hash of
+    their bits (a 1-D sort of integers, several times cheaper than sorting the rows as byte
+    strings), and every row is then checked bit for bit against the row of its hash: where two
+    rows share a hash without being equal, the rows are sorted as byte strings instead.
+    """
+    bits = np.ascontiguousarray(cols).view(np.uint64)
+    _, first, inv = np.unique(_hash_rows(cols), return_index=True, return_inverse=True)
+    if np.array_equal(bits, bits[first][inv]):
+        return first, inv
+    raw = bits.view(np.dtype((np.void, bits.itemsize * bits.shape[1]))).ravel()
+    _, first, inv = np.unique(raw, return_index=True, return_inverse=True)
+    return first, inv
+
+
+def _hash_rows(cols: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of the bits of each row (multiply and sum, wrapping around)."""
+    bits = np.ascontiguousarray(cols).view(np.uint64)
+    keys: np.ndarray = (bits * _HASH_WEIGHTS[: bits.shape[1]]).sum(axis=1, dtype=np.uint64)
+    return keys
+
+
+#: The columns that decide the replay's masks: the chunking (K steps, chunks, K steps per
+#: chunk, slots) and the L0 flags and resident operands (see replay_rows).
+_MASK_COLS = [0, 1, 2, 3, 4, 5, 6, 28, 29, 30, 31, 32]
+#: Weights of :func:`_hash_rows` (odd: every bit of a column moves the key).
+_HASH_WEIGHTS = np.random.default_rng(16).integers(1, 2**63, 64, dtype=np.uint64) | np.uint64(1)
 
 
 def _replay_group(
@@ -98,7 +207,7 @@ def _replay_group(
     fix: bool = False,
     resident: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_block_replay_path` on distinct candidates (arrays of equal length).
+    """:func:`replay_paths` on distinct candidates (arrays of equal length).
 
     Every start is a rule of :mod:`simcore.pipeline.precedence` (the simulator's own functions,
     here on arrays); this loop only issues the instructions in program order. The loop over the

@@ -53,6 +53,13 @@ def ceil_div(a: Num, b: Num) -> Num:
     is): numpy's integer division is several times slower than a float divide and ``ceil``, and
     the estimator calls this on millions of candidates.
     """
+    if isinstance(a, np.ndarray) and a.dtype == np.int64 and type(b) is int and b > 0:
+        # An integer array over a positive int (block sizes, fractal and C0 sizes, the search's
+        # fields): floor((a + b - 1) / b) in int64, the same values in one to three times fewer
+        # passes (numpy divides by a scalar with a multiply and shift; a power of two is a shift).
+        if b & (b - 1) == 0:
+            return (a + (b - 1)) >> (b.bit_length() - 1)
+        return (a + (b - 1)) // b
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         q = np.ceil(np.true_divide(a, b))
         # Float operands (the estimator's fields, held as float64) keep float: the result feeds

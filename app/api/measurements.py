@@ -240,7 +240,16 @@ async def list_measurements(
         if stored is None:
             raise ProblemError(404, "not-found", f"no stored tiling has id {tiling_id!r}")
         key = problem_key(stored.request.problem)
-    where = frepo.MeasurementFilter(soc, m_min, m_max, n_min, n_max, k_min, k_max, key)
+    where = frepo.MeasurementFilter(
+        soc=soc,
+        m_min=m_min,
+        m_max=m_max,
+        n_min=n_min,
+        n_max=n_max,
+        k_min=k_min,
+        k_max=k_max,
+        problem_key=key,
+    )
     before = None if cursor is None else decode_cursor(cursor)
     rows, next_seq = await anyio.to_thread.run_sync(
         lambda: frepo.list_measurements(service.db, where, before_seq=before, limit=limit)

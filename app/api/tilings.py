@@ -173,7 +173,17 @@ async def list_tilings(
     Pages are keyset-paginated: pass `next_cursor` as `cursor` for the next page. Results stored
     while paging never shift or repeat items.
     """
-    where = ResultFilter(soc, dtype, model_version, m_min, m_max, n_min, n_max, k_min, k_max)
+    where = ResultFilter(
+        soc=soc,
+        dtype=dtype,
+        model_version=model_version,
+        m_min=m_min,
+        m_max=m_max,
+        n_min=n_min,
+        n_max=n_max,
+        k_min=k_min,
+        k_max=k_max,
+    )
     before = None if cursor is None else decode_cursor(cursor)
     items, next_seq = await anyio.to_thread.run_sync(
         lambda: repo.list_results(service.db, where, before_seq=before, limit=limit)

@@ -13,7 +13,7 @@ from sqlalchemy import Table, delete, func, insert, select, update
 from app.db.base import utc_now
 from app.db.engine import Database
 from app.db.feedback_models import ActiveCalibration, Calibration, Measurement
-from app.db.repository import keyset_page, shape_conditions
+from app.db.repository import ShapeRange, keyset_page, shape_conditions
 
 _M = cast(Table, Measurement.__table__)
 _C = cast(Table, Calibration.__table__)
@@ -78,17 +78,11 @@ def insert_measurements(db: Database, rows: list[dict[str, Any]]) -> None:
         conn.execute(insert(_M), [{**row, "created_at": now} for row in rows])
 
 
-@dataclass(frozen=True)
-class MeasurementFilter:
-    """Filters of ``GET /v1/measurements`` (None means any)."""
+@dataclass(frozen=True, kw_only=True)
+class MeasurementFilter(ShapeRange):
+    """Filters of ``GET /v1/measurements`` (None means any), with the shape ranges."""
 
     soc: str | None = None
-    m_min: int | None = None
-    m_max: int | None = None
-    n_min: int | None = None
-    n_max: int | None = None
-    k_min: int | None = None
-    k_max: int | None = None
     problem_key: str | None = None
 
 

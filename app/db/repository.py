@@ -129,14 +129,11 @@ def store_result(db: Database, new: NewResult) -> TilingRecord:
     return TilingRecord.from_row(row)
 
 
-@dataclass(frozen=True)
-class ResultFilter:
-    """Filters of ``GET /v1/tilings`` (None means any).
+@dataclass(frozen=True, kw_only=True)
+class ShapeRange:
+    """The M/N/K range filters shared by the listings (None means any).
 
     Attributes:
-        soc: SoC name.
-        dtype: Input dtype.
-        model_version: Model version.
         m_min: Smallest M.
         m_max: Largest M.
         n_min: Smallest N.
@@ -145,15 +142,27 @@ class ResultFilter:
         k_max: Largest K.
     """
 
-    soc: str | None = None
-    dtype: str | None = None
-    model_version: str | None = None
     m_min: int | None = None
     m_max: int | None = None
     n_min: int | None = None
     n_max: int | None = None
     k_min: int | None = None
     k_max: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultFilter(ShapeRange):
+    """Filters of ``GET /v1/tilings`` (None means any), with the shape ranges.
+
+    Attributes:
+        soc: SoC name.
+        dtype: Input dtype.
+        model_version: Model version.
+    """
+
+    soc: str | None = None
+    dtype: str | None = None
+    model_version: str | None = None
 
 
 def list_results(
@@ -185,7 +194,7 @@ def list_results(
     return [TilingSummary.from_row(row) for row in rows], next_seq
 
 
-def shape_conditions(columns: Any, where: Any) -> list[tuple[Any, Any]]:
+def shape_conditions(columns: Any, where: ShapeRange) -> list[tuple[Any, Any]]:
     """The M/N/K range filters of a listing: ``where``'s ``m_min`` .. ``k_max`` on ``columns``."""
     return [
         (where.m_min, columns.m.__ge__),

@@ -1,7 +1,9 @@
 """``/v1/calibrations``: fit calibration profiles to a SoC's measurements, list, show, activate.
 
 ``POST /v1/calibrations`` answers 202 at once; the fit runs as a job in the search pool and its
-row moves from ``queued`` to ``running`` to ``done`` (or ``failed``). A profile whose
+row moves from ``queued`` to ``running`` to ``done`` (or ``failed``). The process running it
+renews a lease (``TILER_JOB_LEASE_S``); a job whose process died reads ``failed`` with an
+``interrupted`` error once its lease has run out, instead of ``running`` forever. A profile whose
 cross-validated error is worse than the default model's is kept but cannot be made active.
 """
 
@@ -17,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.api.deps import JSON_BODY, ServiceDep
 from app.api.replay import answers_changed
 from app.db import feedback_repository as frepo
-from app.feedback.profiles import run_calibration, suggest_job
+from app.feedback.profiles import JobLease, run_calibration, suggest_job
 from app.problem_json import ProblemError, problem_responses
 from simcore.errors import UnknownSocError
 from simcore.hardware.presets import load_preset
@@ -116,12 +118,13 @@ async def post_calibration(
     """
     _validate(body)
     request = body.model_dump()
+    lease = JobLease.of(service.settings)
     cal_id = await anyio.to_thread.run_sync(
-        frepo.create_calibration, service.db, body.soc, request, MODEL_VERSION
+        frepo.create_calibration, service.db, body.soc, request, MODEL_VERSION, lease.lease_s
     )
 
     def job() -> None:
-        run_calibration(service.db, cal_id, request, service.pool.run)
+        run_calibration(service.db, cal_id, request, service.pool.run, lease)
 
     background.add_task(anyio.to_thread.run_sync, job)
     response.headers["location"] = f"/v1/calibrations/{cal_id}"
@@ -129,6 +132,7 @@ async def post_calibration(
 
 
 async def _record(service: Any, cal_id: str) -> CalibrationRecord:
+    await anyio.to_thread.run_sync(frepo.expire_calibrations, service.db)
     cal = await anyio.to_thread.run_sync(frepo.get_calibration, service.db, cal_id)
     if cal is None:
         raise ProblemError(404, "not-found", f"no calibration has id {cal_id!r}")
@@ -143,6 +147,7 @@ async def list_calibrations(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> list[CalibrationRecord]:
     """Calibrations, newest first (of one SoC when given), each marked `active` or not."""
+    await anyio.to_thread.run_sync(frepo.expire_calibrations, service.db)
     cals = await anyio.to_thread.run_sync(frepo.list_calibrations, service.db, soc, limit)
     out = []
     for cal in cals:

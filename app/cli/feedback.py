@@ -160,15 +160,17 @@ def calibrate_cmd(
 ) -> None:
     """Fit a calibration profile to a SoC's stored measurements; print the profile and report."""
     from app.db import feedback_repository as frepo
-    from app.feedback.profiles import run_calibration
+    from app.feedback.profiles import JobLease, run_calibration
+    from app.settings import get_settings
     from simcore.version import MODEL_VERSION
 
     imported = _import(csv_file, url) if csv_file is not None else None
     request = {"soc": soc, "constants": constants or None, "folds": folds, "seed": seed}
     db = _open(url)
     try:
-        cal_id = frepo.create_calibration(db, soc, request, MODEL_VERSION)
-        run_calibration(db, cal_id, request, lambda fn, *args: fn(*args))
+        lease = JobLease.of(get_settings())
+        cal_id = frepo.create_calibration(db, soc, request, MODEL_VERSION, lease.lease_s)
+        run_calibration(db, cal_id, request, lambda fn, *args: fn(*args), lease)
         cal = frepo.get_calibration(db, cal_id)
         assert cal is not None
         if activate and cal["activatable"]:

@@ -79,6 +79,8 @@ class Calibration(Base):
         report_json: The fit's report (per constant, errors before and after), null until done.
         activatable: False when its cross-validated error is worse than the default model's.
         model_version: The model version it was fitted against.
+        lease_expires_at: While queued or running, when the job is taken as interrupted unless
+            the process running it renews the lease first (its heartbeat).
     """
 
     __tablename__ = "calibrations"
@@ -96,6 +98,7 @@ class Calibration(Base):
     model_version: Mapped[str] = mapped_column(String(32))
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    lease_expires_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
 
 class ActiveCalibration(Base):

@@ -128,8 +128,31 @@ def count_measurements(db: Database) -> int:
 # --- calibrations -------------------------------------------------------------------------------
 
 
-def create_calibration(db: Database, soc: str, request: dict[str, Any], model_version: str) -> str:
-    """Stores a queued calibration job and returns its id."""
+#: The error of a calibration whose process stopped before it finished.
+INTERRUPTED = (
+    "interrupted: the process running this calibration stopped (its lease expired before it "
+    "finished); submit it again"
+)
+#: The states of a calibration that a process still owes an outcome.
+_UNFINISHED = ("queued", "running")
+
+
+def _lease_end(lease_s: float) -> dt.datetime:
+    return utc_now() + dt.timedelta(seconds=lease_s)
+
+
+def create_calibration(
+    db: Database, soc: str, request: dict[str, Any], model_version: str, lease_s: float
+) -> str:
+    """Stores a queued calibration job and returns its id.
+
+    Args:
+        db: The database.
+        soc: The SoC whose measurements it fits.
+        request: What was asked.
+        model_version: The model version it is fitted against.
+        lease_s: How long it may stay queued before it is taken as interrupted.
+    """
     cal_id = new_id()
     with db.write() as conn:
         conn.execute(
@@ -140,15 +163,64 @@ def create_calibration(db: Database, soc: str, request: dict[str, Any], model_ve
                 request_json=json.dumps(request, sort_keys=True),
                 model_version=model_version,
                 created_at=utc_now(),
+                lease_expires_at=_lease_end(lease_s),
             )
         )
     return cal_id
 
 
-def set_calibration_status(db: Database, cal_id: str, status: str) -> None:
-    """Moves a calibration job to ``status``."""
+def start_calibration(db: Database, cal_id: str, lease_s: float) -> bool:
+    """Moves a queued calibration to ``running`` under a fresh lease.
+
+    Returns:
+        False when it is no longer queued (it was taken as interrupted meanwhile): do not run it.
+    """
     with db.write() as conn:
-        conn.execute(update(_C).where(_C.c.id == cal_id).values(status=status))
+        moved = conn.execute(
+            update(_C)
+            .where(_C.c.id == cal_id, _C.c.status == "queued")
+            .values(status="running", lease_expires_at=_lease_end(lease_s))
+        ).rowcount
+    return bool(moved)
+
+
+def renew_calibration_lease(db: Database, cal_id: str, lease_s: float) -> bool:
+    """The heartbeat of a running calibration; False when it no longer runs."""
+    with db.write() as conn:
+        renewed = conn.execute(
+            update(_C)
+            .where(_C.c.id == cal_id, _C.c.status == "running")
+            .values(lease_expires_at=_lease_end(lease_s))
+        ).rowcount
+    return bool(renewed)
+
+
+def expire_calibrations(db: Database) -> int:
+    """Marks ``failed`` (:data:`INTERRUPTED`) every unfinished calibration whose lease expired.
+
+    Its process died (killed, out of memory, restarted) between the request and the outcome;
+    without this the job read ``running`` forever. Rows from before leases existed have none and
+    count as expired.
+
+    Returns:
+        How many calibrations were marked.
+    """
+    now = utc_now()
+    expired = _C.c.status.in_(_UNFINISHED) & (
+        _C.c.lease_expires_at.is_(None) | (_C.c.lease_expires_at < now)
+    )
+    # Readers call this on every poll: a read first, so that the common case takes no write lock.
+    with db.read() as conn:
+        if conn.execute(select(_C.c.seq).where(expired).limit(1)).first() is None:
+            return 0
+    with db.write() as conn:
+        return int(
+            conn.execute(
+                update(_C)
+                .where(expired)
+                .values(status="failed", error=INTERRUPTED, finished_at=now, lease_expires_at=None)
+            ).rowcount
+        )
 
 
 def finish_calibration(
@@ -160,12 +232,17 @@ def finish_calibration(
     report: dict[str, Any] | None,
     activatable: bool | None,
     error: str | None = None,
-) -> None:
-    """Stores a calibration job's outcome (``done`` with a profile, or ``failed``)."""
+) -> bool:
+    """Stores a running calibration job's outcome (``done`` with a profile, or ``failed``).
+
+    Returns:
+        False when it was no longer running (taken as interrupted first): nothing is stored, so
+        a reader never sees a job change its outcome.
+    """
     with db.write() as conn:
-        conn.execute(
+        stored = conn.execute(
             update(_C)
-            .where(_C.c.id == cal_id)
+            .where(_C.c.id == cal_id, _C.c.status == "running")
             .values(
                 status="failed" if error is not None else "done",
                 profile_json=None if profile is None else json.dumps(profile, sort_keys=True),
@@ -174,8 +251,10 @@ def finish_calibration(
                 activatable=activatable,
                 error=error,
                 finished_at=utc_now(),
+                lease_expires_at=None,
             )
-        )
+        ).rowcount
+    return bool(stored)
 
 
 def calibration_dict(row: Any) -> dict[str, Any]:

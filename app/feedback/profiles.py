@@ -8,12 +8,16 @@ estimate carry, so an answer of one profile is never served for another.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from app.db import feedback_repository as frepo
 from app.db.engine import Database
+from app.settings import Settings
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
@@ -59,41 +63,87 @@ def fit_job(
     return fit_profile(soc, observations(rows), names, folds, seed)
 
 
-def run_calibration(db: Database, cal_id: str, request: dict[str, Any], runner: Any) -> None:
+@dataclass(frozen=True)
+class JobLease:
+    """How long a calibration job's lease lasts and how often its process renews it.
+
+    Attributes:
+        lease_s: A job whose lease is not renewed for this long is taken as interrupted.
+        heartbeat_s: How often the running process renews it (well under ``lease_s``).
+    """
+
+    lease_s: float
+    heartbeat_s: float
+
+    @classmethod
+    def of(cls, settings: Settings) -> JobLease:
+        """The job lease of the settings (``TILER_JOB_LEASE_S``, ``TILER_JOB_HEARTBEAT_S``)."""
+        return cls(settings.job_lease_s, settings.job_heartbeat_s)
+
+
+@contextlib.contextmanager
+def _heartbeat(db: Database, cal_id: str, lease: JobLease) -> Iterator[None]:
+    """Renews the calibration's lease on a thread while the block runs (a fit takes minutes)."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(lease.heartbeat_s):
+            with contextlib.suppress(Exception):  # a missed beat is retried; the lease has slack
+                frepo.renew_calibration_lease(db, cal_id, lease.lease_s)
+
+    beat = threading.Thread(target=renew, name=f"calibration-{cal_id}", daemon=True)
+    beat.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beat.join()
+
+
+def run_calibration(
+    db: Database, cal_id: str, request: dict[str, Any], runner: Any, lease: JobLease
+) -> None:
     """Runs a queued calibration: reads the SoC's measurements, fits, stores the outcome.
+
+    The job holds a lease renewed by a heartbeat while it runs, so a process that dies mid-fit
+    leaves a job that readers see as interrupted, not one ``running`` forever.
 
     Args:
         db: The database.
         cal_id: The calibration's id.
         request: ``soc``, ``constants`` (or None), ``folds``, ``seed``.
         runner: Calls ``fit_job`` (``runner(fit_job, *args)``), e.g. the search pool's ``run``.
+        lease: The job's lease and heartbeat.
     """
-    frepo.set_calibration_status(db, cal_id, "running")
-    try:
-        rows = frepo.measurements_of_soc(db, request["soc"])
-        if not rows:
-            raise ValueError(f"no measurements of {request['soc']} are stored")
-        out = runner(
-            fit_job, request["soc"], rows, request.get("constants"), request["folds"],
-            request["seed"],
-        )  # fmt: skip
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        if not isinstance(exc, ValueError):
-            message += "\n" + traceback.format_exc(limit=3)
+    if not frepo.start_calibration(db, cal_id, lease.lease_s):
+        return  # taken as interrupted before it started
+    with _heartbeat(db, cal_id, lease):
+        try:
+            rows = frepo.measurements_of_soc(db, request["soc"])
+            if not rows:
+                raise ValueError(f"no measurements of {request['soc']} are stored")
+            out = runner(
+                fit_job, request["soc"], rows, request.get("constants"), request["folds"],
+                request["seed"],
+            )  # fmt: skip
+        except Exception as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, ValueError):
+                message += "\n" + traceback.format_exc(limit=3)
+            frepo.finish_calibration(
+                db, cal_id, profile=None, digest=None, report=None, activatable=None,
+                error=message,
+            )  # fmt: skip
+            return
+        profile = out["profile"]
         frepo.finish_calibration(
-            db, cal_id, profile=None, digest=None, report=None, activatable=None, error=message
+            db,
+            cal_id,
+            profile=profile,
+            digest=profile["digest"],
+            report=out["report"],
+            activatable=out["report"]["activatable"],
         )
-        return
-    profile = out["profile"]
-    frepo.finish_calibration(
-        db,
-        cal_id,
-        profile=profile,
-        digest=profile["digest"],
-        report=out["report"],
-        activatable=out["report"]["activatable"],
-    )
 
 
 def resolve_profile(db: Database, soc: str, choice: str) -> tuple[HardwarePreset, dict[str, Any]]:

@@ -28,6 +28,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.db import migrate
+from app.db.engine import Database
+
 REPO = Path(__file__).resolve().parents[2]
 PG_URL = os.environ.get(
     "TILER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -165,6 +168,18 @@ def database_url(backend: str, tmp_path: Path) -> Iterator[str]:
 
 
 BACKENDS = [pytest.param("sqlite"), pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@contextlib.contextmanager
+def migrated_database(backend: str, tmp_path: Path) -> Iterator[Database]:
+    """A :class:`Database` of the backend (:func:`database_url`), migrated to the head."""
+    with database_url(backend, tmp_path) as url:
+        migrate.upgrade(url)
+        database = Database.from_url(url)
+        try:
+            yield database
+        finally:
+            database.dispose()
 
 
 def _parents() -> dict[int, int]:

@@ -10,24 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from app.db import migrate
 from app.db import repository as repo
 from app.db.engine import Database
 from app.db.repository import NewResult
 from app.schemas import TuneBody
 from app.tuning import prepare_tune, tune_job
-from tests.app._server import BACKENDS, database_url
+from tests.app._server import BACKENDS, migrated_database
 
 KEY = "c" * 64
 
 
 @pytest.fixture(params=BACKENDS)
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    with database_url(request.param, tmp_path) as url:
-        migrate.upgrade(url)
-        database = Database.from_url(url)
+    with migrated_database(request.param, tmp_path) as database:
         yield database
-        database.dispose()
 
 
 def test_one_claim_per_key_and_a_dead_holder_is_taken_over(db: Database) -> None:

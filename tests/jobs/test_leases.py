@@ -11,24 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from app.db import migrate
 from app.db.engine import Database
 from app.jobs import store
 from app.jobs.service import JobService, prepare_job
 from app.schemas import JobBody
 from app.settings import Settings
-from tests.app._server import BACKENDS, database_url
+from tests.app._server import BACKENDS, migrated_database
 
 
 @pytest.fixture(params=BACKENDS)
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    with database_url(request.param, tmp_path) as url:
-        migrate.upgrade(url)
-        database = Database.from_url(url)
-        try:
-            yield database
-        finally:
-            database.dispose()
+    with migrated_database(request.param, tmp_path) as database:
+        yield database
 
 
 def _submit(db: Database, count: int) -> str:

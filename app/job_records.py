@@ -45,6 +45,11 @@ class JobSummary(BaseModel):
     budget: int | None = Field(description="Trials per shape; null: the tuner's default.")
     sampler: str
     seed: int
+    calibration: str = Field(
+        default="default",
+        description="The calibration profile choice of every shape, as submitted: `default`, "
+        "`active` (each SoC's active profile at submission) or a calibration id.",
+    )
     created_at: dt.datetime
     started_at: dt.datetime | None
     finished_at: dt.datetime | None
@@ -72,6 +77,7 @@ class JobSummary(BaseModel):
             budget=row.budget,
             sampler=row.sampler,
             seed=row.seed,
+            calibration=row.calibration,
             created_at=row.created_at,
             started_at=row.started_at,
             finished_at=row.finished_at,
@@ -95,6 +101,11 @@ class JobResult(BaseModel):
     cached: bool | None = Field(
         default=None, description="True when the answer was in the cache (it cost nothing)."
     )
+    calibration_id: str | None = Field(
+        default=None,
+        description="The calibration profile the shape was priced with (null: the packaged "
+        "model constants).",
+    )
     model_version: str | None = None
     tiling: TCubeTiling | None = None
     estimate: Estimate | None = None
@@ -113,6 +124,7 @@ class JobResult(BaseModel):
             "position": row.position,
             "problem": json.loads(row.request_json)["problem"],
             "status": row.status,
+            "calibration_id": row.calibration_id,
         }
         if row.status == "done":
             values.update(id=row.result_id, cached=bool(row.cached))

@@ -331,6 +331,13 @@ class JobBody(BaseModel):
     budget: int | None = Field(default=None, ge=0, strict=True, description=_BUDGET_DESCRIPTION)
     sampler: Sampler = Field(default="tpe", description="Optuna sampler of the trials.")
     seed: int = Field(default=0, ge=0, le=SEED_MAX, strict=True, description="Search seed.")
+    calibration: str = Field(
+        default="default",
+        pattern=CALIBRATION_PATTERN,
+        description="The model constants of every shape: `default` (the packaged ones), "
+        "`active` (each SoC's active calibration profile at submission, the default where none "
+        "is active) or a calibration id (every shape must be of its SoC).",
+    )
 
 
 # --- the tuner's answer ------------------------------------------------------------------------

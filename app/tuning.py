@@ -188,8 +188,10 @@ def prepare_tune(
     return PreparedTune(request, problem, canonical, request_json, cache_key, digest, preset)
 
 
-def prepare_item(request_json: str) -> PreparedTune:
+def prepare_item(request_json: str, preset: HardwarePreset | None = None) -> PreparedTune:
     """A queued job shape's request, parsed once from its row, and its cache key here.
+
+    ``preset`` is the shape's calibration profile's (None: the packaged one).
 
     Raises:
         InputError: The request does not parse with this process's tuner (named field).
@@ -199,7 +201,7 @@ def prepare_item(request_json: str) -> PreparedTune:
     from tiler.tune import parse_tune_request
 
     request = parse_tune_request(json.loads(request_json))
-    return prepare_tune(request, parse_problem(request.problem))
+    return prepare_tune(request, parse_problem(request.problem), preset)
 
 
 def error_outcome(exc: Exception) -> JobOutcome:

@@ -21,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from app.api.deps import JSON_BODY, JobServiceDep
 from app.api.examples import JOB_EXAMPLES
 from app.api.pagination import decode_cursor, encode_cursor
+from app.feedback.profiles import ProfileError, job_profiles, profile_problem
 from app.job_records import JobPage, JobResource, JobResultsPage, JobStatus, JobSummary
 from app.jobs.service import prepare_job
 from app.problem_json import problem_responses
@@ -162,12 +163,18 @@ async def submit_job(
     Every problem is validated first (a bad field anywhere is a 422 naming
     `problems.<i>.<field>`). Shapes already in the tuning cache cost nothing. Follow the
     `Location` header, or stream `/events`. With `Idempotency-Key`, a retry of the same request
-    returns the same job.
+    returns the same job. With `calibration`, every shape is priced with a calibration profile
+    (`active`: each SoC's active profile at submission); each result names its `calibration_id`.
     """
     raw = await request.body()
 
     def _submit() -> JobResource:
-        prepared = prepare_job(parse_job_body(raw), service.settings)
+        body = parse_job_body(raw)
+        try:
+            profiles = job_profiles(service.db, body.calibration, (p.soc for p in body.problems))
+        except ProfileError as exc:
+            raise profile_problem(exc, "calibration") from exc
+        prepared = prepare_job(body, service.settings, profiles)
         job, created = service.submit(prepared, idempotency_key)
         response.headers["Location"] = f"/v1/tuning-jobs/{job.id}"
         if not created:

@@ -60,6 +60,8 @@ class Job(Base):
         created_at: Submission time.
         started_at: When a worker claimed the first shape.
         finished_at: When the last shape finished, or the job was cancelled.
+        calibration: The calibration profile choice of every shape (``default``, ``active`` or
+            a calibration id), as submitted.
     """
 
     __tablename__ = "jobs"
@@ -79,6 +81,7 @@ class Job(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
     started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    calibration: Mapped[str] = mapped_column(String(32), server_default="default")
 
     __table_args__ = (Index("ix_jobs_status_seq", "status", "seq"),)
 
@@ -104,6 +107,9 @@ class JobItem(Base):
         attempts: How many times a worker claimed the item (more than one: a worker died).
         started_at: Last claim time.
         finished_at: When it reached a final status.
+        calibration_id: The calibration profile the shape is priced with, resolved when the job
+            was submitted (``active`` is the SoC's active profile then); None: the packaged
+            constants.
     """
 
     __tablename__ = "job_items"
@@ -123,6 +129,7 @@ class JobItem(Base):
     attempts: Mapped[int] = mapped_column(Integer)
     started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    calibration_id: Mapped[str | None] = mapped_column(String(24), nullable=True)
 
     __table_args__ = (
         Index("ix_job_items_job_id_position", "job_id", "position", unique=True),

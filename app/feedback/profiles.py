@@ -11,19 +11,28 @@ from __future__ import annotations
 import contextlib
 import threading
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from app.db import feedback_repository as frepo
 from app.db.engine import Database
 from app.settings import Settings
+from simcore.errors import UnknownSocError
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
 from simcore.version import MODEL_VERSION
 from tiler.calibrate import Observation, fit_profile, profile_preset
 from tiler.measured import measured_kind
+
+
+@dataclass(frozen=True)
+class ProfileChoice:
+    """A resolved calibration profile: its preset and its id."""
+
+    preset: HardwarePreset
+    calibration_id: str
 
 
 class ProfileError(ValueError):
@@ -202,8 +211,6 @@ async def chosen_preset(service: Any, problem: Any) -> tuple[HardwarePreset | No
     """
     import anyio.to_thread
 
-    from app.problem_json import ProblemError
-
     choice = getattr(problem, "calibration", "default")
     if choice == "default":
         return None, {"name": "default", "id": None, "digest": None}
@@ -212,12 +219,50 @@ async def chosen_preset(service: Any, problem: Any) -> tuple[HardwarePreset | No
             resolve_profile, service.db, problem.soc, choice
         )
     except ProfileError as exc:
-        raise ProblemError(
-            422, "validation-error", f"problem.calibration: {exc.message}",
-            errors=[{"field": "problem.calibration", "rule": "calibration_profile",
-                     "message": exc.message, "value": exc.value, "limit": None}],
-        ) from exc  # fmt: skip
+        raise profile_problem(exc, "problem.calibration") from exc
     return (None if info["id"] is None else preset), info
+
+
+def profile_problem(exc: ProfileError, field: str) -> Any:
+    """The 422 ``ProblemError`` of a profile choice that cannot be used, naming ``field``."""
+    from app.problem_json import ProblemError
+
+    return ProblemError(
+        422, "validation-error", f"{field}: {exc.message}",
+        errors=[{"field": field, "rule": "calibration_profile", "message": exc.message,
+                 "value": exc.value, "limit": None}],
+    )  # fmt: skip
+
+
+def job_profiles(db: Database, choice: str, socs: Iterable[str]) -> dict[str, ProfileChoice]:
+    """Resolves a batch job's profile choice once per SoC, at submission.
+
+    ``active`` is frozen to each SoC's active profile now, so every shape of the job is priced
+    with the same constants even when another profile is activated while it runs.
+
+    Args:
+        db: The database.
+        choice: ``default``, ``active`` or a calibration id.
+        socs: The SoCs of the job's shapes (unknown ones are skipped: each shape reports it).
+
+    Returns:
+        Per SoC with a profile, its preset and calibration id (empty for ``default``, and no
+        entry for a SoC with no active profile).
+
+    Raises:
+        ProfileError: The choice cannot be used for one of the SoCs.
+    """
+    out: dict[str, ProfileChoice] = {}
+    if choice == "default":
+        return out
+    for soc in sorted(set(socs)):
+        try:
+            preset, info = resolve_profile(db, soc, choice)
+        except UnknownSocError:
+            continue
+        if info["id"] is not None:
+            out[soc] = ProfileChoice(preset, info["id"])
+    return out
 
 
 def suggest_job(

@@ -16,6 +16,7 @@ from app.db.engine import Database
 from app.jobs.worker import Worker
 from app.settings import Settings
 from app.tuning import JobOutcome, SearchPool, tune_job
+from simcore.hardware.presets import HardwarePreset
 from tiler.tune import TuneRequest
 
 logger = logging.getLogger(__name__)
@@ -35,8 +36,8 @@ class EmbeddedWorkers:
         self.workers = [Worker(db, settings, search=self._search) for _ in range(count)]
         self._threads: list[threading.Thread] = []
 
-    def _search(self, request: TuneRequest) -> JobOutcome:
-        return self.pool.run(tune_job, request)
+    def _search(self, request: TuneRequest, preset: HardwarePreset | None) -> JobOutcome:
+        return self.pool.run(tune_job, request, preset=preset)
 
     def start(self) -> None:
         """Starts the workers (they poll for shapes until :meth:`stop`)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.db.base import utc_now
 from app.db.engine import Database
+from app.feedback.profiles import ProfileChoice
 from app.job_records import JobResource, JobResult, JobSummary
 from app.jobs import store
 from app.jobs.store import EventRow, IdempotencyConflictError, NewItem
@@ -44,6 +45,7 @@ class PreparedJob:
     sampler: str
     seed: int
     request_hash: str
+    calibration: str = "default"
 
 
 def _field_error(position: int, exc: Exception) -> dict[str, Any]:
@@ -62,13 +64,18 @@ def _field_error(position: int, exc: Exception) -> dict[str, Any]:
     return {**err, "field": name, "message": f"problems.{position}: {err['message']}"}
 
 
-def prepare_job(body: JobBody, settings: Settings) -> PreparedJob:
+def prepare_job(
+    body: JobBody, settings: Settings, profiles: Mapping[str, ProfileChoice] | None = None
+) -> PreparedJob:
     """Validates a submission against the server's limits and builds its items.
 
     Args:
         body: The submission (every problem already a checked ``Problem``).
         settings: The server's limits (``job_max_problems``, ``max_budget``) and default budget
             (a job without a budget searches each shape as ``tilings:tune`` without one does).
+        profiles: Per SoC, the calibration profile its shapes are priced with
+            (:func:`app.feedback.profiles.job_profiles`); a SoC without one takes the packaged
+            constants.
 
     Returns:
         The items and the hash of the normalized request (what ``Idempotency-Key`` compares).
@@ -108,19 +115,26 @@ def prepare_job(body: JobBody, settings: Settings) -> PreparedJob:
     for position, problem in enumerate(problems):
         shape = TuneBody(problem=problem, sampler=body.sampler, seed=body.seed)
         request = shape.tuner_request(budget)
+        profile = (profiles or {}).get(problem.soc)
         try:
-            prepared = prepare_tune(request, problem)
+            prepared = prepare_tune(request, problem, None if profile is None else profile.preset)
         except (InputError, UnknownSocError) as exc:
             bad += 1
             if len(errors) < MAX_REPORTED_ERRORS:
                 errors.append(_field_error(position, exc))
             continue
-        canonicals.append(prepared.canonical)
+        cal_id = None if profile is None else profile.calibration_id
+        # The hash of a default shape is as before profiles existed (idempotency keys hold).
+        canonicals.append(
+            prepared.canonical if cal_id is None else {**prepared.canonical, "calibration": cal_id}
+        )
         # The request (every problem default filled) is what the worker runs: it prepares it
         # again with its own tuner, whose cache key may differ when the worker runs a newer
         # model than the server that queued the shape.
         items.append(
-            NewItem(canonical_json(request.model_dump(exclude_unset=True)), prepared.cache_key)
+            NewItem(
+                canonical_json(request.model_dump(exclude_unset=True)), prepared.cache_key, cal_id
+            )
         )
     if errors:
         listed = "" if bad <= len(errors) else f" (the first {len(errors)} are listed)"
@@ -131,7 +145,7 @@ def prepare_job(body: JobBody, settings: Settings) -> PreparedJob:
             errors=errors,
         )
     request_hash = hashlib.sha256(canonical_json(canonicals).encode()).hexdigest()
-    return PreparedJob(items, budget, body.sampler, body.seed, request_hash)
+    return PreparedJob(items, budget, body.sampler, body.seed, request_hash, body.calibration)
 
 
 class JobService:
@@ -168,6 +182,7 @@ class JobService:
                     request_hash=prepared.request_hash,
                     idempotency_key=idempotency_key,
                     idempotency_ttl_s=self.settings.job_idempotency_ttl_s,
+                    calibration=prepared.calibration,
                 )
             except IdempotencyConflictError as exc:
                 raise ProblemError(

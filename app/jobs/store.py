@@ -47,17 +47,19 @@ _JOB_COLUMNS = tuple(
     _JOBS.c[name]
     for name in (
         "seq", "id", "status", "total", "done", "failed", "cancelled", "event_count", "budget",
-        "sampler", "seed", "created_at", "started_at", "finished_at",
+        "sampler", "seed", "created_at", "started_at", "finished_at", "calibration",
     )
 )  # fmt: skip
 
 
 @dataclass(frozen=True)
 class NewItem:
-    """A shape to queue: its canonical tune request and cache key."""
+    """A shape to queue: its canonical tune request, cache key and calibration profile."""
 
     request_json: str
     cache_key: str
+    #: The profile the shape is priced with (None: the packaged constants).
+    calibration_id: str | None = None
 
 
 class IdempotencyConflictError(Exception):
@@ -101,6 +103,7 @@ def create_job(
     request_hash: str,
     idempotency_key: str | None,
     idempotency_ttl_s: float,
+    calibration: str = "default",
 ) -> tuple[str, bool]:
     """Stores a job with its shapes, or finds the job an idempotency key already created.
 
@@ -114,6 +117,7 @@ def create_job(
         request_hash: SHA-256 of the normalized request.
         idempotency_key: The ``Idempotency-Key`` header, or None.
         idempotency_ttl_s: Age after which a key is forgotten.
+        calibration: The job's calibration profile choice, as submitted.
 
     Returns:
         The job's id and True when it was created now (False: the key's earlier job).
@@ -153,6 +157,7 @@ def create_job(
                 seed=seed,
                 request_hash=request_hash,
                 created_at=now,
+                calibration=calibration,
             )
         )
         conn.execute(
@@ -164,6 +169,7 @@ def create_job(
                     "status": "queued",
                     "request_json": item.request_json,
                     "cache_key": item.cache_key,
+                    "calibration_id": item.calibration_id,
                     "attempts": 0,
                 }
                 for position, item in enumerate(items)
@@ -227,6 +233,7 @@ def finished_items(
             i.result_id,
             i.cached,
             i.error_json,
+            i.calibration_id,
             r.model_version,
             r.answer_json,
         )
@@ -320,6 +327,8 @@ class ClaimedItem:
     attempts: int
     request_json: str
     cache_key: str
+    #: The profile the shape is priced with (None: the packaged constants).
+    calibration_id: str | None = None
 
 
 def _claimable(now: dt.datetime) -> Any:
@@ -352,7 +361,9 @@ def claim_items(
     expires = now + dt.timedelta(seconds=lease_s)
     i = _ITEMS.c
     query = (
-        select(i.id, i.job_id, i.position, i.attempts, i.request_json, i.cache_key)
+        select(
+            i.id, i.job_id, i.position, i.attempts, i.request_json, i.cache_key, i.calibration_id
+        )
         .where(_claimable(now))
         .order_by(i.id)
         .limit(limit)
@@ -394,6 +405,7 @@ def claim_items(
                     attempts=row.attempts + 1,
                     request_json=row.request_json,
                     cache_key=row.cache_key,
+                    calibration_id=row.calibration_id,
                 )
             )
         for job_id in sorted({c.job_id for c in claimed}):

@@ -28,6 +28,7 @@ shared with idle workers, which run slices of it (:mod:`app.jobs.shared`).
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import os
@@ -41,6 +42,7 @@ from typing import Any
 
 from app.db import repository as repo
 from app.db.engine import Database
+from app.feedback.profiles import ProfileError, profile_problem, resolve_profile
 from app.jobs import store
 from app.jobs.shared import SharedStudies, check_study_url
 from app.jobs.store import ClaimedItem
@@ -63,6 +65,7 @@ from app.tuning import (
 )
 from simcore.alloc import tune_allocator
 from simcore.errors import InputError, UnknownSocError
+from simcore.hardware.presets import HardwarePreset
 from tiler.tune import TuneRequest
 
 logger = logging.getLogger(__name__)
@@ -132,7 +135,7 @@ class Worker:
         db: Database,
         settings: Settings,
         owner: str | None = None,
-        search: Callable[[TuneRequest], JobOutcome] | None = None,
+        search: Callable[[TuneRequest, HardwarePreset | None], JobOutcome] | None = None,
     ) -> None:
         if settings.job_heartbeat_s >= settings.job_lease_s:
             msg = (
@@ -298,7 +301,9 @@ class Worker:
         db = self.db
         try:
             # Prepared here: the cache key is this worker's (its model version and presets).
-            prepared = prepare_item(item.request_json)
+            prepared = prepare_item(item.request_json, self._profile_preset(item))
+        except ProfileError as exc:
+            return _Outcome(error=_problem_document(profile_problem(exc, "calibration")))
         except InputError as exc:
             return _Outcome(error=_problem_document(input_error_problem(exc)))
         except UnknownSocError as exc:
@@ -334,18 +339,31 @@ class Worker:
             if self.stop.is_set():
                 raise InterruptedError("stopping while waiting for another search")
 
+    def _profile_preset(self, item: ClaimedItem) -> HardwarePreset | None:
+        """The preset of the item's calibration profile (None: the packaged constants).
+
+        Raises:
+            ProfileError: The profile cannot be used here (e.g. this worker runs another model
+                version than the one it was fitted against).
+        """
+        if item.calibration_id is None:
+            return None
+        soc = json.loads(item.request_json)["problem"]["soc"]
+        return resolve_profile(self.db, soc, item.calibration_id)[0]
+
     def _search(self, prepared: PreparedTune) -> _Outcome:
         # The key may have been stored between our lookup and our claim.
         found = repo.result_id(self.db, prepared.cache_key)
         if found is not None:
             return _Outcome(result_id=found, cached=True)
-        request = prepared.request
+        request, preset = prepared.request, prepared.preset
         if self.shared is not None and self.shared.applies(request):
-            outcome = tune_job(request, **self.shared.lead_options(prepared.cache_key))
+            options = self.shared.lead_options(prepared.cache_key)
+            outcome = tune_job(request, preset=preset, **options)
         elif self.search is not None:
-            outcome = self.search(request)
+            outcome = self.search(request, preset)
         else:
-            outcome = tune_job(request)
+            outcome = tune_job(request, preset=preset)
         try:
             raise_outcome_error(outcome)
         except ProblemError as exc:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.app._server import BACKENDS, database_url, running_server
-from tests.feedback.test_feedback_api import SHARED_CSV
+from tests.feedback.test_feedback_api import import_shared_csv
 
 PROBLEM = {"soc": "Ascend910B1", "m": 512, "n": 512, "k": 2048, "dtype": "fp16", "trans_b": True}
 REQUEST = {"problem": PROBLEM, "budget": 2, "seed": 1}
@@ -38,11 +38,7 @@ def _wait(client: httpx.Client, cal_id: str) -> dict[str, Any]:
 def test_profile_is_fitted_activated_and_keys_tune_answers(db_url: str, tmp_path: Path) -> None:
     env = {"TILER_DATABASE_URL": db_url, "TILER_SEARCH_EXECUTOR": "thread"}
     with running_server(tmp_path, env) as server, server.client() as client:
-        imported = client.post(
-            "/v1/measurements:import", content=SHARED_CSV.read_text(),
-            headers={"content-type": "text/csv"},
-        )  # fmt: skip
-        assert imported.status_code == 201, imported.text
+        import_shared_csv(client)
         default = client.post("/v1/tilings:tune", json=REQUEST).json()
         posted = client.post("/v1/calibrations", json={"soc": "Ascend910B1"})
         assert posted.status_code == 202, posted.text

@@ -24,7 +24,7 @@ from app.feedback.csv_import import parse_csv
 from app.feedback.measurements import prepare_batch
 from app.feedback.profiles import JobLease, run_calibration
 from tests.app._server import BACKENDS, migrated_database, start_server, wait_until
-from tests.feedback.test_feedback_api import SHARED_CSV
+from tests.feedback.test_feedback_api import SHARED_CSV, import_shared_csv
 
 SOC = "Ascend910B1"
 #: Short enough that a test waits a few seconds for an expiry; renewed five times per lease.
@@ -59,6 +59,12 @@ def test_a_fit_longer_than_its_lease_keeps_running_and_finishes(db: Database) ->
     job = threading.Thread(target=run_calibration, args=(db, cal_id, request, slow_runner, LEASE))
     job.start()
     try:
+
+        def started() -> bool:
+            cal = frepo.get_calibration(db, cal_id)
+            return cal is not None and cal["status"] == "running"
+
+        wait_until(started, 30)
         deadline = time.monotonic() + 3 * LEASE.lease_s
         while time.monotonic() < deadline:
             frepo.expire_calibrations(db)  # what every reader does
@@ -99,11 +105,7 @@ def test_server_killed_mid_fit_leaves_an_interrupted_job(tmp_path: Path) -> None
     first = start_server(tmp_path, env, name="first")
     try:
         with first.client() as client:
-            imported = client.post(
-                "/v1/measurements:import", content=SHARED_CSV.read_text(),
-                headers={"content-type": "text/csv"},
-            )  # fmt: skip
-            assert imported.status_code == 201, imported.text
+            import_shared_csv(client)
             # Twenty folds: a fit of tens of seconds, to be killed in.
             cal_id = client.post("/v1/calibrations", json={"soc": SOC, "folds": 20}).json()["id"]
 

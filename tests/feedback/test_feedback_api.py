@@ -19,6 +19,17 @@ from tiler.topk import KERNEL_FIELDS
 SHARED_CSV = REPO.parent.parent / "shared" / "reference" / "measured_msprof_910b1_8192.csv"
 if not SHARED_CSV.exists():
     SHARED_CSV = Path("/work/shared/reference/measured_msprof_910b1_8192.csv")
+
+
+def import_shared_csv(client: httpx.Client) -> None:
+    """Imports the shared 910B1 profiler file through ``POST /v1/measurements:import``."""
+    imported = client.post(
+        "/v1/measurements:import", content=SHARED_CSV.read_text(),
+        headers={"content-type": "text/csv"},
+    )  # fmt: skip
+    assert imported.status_code == 201, imported.text
+
+
 PROBLEM = {"soc": "Ascend910B2", "m": 256, "n": 256, "k": 256, "dtype": "fp16"}
 REQUEST = {"problem": PROBLEM, "budget": 2, "seed": 1}
 

@@ -11,6 +11,10 @@ profiler kernels, the quantities that decide whether a candidate mechanism can c
   set-up issued after the release, a flag's latency) idles MTE2 only where it exceeds this.
 * ``release delay``: the task-time error of every case with each copy held ``d`` cycles after
   its slot's release (the simulator's slot rule wrapped, the model untouched).
+* ``release at MMAD start``: the task-time error of every case with an L1 slot released when
+  the MMAD of the last K step reading its chunk starts, not when that MTE1 read ends (the slot's
+  release, FreeTensor's flag, follows the step's MMAD in the kernel's program order, and seed
+  004 issues instructions in order; an experiment, not the model).
 * torch.mm: the per-core MTE2 rate the board's time implies against the model's cap.
 
     uv run --frozen python -m scripts.probe_open_items [--delays 0,275,550]
@@ -48,6 +52,46 @@ def _slot_rule(wrap: Callable[[float], float], log: list[float] | None = None) -
         yield
     finally:
         sim_mod.l1_slot_free = original  # type: ignore[assignment]
+
+
+class _ReleaseAtMmad(dict[tuple[int, int], float]):
+    """A chunk's last-read cycle, raised to the start of the MMAD of the step that read it.
+
+    The simulator writes A's and B's last read right after each K step (two writes); the
+    wrapped step rule stashes the step's MMAD start for exactly those two writes.
+    """
+
+    mmad_start = 0.0
+    pending = 0
+
+    def __setitem__(self, key: tuple[int, int], value: float) -> None:
+        if _ReleaseAtMmad.pending:
+            _ReleaseAtMmad.pending -= 1
+            value = max(value, _ReleaseAtMmad.mmad_start)
+        super().__setitem__(key, value)
+
+
+@contextmanager
+def _release_at_mmad() -> Iterator[None]:
+    """Runs the simulator with :class:`_ReleaseAtMmad` as every operand's last-read map."""
+    chunks, step = sim_mod._Chunks, sim_mod.k_step
+
+    class Chunks(chunks):  # type: ignore[misc, valid-type]
+        def __init__(self, n_slots: int) -> None:
+            super().__init__(n_slots)
+            self.last_read = _ReleaseAtMmad()
+
+    def k_step(*args: Any) -> Any:
+        out = step(*args)
+        _ReleaseAtMmad.mmad_start, _ReleaseAtMmad.pending = float(out[4]), 2
+        return out
+
+    sim_mod._Chunks, sim_mod.k_step = Chunks, k_step  # type: ignore[misc, assignment]
+    try:
+        yield
+    finally:
+        sim_mod._Chunks, sim_mod.k_step = chunks, step  # type: ignore[misc]
+        _ReleaseAtMmad.pending = 0
 
 
 def _device_err(case: BoardCase, delay: float) -> float:
@@ -106,6 +150,12 @@ def main() -> None:
         for case in cases:
             errs = [_device_err(case, d) for d in delays]
             print(f"{case.name:6} " + " ".join(f"{e:+7.1f}%" for e in errs))
+        print("task-time error (%): slot released at the read's end (model) / at the MMAD start")
+        for case in cases:
+            with _release_at_mmad():
+                late = simulate(case.problem, case.tiling, case.preset)
+            late_err = (late.device_time_us / case.time_us - 1.0) * 100.0
+            print(f"{case.name:6} {_device_err(case, 0.0):+7.1f}% {late_err:+7.1f}%")
     print("== torch.mm (910B2): the per-core MTE2 rate the board's time allows")
     for case in torch_mm_cases():
         if case.problem.dtype == "fp32":

@@ -10,10 +10,11 @@ cross-validated error is worse than the default model's is kept but cannot be ma
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from typing import Annotated, Any
 
 import anyio.to_thread
-from fastapi import APIRouter, BackgroundTasks, Body, Path, Query, Request, Response
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import JSON_BODY, ServiceDep
@@ -108,7 +109,6 @@ def _validate(body: CalibrationBody) -> None:
 async def post_calibration(
     body: Annotated[CalibrationBody, Body()],
     service: ServiceDep,
-    background: BackgroundTasks,
     response: Response,
 ) -> CalibrationRecord:
     """Queues a fit of the model's named constants to the stored measurements of a SoC.
@@ -123,10 +123,14 @@ async def post_calibration(
         frepo.create_calibration, service.db, body.soc, request, MODEL_VERSION, lease.lease_s
     )
 
-    def job() -> None:
-        run_calibration(service.db, cal_id, request, service.pool.run, lease)
-
-    background.add_task(anyio.to_thread.run_sync, job)
+    # A thread of its own, started now: a background task could wait behind busy worker
+    # threads for longer than the queued job's lease, and then be taken as interrupted.
+    threading.Thread(
+        target=run_calibration,
+        args=(service.db, cal_id, request, service.pool.run, lease),
+        name=f"calibration-{cal_id}",
+        daemon=True,
+    ).start()
     response.headers["location"] = f"/v1/calibrations/{cal_id}"
     return await _record(service, cal_id)
 

@@ -44,6 +44,7 @@ from simcore.hardware.dtypes import (
     scale_bytes_per_element,
 )
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.alignment import stride_row_factor
 from simcore.pipeline.arith import Num, align_up, at_least, at_most, ceil_div
 from simcore.pipeline.drain import (
     fixpipe_cycles,
@@ -169,6 +170,10 @@ class Costs:
         self.b_pitch_bytes = b_pitch
         self.a_eff = self._stride_efficiency(a_pitch) if self.a_nd else 1.0
         self.b_eff = self._stride_efficiency(b_pitch) if self.b_nd else 1.0
+        # The row requests of an on-the-fly ND->NZ copy at the operand's GM row alignment
+        # (simcore.pipeline.alignment: 1 at a 512 B-aligned pitch, up to 10/3 unaligned).
+        self.a_row_factor = stride_row_factor(p, a_pitch) if self.a_on_the_fly else 1.0
+        self.b_row_factor = stride_row_factor(p, b_pitch) if self.b_on_the_fly else 1.0
         self.has_fixpipe = p.has_fixpipe
         # C left in UB for a fused epilogue (arch 3510 only, Problem.c_position): FixPipe
         # drains L0C -> UB instead of L0C -> GM.
@@ -294,7 +299,8 @@ class Costs:
         rows at once serialize those requests (``contention``,
         :func:`simcore.pipeline.transfer.same_address_factor`); a bandwidth-bound copy is bound by
         the chip's share instead. A copy split into ``pieces`` (rows, K) moves each ND row once per
-        piece along the contiguous dimension.
+        piece along the contiguous dimension. A GM row pitch that is not 512 B aligned stretches
+        every row request (:func:`simcore.pipeline.alignment.stride_row_factor`).
         """
         p = self.preset
         trans = self.trans_a if is_a else not self.trans_b
@@ -302,11 +308,12 @@ class Costs:
         # The contiguous dimension is K for A (M x K) and for B transposed (N x K), else M / N.
         split = pieces[0] if trans else pieces[1]
         eff = self.a_eff if is_a else self.b_eff
+        row_factor = self.a_row_factor if is_a else self.b_row_factor
         if nbytes is None:
             nbytes = self.l1_tile_bytes(rows, k)
         stream = nbytes / at_most(cap_bpc, p.nd2nz_peak_bytes_per_cycle * eff)
         return pieces[0] * pieces[1] * p.nd2nz_latency_cycles + np.maximum(
-            nd_rows * split * p.nd2nz_row_cycles * contention, stream
+            nd_rows * split * p.nd2nz_row_cycles * contention * row_factor, stream
         )
 
     def gm_to_ub_cycles(self, nbytes: Num, eff: float, cap_bpc: Num) -> Num:

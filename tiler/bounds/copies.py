@@ -96,7 +96,10 @@ def nd_row_floor(
         pieces = ceil_div(k, bases[1]) if k_rows else ceil_div(rows, bases[0])
     else:
         pieces = 1
-    return (rows if k_rows else k) * pieces * c.preset.nd2nz_row_cycles * contention
+    # The operand's GM row alignment stretches every row request alike (a factor >= 1 that
+    # nd_copy_cycles applies too: simcore.pipeline.alignment).
+    row_factor = c.a_row_factor if is_a else c.b_row_factor
+    return (rows if k_rows else k) * pieces * c.preset.nd2nz_row_cycles * contention * row_factor
 
 
 def pass_floor(

@@ -73,3 +73,20 @@ def test_an_unaligned_stride_slows_norm_more_than_mdl_in_both_fidelities() -> No
     # bandwidth-bound at the aligned stride and only partly row-bound unaligned.
     assert norm > 2.0
     assert 1.0 < mdl < norm
+
+
+def test_a_copy_of_whole_rows_pays_no_alignment() -> None:
+    # A transposed (K x M) with M = 16: rows of 32 B, one after the other in GM. A chunk of all
+    # 16 columns is one contiguous span (catlass' dValue == srcDValue case): factor 1.
+    lat, row = B1.nd2nz_latency_cycles, B1.nd2nz_row_cycles
+    whole = Costs(Problem(soc="Ascend910B1", m=16, n=4096, k=4096, trans_a=True), B1)
+    assert whole.a_row_factor == 2.5
+    assert whole.direct_load_cycles(True, 16, 64, 1e9) == pytest.approx(lat + 64 * row)
+    # M = 32 read 16 columns at a time: 64 rows of 32 B at a 64 B pitch, each request aligned
+    # to 32 B only.
+    part = Costs(Problem(soc="Ascend910B1", m=32, n=4096, k=4096, trans_a=True), B1)
+    assert part.direct_load_cycles(True, 16, 64, 1e9) == pytest.approx(lat + 64 * row * 2.5)
+    # Under Norm a chunk split into base blocks along the contiguous dimension is not whole.
+    assert part.direct_load_cycles(True, 32, 64, 1e9, (2, 1)) == pytest.approx(
+        2 * lat + 2 * 64 * row * 2.5
+    )

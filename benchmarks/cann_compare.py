@@ -9,6 +9,7 @@ and by shape class, the share of problems where the answer is CANN's own tiling,
 that could not be compared (a dtype the chip lacks, an illegal CANN row).
 
     uv run python -m benchmarks.cann_compare --limit 200 [--budget 0] [--workers 2] [--soc S]
+        [--unaligned]
 """
 
 from __future__ import annotations
@@ -92,6 +93,14 @@ def compare_one(
     return key, result
 
 
+def _unaligned(r: dict[str, str]) -> bool:
+    """Whether A's or B's GM row pitch (bytes) is not a multiple of 512 B."""
+    elem = {"fp16": 2, "bf16": 2, "fp32": 4, "hf32": 4, "int8": 1}.get(r["dtype"], 2)
+    a_row = int(r["M"] if r["trans_a"] == "1" else r["K"]) * elem
+    b_row = int(r["K"] if r["trans_b"] == "1" else r["N"]) * elem
+    return a_row % 512 != 0 or b_row % 512 != 0
+
+
 def main() -> None:
     tune_allocator()  # as the tiler command does: the estimator's block temporaries stay mapped
     ap = argparse.ArgumentParser()
@@ -106,11 +115,19 @@ def main() -> None:
     ap.add_argument(
         "--soc", default=None, help="Only this chip's rows (after a model change on it alone)."
     )
+    ap.add_argument(
+        "--unaligned",
+        action="store_true",
+        help="Only problems with an operand row pitch that is not a multiple of 512 B "
+        "(the GM row alignment of simcore.pipeline.alignment).",
+    )
     args = ap.parse_args()
     rows = list(csv.DictReader(CSV.open()))
     problems: dict[tuple[str, ...], list[dict[str, str]]] = defaultdict(list)
     for r in rows:
         if args.soc is not None and r["soc"] != args.soc:
+            continue
+        if args.unaligned and not _unaligned(r):
             continue
         key = (r["soc"], r["dtype"], r["out_dtype"], r["M"], r["N"], r["K"], r["trans_a"],
                r["trans_b"], r["bias"])  # fmt: skip

@@ -98,6 +98,9 @@ class HardwarePreset(BaseModel):
     device_startup_us: float = Field(default=0.0, ge=0)
     mmad_restart_cycles: float = Field(default=0.0, ge=0)
     host_dispatch_floor_us: float = Field(default=0.0, ge=0)
+    #: Row-request factor of on-the-fly ND->NZ copies by GM row alignment (bytes -> factor,
+    #: :func:`simcore.pipeline.alignment.stride_row_factor`); empty = every pitch costs 1.
+    nd2nz_stride_row_factors: dict[int, float] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
 
     @model_validator(mode="after")

@@ -44,6 +44,7 @@ from simcore.hardware.dtypes import (
     scale_bytes_per_element,
 )
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.alignment import stride_row_factor
 from simcore.pipeline.arith import Num, align_up, at_least, at_most, ceil_div
 from simcore.pipeline.drain import (
     fixpipe_cycles,
@@ -148,6 +149,7 @@ class Costs:
         self.norm = problem.template is Template.NORM
         self.m = problem.m
         self.n = problem.n
+        self.k = problem.k
         self.trans_a = problem.trans_a
         self.trans_b = problem.trans_b
         self.a_nd = problem.format_a is Format.ND
@@ -169,6 +171,10 @@ class Costs:
         self.b_pitch_bytes = b_pitch
         self.a_eff = self._stride_efficiency(a_pitch) if self.a_nd else 1.0
         self.b_eff = self._stride_efficiency(b_pitch) if self.b_nd else 1.0
+        # The row requests of an on-the-fly ND->NZ copy at the operand's GM row alignment
+        # (simcore.pipeline.alignment: 1 at a 512 B-aligned pitch, up to 10/3 unaligned).
+        self.a_row_factor = stride_row_factor(p, a_pitch) if self.a_on_the_fly else 1.0
+        self.b_row_factor = stride_row_factor(p, b_pitch) if self.b_on_the_fly else 1.0
         self.has_fixpipe = p.has_fixpipe
         # C left in UB for a fused epilogue (arch 3510 only, Problem.c_position): FixPipe
         # drains L0C -> UB instead of L0C -> GM.
@@ -294,7 +300,9 @@ class Costs:
         rows at once serialize those requests (``contention``,
         :func:`simcore.pipeline.transfer.same_address_factor`); a bandwidth-bound copy is bound by
         the chip's share instead. A copy split into ``pieces`` (rows, K) moves each ND row once per
-        piece along the contiguous dimension.
+        piece along the contiguous dimension. A GM row pitch that is not 512 B aligned stretches
+        every row request (:func:`simcore.pipeline.alignment.stride_row_factor`), unless the
+        copy takes whole rows (:meth:`whole_row_factor`).
         """
         p = self.preset
         trans = self.trans_a if is_a else not self.trans_b
@@ -302,12 +310,32 @@ class Costs:
         # The contiguous dimension is K for A (M x K) and for B transposed (N x K), else M / N.
         split = pieces[0] if trans else pieces[1]
         eff = self.a_eff if is_a else self.b_eff
+        row_factor = self.whole_row_factor(is_a, rows, k, split)
         if nbytes is None:
             nbytes = self.l1_tile_bytes(rows, k)
         stream = nbytes / at_most(cap_bpc, p.nd2nz_peak_bytes_per_cycle * eff)
         return pieces[0] * pieces[1] * p.nd2nz_latency_cycles + np.maximum(
-            nd_rows * split * p.nd2nz_row_cycles * contention, stream
+            nd_rows * split * p.nd2nz_row_cycles * contention * row_factor, stream
         )
+
+    def whole_row_factor(self, is_a: bool, rows: Num, k: Num, split: Num) -> Num:
+        """The row alignment factor of one ND->NZ copy (:func:`stride_row_factor`).
+
+        The operand's factor, except for a copy whose pieces each take whole rows of the matrix
+        (one piece along the contiguous dimension, covering all of it): its rows lie back to
+        back in GM, one contiguous span whatever the pitch (catlass' ``dValue == srcDValue``
+        case, ascend-notes.md §3.3), so its requests pay no alignment (factor 1).
+        """
+        trans = self.trans_a if is_a else not self.trans_b
+        factor = self.a_row_factor if is_a else self.b_row_factor
+        if factor == 1.0:
+            return factor
+        extent = rows if trans else k
+        full = (self.m if is_a else self.n) if trans else self.k
+        whole = (split == 1) & (extent >= full)
+        if isinstance(whole, np.ndarray):
+            return np.where(whole, 1.0, factor)
+        return 1.0 if whole else factor
 
     def gm_to_ub_cycles(self, nbytes: Num, eff: float, cap_bpc: Num) -> Num:
         """MTE2 cycles of a GM->UB copy (first leg of the UB ND->NZ path)."""

@@ -49,6 +49,7 @@ def first_copy_legs(
     k_iter: Any,
     cap: Any,
     contention: tuple[Any, Any] = (1.0, 1.0),
+    bases: tuple[Any, Any, Any] | None = None,
 ) -> tuple[Any, Any]:
     """Least average MTE2 leg of an A copy and of a B copy (the start-up of the compute path).
 
@@ -58,7 +59,9 @@ def first_copy_legs(
     copy, and a copy moves ``bytes / loads`` on average, where the passes move groups of at least
     the tail block's rows (16-aligned) over all of K, each in at most ``k_iter`` chunks. ``cap`` is
     at least the estimator's bandwidth share; ``least_rows`` are the tail block's rows and columns;
-    ``contention`` A's and B's same-address factors (:func:`nd_row_floor`).
+    ``contention`` A's and B's same-address factors (:func:`nd_row_floor`); ``bases`` the
+    group's (baseM, baseN, baseK), which let the row floor take the row alignment factor (an
+    average copy spans at most one base block, so each is one piece).
     """
     legs = []
     for is_a, rows, factor in (
@@ -67,7 +70,8 @@ def first_copy_legs(
     ):
         lat, peak = c.copy_rate(is_a)
         stream = c.l1_tile_bytes(rows, k) / np.minimum(peak, cap) / k_iter
-        rows_floor = nd_row_floor(c, is_a, rows, k / k_iter, contention=factor)
+        op_bases = None if bases is None else (bases[0] if is_a else bases[1], bases[2])
+        rows_floor = nd_row_floor(c, is_a, rows, k / k_iter, op_bases, factor)
         legs.append(lat + np.maximum(stream, rows_floor))
     return legs[0], legs[1]
 
@@ -96,7 +100,16 @@ def nd_row_floor(
         pieces = ceil_div(k, bases[1]) if k_rows else ceil_div(rows, bases[0])
     else:
         pieces = 1
-    return (rows if k_rows else k) * pieces * c.preset.nd2nz_row_cycles * contention
+    # The operand's GM row alignment stretches every row request (nd_copy_cycles), except in a
+    # copy that takes whole rows (Costs.whole_row_factor). Under Norm a piece spans at most the
+    # base block along the contiguous dimension, so no copy of the group does when that is
+    # shorter than the matrix's; otherwise (or MDL, whose chunks the group does not fix) 1.
+    row_factor: Any = 1.0
+    if c.norm and bases is not None:
+        extent = bases[1] if k_rows else bases[0]
+        full = c.k if k_rows else (c.m if is_a else c.n)
+        row_factor = np.where(extent < full, c.a_row_factor if is_a else c.b_row_factor, 1.0)
+    return (rows if k_rows else k) * pieces * c.preset.nd2nz_row_cycles * contention * row_factor
 
 
 def pass_floor(

@@ -218,7 +218,7 @@ def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
     cap = np.minimum(chip / np.maximum(active, 1), p.l2_core_port)
     # (The same-address factors, fixed by the core split: simcore.pipeline.transfer.)
     ready = copies.first_copy_legs(
-        c, k, (rm_t, cn_t), k_iter, cap, operand_contention(c, rows, cols)
+        c, k, (rm_t, cn_t), k_iter, cap, operand_contention(c, rows, cols), (bm, bn, bk)
     )
     cube, mte1 = compute_busy(c, k, rows, cols, bm, bn, bk)
     mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)

@@ -17,7 +17,8 @@ UB plan takes (:func:`simcore.pipeline.costs.vector_path_array`).
 
 Inputs are numpy arrays of struct fields (one entry per candidate); the problem and chip are
 scalars. Long inputs are evaluated in blocks of :data:`_BLOCK` candidates so the intermediate
-arrays stay in the CPU caches; throughput is over a million candidates per second on one core.
+arrays stay in the CPU caches (on UB-path chips each block holds the candidates of one data
+path); throughput per chip is in docs/benchmarks.md.
 
 docs/estimator.md has the table of terms, how they compose and how to add one; CHANGELOG.md has
 the model's history.

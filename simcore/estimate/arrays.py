@@ -30,6 +30,10 @@ def cdiv(a: Any, b: Any) -> Any:
 def sub(x: Any, idx: np.ndarray) -> Any:
     """``x`` at the candidates ``idx`` (per-candidate arrays), or ``x`` itself (a scalar)."""
     if isinstance(x, np.ndarray) and x.ndim:
+        if x.ndim == 1 and idx.dtype.kind in "iu":
+            # ``take`` gathers in about two thirds of the time of indexing (numpy 2.4); the
+            # terms call this some 350 times a block.
+            return x.take(idx)
         return x[idx]
     return x
 

@@ -20,14 +20,16 @@ from simcore.estimate.grid import BlockTypes, Grid
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.traffic import operand_traffic, slots
 from simcore.pipeline.transfer import (
-    chunk_cost_sum,
-    chunk_costs,
+    ChunkShapes,
     chunk_legs,
+    chunk_shapes,
     column_latency_cycles,
-    copy_pieces,
     copy_totals,
     direct_copy_costs,
     operand_contention,
+    shape_cost_sum,
+    shape_costs,
+    shape_pieces,
     with_bias_slices,
 )
 
@@ -239,14 +241,39 @@ class Copies:
     dma_copies: tuple[Any, Any]
 
 
-def _pieces(c: Costs, base: Any, base_k: Any) -> Any:
-    """The DMA copies of one chunk shape (:func:`copy_pieces`), as a chunk cost."""
+def _count(pieces: Any) -> Any:
+    """The DMA copies of one chunk shape (its :func:`shape_pieces`), as a chunk cost."""
 
     def count(rows: Any, kk: Any) -> Any:
-        pr, pk = copy_pieces(c.norm, rows, base, kk, base_k)
+        pr, pk = pieces(rows, kk)
         return pr * pk
 
     return count
+
+
+def _direct_copies(
+    c: Costs,
+    is_a: bool,
+    cap: Any,
+    contention: Any,
+    shapes: ChunkShapes,
+    bases: tuple[Any, Any],
+    loads: Any,
+) -> tuple[Any, tuple[Any, ...]]:
+    """An operand's DMA copies and, copied directly, its MTE2 total and per-chunk legs.
+
+    DMA copies (the scalar pipe's per-copy work): one per chunk, one per base block (Norm).
+    The direct copies' cycles (:func:`direct_copy_costs`) price the same copy pieces, computed
+    once per shape. Returns ``(dma copies, (total, full-K leg, K-tail leg))``, the second empty
+    on the UB path or the column path (priced by the caller).
+    """
+    if c.a_via_ub if is_a else c.b_via_ub:
+        return loads, ()
+    pieces = shape_pieces(c.norm, shapes, bases[0], bases[1])
+    dma = shape_cost_sum(_count(pieces), shapes) if c.norm else loads
+    if c.a_by_column if is_a else c.b_by_column:
+        return dma, ()
+    return dma, direct_copy_costs(c, is_a, cap, contention, shapes, pieces)
 
 
 def copy_totals_of(
@@ -256,41 +283,42 @@ def copy_totals_of(
     fix = c.has_fixpipe
     order = g.order
     loads_a, loads_b = ch.loads_a, ch.loads_b
-    bytes_a = ch.el_a * c.in_bytes
-    bytes_b = ch.el_b * c.in_bytes
     a_args = (g.rows, g.bm, f["stepM"], ch.slots_a, g.n_iter, order == 0, g.k, g.bk, ch.step_ka)
     b_args = (g.cols, g.bn, f["stepN"], ch.slots_b, g.m_iter, order == 1, g.k, g.bk, ch.step_kb)
-    ga, va, ua = copy_totals(c, loads_a, bytes_a, True, cap)
-    gb, vb, ub = copy_totals(c, loads_b, bytes_b, False, cap)
+    # Each operand's chunk shapes, shared by the sums over its copies below.
+    shapes_a, shapes_b = chunk_shapes(*a_args), chunk_shapes(*b_args)
+    direct_a = not (c.a_via_ub or c.a_by_column)
+    direct_b = not (c.b_via_ub or c.b_by_column)
+    # (A direct operand's MTE2 total is priced per shape below, with no V or MTE3 legs.)
+    ga, va, ua = (
+        (0.0, 0.0, 0.0) if direct_a else copy_totals(c, loads_a, ch.el_a * c.in_bytes, True, cap)
+    )
+    gb, vb, ub = (
+        (0.0, 0.0, 0.0) if direct_b else copy_totals(c, loads_b, ch.el_b * c.in_bytes, False, cap)
+    )
     reorders_a: tuple[Any, Any] | None = None
     reorders_b: tuple[Any, Any] | None = None
     if c.a_via_ub:
-        va, ra_f, ra_l = chunk_costs(c.nd2nz_a_cycles, *a_args)
+        va, ra_f, ra_l = shape_costs(c.nd2nz_a_cycles, shapes_a)
         reorders_a = (ra_f, ra_l)
     if c.b_via_ub:
-        vb, rb_f, rb_l = chunk_costs(c.nd2nz_b_cycles, *b_args)
+        vb, rb_f, rb_l = shape_costs(c.nd2nz_b_cycles, shapes_b)
         reorders_b = (rb_f, rb_l)
     fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"])
-    # DMA copies (the scalar pipe's per-copy work): one per chunk, one per base block (Norm).
-    dma_a, dma_b = loads_a, loads_b
-    if c.norm and not c.a_via_ub:
-        dma_a = chunk_cost_sum(_pieces(c, g.bm, g.bk), *a_args)
-    if c.norm and not c.b_via_ub:
-        dma_b = chunk_cost_sum(_pieces(c, g.bn, g.bk), *b_args)
-    dma = (dma_a, dma_b)
+    dma_a, direct_legs_a = _direct_copies(c, True, cap, fa, shapes_a, (g.bm, g.bk), loads_a)
+    dma_b, direct_legs_b = _direct_copies(c, False, cap, fb, shapes_b, (g.bn, g.bk), loads_b)
     directs_a: tuple[Any, Any] | None = None
     directs_b: tuple[Any, Any] | None = None
-    if not (c.a_via_ub or c.a_by_column):
-        ga, ga_f, ga_l = direct_copy_costs(c, True, cap, fa, a_args)
-        directs_a = (ga_f, ga_l)
-    if not (c.b_via_ub or c.b_by_column):
-        gb, gb_f, gb_l = direct_copy_costs(c, False, cap, fb, b_args)
-        directs_b = (gb_f, gb_l)
+    if direct_a:
+        ga, directs_a = direct_legs_a[0], direct_legs_a[1:]
+    if direct_b:
+        gb, directs_b = direct_legs_b[0], direct_legs_b[1:]
+    dma = (dma_a, dma_b)
     if c.a_by_column:
-        dmas_a = chunk_cost_sum(lambda r, kk: c.load_instructions(True, r, kk), *a_args)
+        dmas_a = shape_cost_sum(lambda r, kk: c.load_instructions(True, r, kk), shapes_a)
         ga = ga + column_latency_cycles(c, dmas_a, loads_a)
     if c.b_by_column:
-        dmas_b = chunk_cost_sum(lambda r, kk: c.load_instructions(False, r, kk), *b_args)
+        dmas_b = shape_cost_sum(lambda r, kk: c.load_instructions(False, r, kk), shapes_b)
         gb = gb + column_latency_cycles(c, dmas_b, loads_b)
     mte2 = ga + gb
     vec = bt.drain_total * (not fix) + va + vb

@@ -17,7 +17,8 @@ UB plan takes (:func:`simcore.pipeline.costs.vector_path_array`).
 
 Inputs are numpy arrays of struct fields (one entry per candidate); the problem and chip are
 scalars. Long inputs are evaluated in blocks of :data:`_BLOCK` candidates so the intermediate
-arrays stay in the CPU caches; throughput is over a million candidates per second on one core.
+arrays stay in the CPU caches (on UB-path chips each block holds the candidates of one data
+path); throughput per chip is in docs/benchmarks.md.
 
 docs/estimator.md has the table of terms, how they compose and how to add one; CHANGELOG.md has
 the model's history.
@@ -409,29 +410,53 @@ def _estimate_blocks(
     # candidate: see ReplayQueue), up to _REPLAY_BLOCKS blocks at a time.
     out: dict[str, np.ndarray] = {}
 
-    def write(start: int, part: dict[str, Any]) -> None:
+    def write(at: slice | np.ndarray, part: dict[str, Any]) -> None:
         if not out:
             # Written in place block by block: concatenating the parts at the end cost ~4 % of
             # the estimator's time.
             out.update({key: np.empty(size, dtype=np.result_type(v)) for key, v in part.items()})
         for key, v in part.items():
-            out[key][start : start + _BLOCK] = v
+            out[key][at] = v
 
-    pending: list[tuple[int, Callable[[], dict[str, Any]]]] = []
-    for i in range(0, size, _BLOCK):
+    blocks = _blocks_by_data_path(problem, preset, f)
+    pending: list[tuple[slice | np.ndarray, Callable[[], dict[str, Any]]]] = []
+    for n, (at, path) in enumerate(blocks):
         queued = queue.size
-        finish = _estimate_block(
-            problem, preset, {name: a[i : i + _BLOCK] for name, a in f.items()}, floor, queue
-        )
+        sub = {name: a[at] if isinstance(at, slice) else a.take(at) for name, a in f.items()}
+        finish = _estimate_block(problem, preset, sub, floor, queue, path)
         if queue.size == queued:
-            write(i, finish())  # no replay queued: done now (its arrays are freed sooner)
+            write(at, finish())  # no replay queued: done now (its arrays are freed sooner)
         else:
-            pending.append((i, finish))
-        if pending and (len(pending) == _REPLAY_BLOCKS or i + _BLOCK >= size):
+            pending.append((at, finish))
+        if pending and (len(pending) == _REPLAY_BLOCKS or n == len(blocks) - 1):
             queue.flush()
-            for start, fin in pending:
-                write(start, fin())
+            for where, fin in pending:
+                write(where, fin())
             pending = []
+    return out
+
+
+def _blocks_by_data_path(
+    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray]
+) -> list[tuple[slice | np.ndarray, bool | None]]:
+    """The blocks of :func:`_estimate_blocks`: slices of the input, or its candidates by UB path.
+
+    A block whose candidates take both UB data paths runs :func:`_core` once per path on a
+    gathered part (:func:`_estimate_block`): twice the numpy calls and a gather of every field.
+    Where the input mixes the paths, each block holds the candidates of one path (their indices
+    in order, the last block of a path shorter), so all blocks but two take one. (A candidate's
+    outputs depend on its own fields only.) Each block comes with its UB path where it is one
+    (None on chips without a UB path).
+    """
+    size = f["baseM"].size
+    vp = vector_path_array(problem, f, preset)
+    if vp is None or vp.all() or not vp.any():
+        path = None if vp is None else bool(vp[0])
+        return [(slice(i, i + _BLOCK), path) for i in range(0, size, _BLOCK)]
+    out: list[tuple[slice | np.ndarray, bool | None]] = []
+    for on in (True, False):
+        idx = np.flatnonzero(vp == on)
+        out.extend((idx[i : i + _BLOCK], on) for i in range(0, idx.size, _BLOCK))
     return out
 
 
@@ -441,12 +466,14 @@ def _estimate_block(
     f: dict[str, np.ndarray],
     floor: bool,
     queue: ReplayQueue,
+    path: bool | None = None,
 ) -> Callable[[], dict[str, Any]]:
     """:func:`estimate_arrays` on one block of candidates (integer field arrays).
 
     With ``floor`` the makespan is :func:`_core`'s floor (:func:`makespan_floor_arrays`).
     Returns the function that gives the block's outputs once ``queue`` is flushed (its block
-    replays are queued there).
+    replays are queued there). ``path`` is the UB path of every candidate of the block where
+    the caller knows it is one (:func:`_blocks_by_data_path`), else None.
     """
     c = Costs(problem, preset)
     if problem.unit_flag:
@@ -502,9 +529,10 @@ def _estimate_block(
 
     # The slowest core is the one with the largest share (singleCoreM x singleCoreN): every cost
     # grows with the rows and columns, so the tail cores never take longer; only it is priced.
-    vp = vector_path_array(problem, f, preset)
-    if vp is None or vp.all() or not vp.any():
-        c = Costs(problem, preset, vp is None or bool(vp.all()))
+    vp = vector_path_array(problem, f, preset) if path is None else None
+    if path is not None or vp is None or vp.all() or not vp.any():
+        one = path if path is not None else vp is None or bool(vp.all())
+        c = Costs(problem, preset, one)
         res = _core(c, problem, f, sm, sn, cap, first_traffic, floor, queue)
         parts: list[tuple[Any, dict[str, Any]]] = [(None, res)]
     else:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
 from simcore.pipeline.arith import ceil_div
@@ -34,16 +35,20 @@ def step_handoff(r: CoreRecords, mk: Makespan) -> None:
         return
     idx = np.flatnonzero(applies)
     cp, bt = r.cp, r.bt
+    # (Priced on the candidates ``idx`` only: the hand-off holds on few of them.)
     # The last MMAD restarts the cube where its step starts a chunk (simcore.pipeline.restart).
     last_restart = r.c.mmad_restart_cycles * restart_on_last_step(
-        applies, r.g.k_iter, r.f["stepKa"]
+        _sub(applies, idx), _sub(r.g.k_iter, idx), _sub(r.f["stepKa"], idx)
     )
-    path = cp.ga + cp.gb + bt.mte1 + r.avg.mm + last_restart + bt.dr_last
-    path = path + in_chunk_mmad_series(r)
-    mk.raise_at(idx, np.broadcast_to(path, applies.shape)[idx], "norm_step_handoff")
+    path = (
+        _sub(cp.ga, idx) + _sub(cp.gb, idx) + _sub(bt.mte1, idx) + _sub(r.avg.mm, idx)
+        + last_restart + _sub(bt.dr_last, idx)
+    )  # fmt: skip
+    path = path + in_chunk_mmad_series(r, idx)
+    mk.raise_at(idx, np.broadcast_to(path, idx.shape), "norm_step_handoff")
 
 
-def in_chunk_mmad_series(r: CoreRecords) -> Any:
+def in_chunk_mmad_series(r: CoreRecords, idx: np.ndarray | None = None) -> Any:
     """The MMADs a single L0 buffer puts between a chunk's reads under the hand-off.
 
     Within a chunk of stepK steps, the read of step j + 1 into a single L0A buffer waits for the
@@ -52,23 +57,28 @@ def in_chunk_mmad_series(r: CoreRecords) -> Any:
     step is not followed by a read of the chunk (the next copies wait for the reads, not the
     MMAD), and its first MMAD restarts the cube (:mod:`simcore.pipeline.restart`). Per block:
     ``(k_iter - chunks) x mm + chunks of two or more steps x restart`` with dbL0A = 1, each
-    MMAD less the A read with only dbL0B = 1 (the average block's step times).
+    MMAD less the A read with only dbL0B = 1 (the average block's step times). On the
+    candidates ``idx`` only where given.
     """
     g, avg = r.g, r.avg
-    step_k = r.f["stepKa"]
-    chunks = ceil_div(g.k_iter, step_k)
+
+    def on(x: Any) -> Any:
+        return x if idx is None else _sub(x, idx)
+
+    step_k, k_iter, mm, la = on(r.f["stepKa"]), on(g.k_iter), on(avg.mm), on(avg.la)
+    wa, wb = on(g.wa), on(g.wb)
+    chunks = ceil_div(k_iter, step_k)
     # Chunks with a step after the first: the full ones when stepK >= 2, the K-tail chunk
     # when it has two steps or more.
-    last_steps = g.k_iter - (chunks - 1) * step_k
+    last_steps = k_iter - (chunks - 1) * step_k
     long_chunks = (step_k >= 2) * (chunks - 1) + (last_steps >= 2)
     restart = r.c.mmad_restart_cycles
-    plain = (g.k_iter - chunks) - long_chunks
-    only_b = g.wb - g.wa
-    per_block = g.wa * (plain * avg.mm + long_chunks * (avg.mm + restart)) + only_b * (
-        plain * np.maximum(avg.mm - avg.la, 0.0)
-        + long_chunks * np.maximum(avg.mm + restart - avg.la, 0.0)
+    plain = (k_iter - chunks) - long_chunks
+    only_b = wb - wa
+    per_block = wa * (plain * mm + long_chunks * (mm + restart)) + only_b * (
+        plain * np.maximum(mm - la, 0.0) + long_chunks * np.maximum(mm + restart - la, 0.0)
     )
-    return g.blocks * per_block
+    return on(g.blocks) * per_block
 
 
 def mmad_restart_busy(r: CoreRecords) -> Any:

@@ -22,8 +22,9 @@ class ReplayRows:
     """The replay inputs of some candidates (:func:`replay_rows`).
 
     Attributes:
-        cols: One row per candidate: ``k_iter``, the chunking, the legs, the steps (the last
-            drain left out), the flags and the resident operands, as float64.
+        cols: One column per candidate (one row per input): ``k_iter``, the chunking, the
+            legs, the steps (the last drain left out), the flags and the resident operands, as
+            float64.
         blocks: The candidates' block counts (they enter the path after the replay).
         dr_last: Their last drains (likewise).
     """
@@ -74,11 +75,13 @@ def replay_rows(
     """
     inputs = (*chunking[:7], *(x for leg in legs for x in leg), *steps[:8], *steps[9:])
     inputs = (*inputs, *flags, *resident)
-    # Each input gathered straight into its column (a scalar broadcast, an integer or a flag
+    # Each input gathered straight into its row (a scalar broadcast, an integer or a flag
     # converted to float64: the values of ``x * ones``, without the product and the stack).
-    cols = np.empty((idx.size, len(inputs)))
+    # (Input-major: each input's values contiguous, for the gathers here, the hashes and the
+    # replay's arrays; a candidate-major write strides over all inputs, ~10x slower.)
+    cols = np.empty((len(inputs), idx.size))
     for j, x in enumerate(inputs):
-        cols[:, j] = _sub(x, idx)
+        cols[j] = _sub(x, idx)
     return ReplayRows(cols, _sub(chunking[7], idx), _sub(steps[8], idx))
 
 
@@ -104,12 +107,12 @@ def replay_paths(requests: list[ReplayRows], n_play: int = 4, fix: bool = False)
     by_staged: dict[tuple[bool, bool], list[int]] = {}
     for i, rq in enumerate(requests):
         # (The V legs of A's and B's full chunks: cols 8 and 14, see replay_rows.)
-        key = (bool(np.any(rq.cols[:, 8] > 0)), bool(np.any(rq.cols[:, 14] > 0)))
+        key = (bool(np.any(rq.cols[8] > 0)), bool(np.any(rq.cols[14] > 0)))
         by_staged.setdefault(key, []).append(i)
     for members in by_staged.values():
-        cols = np.concatenate([requests[i].cols for i in members])
+        cols = np.concatenate([requests[i].cols for i in members], axis=1)
         first, inv = _distinct_rows(cols)
-        bounds = np.cumsum([0] + [requests[i].cols.shape[0] for i in members]).tolist()
+        bounds = np.cumsum([0] + [requests[i].cols.shape[1] for i in members]).tolist()
         for batch in _batches(inv, bounds):
             # The batch's distinct rows, and where each of them is among those played.
             played = np.flatnonzero(batch[1])
@@ -117,20 +120,20 @@ def replay_paths(requests: list[ReplayRows], n_play: int = 4, fix: bool = False)
             # played next to each other: the loop's masked updates branch per element, and a
             # mask in runs is predicted where one in hash order is not (2x the loop's time on
             # 310P3 int8 2048 x 4096 x 4096).
-            mask_keys = _hash_rows(cols[first[played]][:, _MASK_COLS])
+            mask_keys = _hash_rows(cols[_MASK_COLS].take(first[played], axis=1))
             played = played[np.argsort(mask_keys, kind="stable")]
             at = np.zeros(first.shape[0], dtype=np.int64)
             at[played] = np.arange(played.shape[0])
-            uniq = cols[first[played]]
+            uniq = cols.take(first[played], axis=1)
             end, period = _replay_group(
-                uniq[:, 0],
-                tuple(uniq[:, 1:7].T),
-                tuple(tuple(uniq[:, 7 + 3 * i : 10 + 3 * i].T) for i in range(4)),
-                tuple(uniq[:, 19:28].T),
-                tuple(uniq[:, 28:31].T),
+                uniq[0],
+                tuple(uniq[1:7]),
+                tuple(tuple(uniq[7 + 3 * i : 10 + 3 * i]) for i in range(4)),
+                tuple(uniq[19:28]),
+                tuple(uniq[28:31]),
                 n_play,
                 fix,
-                (uniq[:, 31] > 0.5, uniq[:, 32] > 0.5),
+                (uniq[31] > 0.5, uniq[32] > 0.5),
             )
             for j in batch[0]:
                 rq = requests[members[j]]
@@ -167,26 +170,27 @@ def _batches(inv: np.ndarray, bounds: list[int]) -> list[tuple[list[int], np.nda
 
 
 def _distinct_rows(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of ``cols`` bit for bit distinct: (a row of each, each row's index among those).
+    """Distinct candidates (columns of ``cols``): (one of each, each one's index among those).
 
-    Candidates with the same replay inputs are played once. The rows are told apart by a hash of
-    their bits (a 1-D sort of integers, several times cheaper than sorting the rows as byte
-    strings), and every row is then checked bit for bit against the row of its hash: where two
-    rows share a hash without being equal, the rows are sorted as byte strings instead.
+    Candidates with the same replay inputs are played once. The columns are told apart by a hash
+    of their bits (a 1-D sort of integers, several times cheaper than sorting the columns as
+    byte strings), and every column is then checked bit for bit against the column of its hash:
+    where two share a hash without being equal, the columns are sorted as byte strings instead.
     """
     bits = np.ascontiguousarray(cols).view(np.uint64)
     _, first, inv = np.unique(_hash_rows(cols), return_index=True, return_inverse=True)
-    if np.array_equal(bits, bits[first][inv]):
+    if np.array_equal(bits, bits.take(first, axis=1).take(inv, axis=1)):
         return first, inv
-    raw = bits.view(np.dtype((np.void, bits.itemsize * bits.shape[1]))).ravel()
+    rows = np.ascontiguousarray(bits.T)
+    raw = rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel()
     _, first, inv = np.unique(raw, return_index=True, return_inverse=True)
     return first, inv
 
 
 def _hash_rows(cols: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of the bits of each row (multiply and sum, wrapping around)."""
+    """A 64-bit hash of the bits of each candidate (column): multiply and sum, wrapping around."""
     bits = np.ascontiguousarray(cols).view(np.uint64)
-    keys: np.ndarray = (bits * _HASH_WEIGHTS[: bits.shape[1]]).sum(axis=1, dtype=np.uint64)
+    keys: np.ndarray = (bits * _HASH_WEIGHTS[: bits.shape[0], None]).sum(axis=0, dtype=np.uint64)
     return keys
 
 

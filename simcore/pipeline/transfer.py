@@ -14,6 +14,7 @@ fidelities agree bit for bit on the busy totals).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -69,12 +70,17 @@ def operand_contention(c: Costs, single_m: Any, single_n: Any) -> tuple[Any, Any
 
 
 def direct_copy_costs(
-    c: Costs, is_a: bool, cap: Any, contention: Any, args: tuple[Any, ...]
+    c: Costs,
+    is_a: bool,
+    cap: Any,
+    contention: Any,
+    shapes: ChunkShapes,
+    pieces: Callable[[Any, Any], tuple[Any, Any]],
 ) -> tuple[Any, Any, Any]:
     """MTE2 cycles of all direct GM->L1 chunk copies of one operand, priced per chunk shape.
 
-    ``args`` are :func:`chunk_costs`' after the cost (extent, base, step, slots, other blocks,
-    inner, K, baseK, stepK). Each shape is priced as the simulator prices it
+    ``shapes`` are the operand's chunk shapes (:func:`chunk_shapes`) and ``pieces`` their copy
+    pieces (:func:`shape_pieces`). Each shape is priced as the simulator prices it
     (:meth:`Costs.direct_load_cycles` with the template's copy pieces and ``contention``): the
     on-the-fly ND->NZ copy is not linear in the bytes, so the legs of one full-K and one K-tail
     copy are averages over the shapes too, not the cost at the average rows.
@@ -82,13 +88,11 @@ def direct_copy_costs(
     Returns:
         ``(total, per full-K chunk copy, per K-tail chunk copy)``.
     """
-    base, base_k = args[1], args[7]
 
     def cost(rows: Any, kk: Any) -> Any:
-        pieces = copy_pieces(c.norm, rows, base, kk, base_k)
-        return c.direct_load_cycles(is_a, rows, kk, cap, pieces, contention)
+        return c.direct_load_cycles(is_a, rows, kk, cap, pieces(rows, kk), contention)
 
-    return chunk_costs(cost, *args)
+    return shape_costs(cost, shapes)
 
 
 def norm_step_handoff(
@@ -132,7 +136,7 @@ def copy_totals(c: Costs, loads: Any, nbytes: Any, is_a: bool, cap: Any) -> tupl
 
     MTE2 is ``loads x latency + bytes / min(cap, peak)`` (:meth:`Costs.copy_rate`); on the UB path
     V is the reorders' issue overhead and bytes at the vector rate (callers replace it with
-    :func:`chunk_costs`' reorders, whose bank conflicts are not linear in the bytes) and MTE3
+    :func:`shape_costs`' reorders, whose bank conflicts are not linear in the bytes) and MTE3
     ``loads x latency + bytes / UB->L1 rate``. On the column path one latency per 32 B column is
     added by :func:`column_latency_cycles`.
     """
@@ -168,29 +172,33 @@ def with_bias_slices(c: Costs, mte2: Any, blocks: Any, m_iter: Any, cols: Any, c
     )
 
 
-def chunk_cost_sum(
-    cost: Callable[[Any, Any], Any],
-    extent: Any,
-    base: Any,
-    step: Any,
-    n_slots: Any,
-    other_blocks: Any,
-    inner: Any,
-    k: int,
-    base_k: Any,
-    step_k: Any,
-) -> Any:
+def chunk_cost_sum(cost: Callable[[Any, Any], Any], *args: Any) -> Any:
     """Sum of ``cost(rows, k)`` over every chunk copy of one operand.
 
-    A chunk is (full group or the tail group) x (full K chunk or the K tail); the costs summed
-    here (vector reorders with their bank conflicts, DMA instruction counts) are not linear in
-    the bytes, so each shape is priced.
+    ``args`` are :func:`chunk_shapes`' (extent, base, step, slots, other blocks, inner, K,
+    baseK, stepK). A chunk is (full group or the tail group) x (full K chunk or the K tail); the
+    costs summed here (vector reorders with their bank conflicts, DMA instruction counts) are
+    not linear in the bytes, so each shape is priced.
     """
-    return chunk_costs(cost, extent, base, step, n_slots, other_blocks, inner, k, base_k, step_k)[0]
+    return shape_cost_sum(cost, chunk_shapes(*args))
 
 
-def chunk_costs(
-    cost: Callable[[Any, Any], Any],
+@dataclass(frozen=True, slots=True)
+class ChunkShapes:
+    """An operand's chunk copies by shape: the groups' rows and passes, the chunks' K.
+
+    Attributes:
+        kc: K chunks per pass (the last one the K tail).
+        ks: K of a full chunk and of the K-tail chunk.
+        groups: ``(rows, passes)`` of the full groups and of the tail group.
+    """
+
+    kc: Any
+    ks: tuple[Any, Any]
+    groups: tuple[tuple[Any, Any], tuple[Any, Any]]
+
+
+def chunk_shapes(
     extent: Any,
     base: Any,
     step: Any,
@@ -200,15 +208,11 @@ def chunk_costs(
     k: int,
     base_k: Any,
     step_k: Any,
-) -> tuple[Any, Any, Any]:
-    """:func:`chunk_cost_sum` and the average cost of one full-K and of one K-tail chunk copy.
+) -> ChunkShapes:
+    """An operand's chunk copies by shape (:class:`ChunkShapes`), for the sums over them.
 
-    The averages weigh the full groups and the tail group by their passes: a cost that is not
-    linear in the rows (the reorders' bank conflicts) priced at the average rows can be far off
-    both (128 rows, the average of 144 and 112, conflicts where neither does).
-
-    Returns:
-        ``(total, per full-K chunk, per K-tail chunk)``.
+    Built once per operand, they are shared by every cost summed over the same copies (the
+    estimator sums three or four: cycles, DMA pieces, reorders, instructions).
     """
     k_iter = ceil_div(k, base_k)
     kc = ceil_div(k_iter, step_k)
@@ -218,17 +222,60 @@ def chunk_costs(
     groups = ceil_div(ceil_div(extent, base), step)
     last_rows = extent - (groups - 1) * group_rows
     full, tail = operand_passes(extent, base, step, n_slots, kc, other_blocks, inner)
+    return ChunkShapes(kc, (chunk_k, k_last), ((group_rows, full), (last_rows, tail)))
+
+
+def shape_cost_sum(cost: Callable[[Any, Any], Any], shapes: ChunkShapes) -> Any:
+    """Sum of ``cost(rows, k)`` over every chunk copy of ``shapes`` (:func:`chunk_cost_sum`)."""
+    kc, (chunk_k, k_last) = shapes.kc, shapes.ks
+    total: Any = 0.0
+    for rows, passes in shapes.groups:
+        total = total + passes * ((kc - 1) * cost(rows, chunk_k) + cost(rows, k_last))
+    return total
+
+
+def shape_costs(cost: Callable[[Any, Any], Any], shapes: ChunkShapes) -> tuple[Any, Any, Any]:
+    """:func:`shape_cost_sum` and the average cost of one full-K and of one K-tail chunk copy.
+
+    The averages weigh the full groups and the tail group by their passes: a cost that is not
+    linear in the rows (the reorders' bank conflicts) priced at the average rows can be far off
+    both (128 rows, the average of 144 and 112, conflicts where neither does).
+
+    Returns:
+        ``(total, per full-K chunk, per K-tail chunk)``.
+    """
+    kc, (chunk_k, k_last) = shapes.kc, shapes.ks
     total: Any = 0.0
     sum_f: Any = 0.0
     sum_l: Any = 0.0
-    for rows, passes in ((group_rows, full), (last_rows, tail)):
+    for rows, passes in shapes.groups:
         c_f = cost(rows, chunk_k)
         c_l = cost(rows, k_last)
         total = total + passes * ((kc - 1) * c_f + c_l)
         sum_f = sum_f + passes * c_f
         sum_l = sum_l + passes * c_l
-    n = np.maximum(full + tail, 1)
+    n = np.maximum(shapes.groups[0][1] + shapes.groups[1][1], 1)
     return total, sum_f / n, sum_l / n
+
+
+def shape_pieces(
+    norm: bool, shapes: ChunkShapes, base: Any, base_k: Any
+) -> Callable[[Any, Any], tuple[Any, Any]]:
+    """:func:`copy_pieces` of each shape of ``shapes``, computed once (rows, K) -> pieces.
+
+    The DMA count and the direct copies' cycles of an operand price the same pieces.
+    """
+    table = {
+        (id(rows), id(kk)): copy_pieces(norm, rows, base, kk, base_k)
+        for rows, _ in shapes.groups
+        for kk in shapes.ks
+    }
+
+    def pieces(rows: Any, kk: Any) -> tuple[Any, Any]:
+        # (Keyed by the shapes' own objects, alive as long as ``shapes``.)
+        return table[(id(rows), id(kk))]
+
+    return pieces
 
 
 def first_last_legs(
@@ -247,7 +294,7 @@ def first_last_legs(
     The formulas of the simulator's chunk copies; V and MTE3 are zero on the direct path.
     ``rows`` are the chunk's rows as L1 stores them (already aligned: an average over groups is
     not rounded up again). ``reorders`` gives the V legs (full-K and K-tail chunk, averaged over
-    the groups' shapes by :func:`chunk_costs`) instead of pricing the reorder at the average rows.
+    the groups' shapes by :func:`shape_costs`) instead of pricing the reorder at the average rows.
     """
     chunk_k = step_k * base_k
     last_k = k - (kc - 1) * chunk_k
@@ -282,14 +329,16 @@ def chunk_legs(
     eff = c.a_eff if is_a else c.b_eff
     out = []
     for i, (kk, kk_al) in enumerate(zip(ks, ks_aligned, strict=True)):
+        if not via_ub and directs is not None and not by_column:
+            # (The direct copies' legs are given: no bytes to price.)
+            out.append((directs[i], 0.0, 0.0))
+            continue
         nbytes = rows * kk_al * c.in_bytes
         if by_column:
             g = c.load_instructions(is_a, rows, kk) * p.gm_to_l1_latency_cycles + nbytes / (
                 at_most(cap, p.gm_to_l1_peak_bytes_per_cycle * eff)
             )
             out.append((g, 0.0, 0.0))
-        elif not via_ub and directs is not None:
-            out.append((directs[i], 0.0, 0.0))
         elif not via_ub:
             pieces = (1, 1) if bases is None else copy_pieces(c.norm, rows, bases[0], kk, bases[1])
             g = c.direct_load_cycles(is_a, rows, kk, cap, pieces, contention, nbytes)

@@ -58,7 +58,9 @@ def test_an_estimate_does_not_depend_on_the_tilings_estimated_with_it(
 ) -> None:
     # The replays of several blocks of candidates are played together (ReplayQueue): each
     # tiling's estimate and binding term are still those it gets alone, bit for bit.
-    problem, preset, fields = _random_fields(soc, 40_000)
+    # (Long inputs are cut into blocks of one UB data path each: 150,000 candidates give at
+    # least three blocks on each path.)
+    problem, preset, fields = _random_fields(soc, 150_000)
     played: list[int] = []
     paths = replay.replay_paths
 

@@ -16,21 +16,20 @@ entries, and for each group a lower bound on the estimated time of every point i
 
 (:mod:`tiler.bounds` has the full list; it is computed in tiers, each never above the next:
 first from what the group fixes alone (:func:`tiler.bounds.fixed_lower_bounds`: the compute chain,
-the fixed busy totals, the HBM floor), then with one interval of A's share of L1 for the groups
-that leaves, then with the full cut only for the groups the coarse one leaves; where the pass-start
-stalls of UB-staged operands apply, the coarse pass is first run without them, which only
-lowers it, and then with them for the groups it leaves.)
+the fixed busy totals, the HBM floor), then with one interval of A's share of L1 (relaxed: one
+figure below the slot combinations, then each), then with the full cut for the groups left.)
 
 Inside a group that its bound cannot rule out, a second level bounds each *operand option*
 (A: stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the iterateOrder) over every
 partner option and L0 flag, with :func:`simcore.estimate.estimator.operand_floor_arrays` on chips
 without a UB path and :func:`simcore.estimate.bounds.ub_operand_floor_arrays` on UB-path chips
 (310P, 910A), one evaluation per option, so #A + #B evaluations rule out #A x #B pairs: only the
-pairs of options that both leave below the runner-up are formed at all. A third level bounds
-each remaining *L1 choice* (steps, L1 depths, iterateOrder) over its L0 flags (dbL0A / dbL0B /
-dbL0C) with :func:`simcore.estimate.estimator.makespan_floor_arrays`, the estimator's own code in
-floor mode; only the choices whose floor is below the runner-up's time are expanded into points and
-scored (and each scored point is checked against its choice's floor as well).
+pairs of options that both leave below the runner-up are formed at all (on UB-path chips each
+pair's own floor, both operands' copies on the pipes they share, then drops most). A third level
+bounds each remaining *L1 choice* (steps, L1 depths, iterateOrder) over its L0 flags (dbL0A /
+dbL0B / dbL0C) with :func:`simcore.estimate.estimator.makespan_floor_arrays`, the estimator's own
+code in floor mode; only the choices whose floor is below the runner-up's time are expanded into
+points and scored (and each scored point is checked against its choice's floor as well).
 
 Before the coarse bound of every group, the coarse bound of the groups with the least fixed bound
 picks a few groups that are scored in full (a warm start: the bounds then face an incumbent close to
@@ -49,18 +48,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from simcore.estimate.bounds import ub_operand_floor_arrays
+from simcore.estimate.bounds import ub_operand_floor_arrays, ub_pair_floor_us
 from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays, operand_floor_arrays
 from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.pipeline.costs import ceil_div
 from simcore.tiling.problem import Template
 from simcore.version import MODEL_VERSION
-from tiler.bounds import (
-    cube_lower_bounds,
-    fixed_lower_bounds,
-    group_lower_bounds,
-    pass_start_stalls_apply,
-)
+from tiler.bounds import cube_lower_bounds, fixed_lower_bounds, group_lower_bounds
 from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand, operand_fields
 
 __all__ = [
@@ -390,7 +384,7 @@ def _operand_floor_values(space: Space, rows: dict[str, npt.NDArray[np.int64]]) 
         return None
     res = operand_floor_arrays(space.problem, space.preset, rows)
     if res is None:
-        res = ub_operand_floor_arrays(space.problem, space.preset, rows)
+        res = ub_operand_floor_arrays(space.problem, space.preset, rows, parts=True)
     return res
 
 
@@ -414,13 +408,16 @@ def _surviving_choices(
     floors: tuple[Any, Any],
     bound: float,
     lb: FloatArray,
+    pair_parts: Any = None,
 ) -> tuple[dict[str, npt.NDArray[np.int64]], FloatArray, int]:
     """The L1 choices of the groups whose A and B floors are both below ``bound``.
 
     ``floors`` are the A and B floors of :func:`_operand_rows`'s rows (None: no per-operand
-    floors, every pair is kept). Returns the choices (as :meth:`tiler.space.Space.l1_choices`
-    gives them), the larger of their group bound and operand floors, and how many points the
-    operand floors ruled out.
+    floors, every pair is kept). ``pair_parts`` (UB-path chips: the ``parts_a`` and ``parts_b``
+    of :func:`simcore.estimate.bounds.ub_operand_floor_arrays` over the same rows) add each
+    pair's floor, and the pairs not below ``bound`` are dropped. Returns the choices (as
+    :meth:`tiler.space.Space.l1_choices` gives them), the larger of their group bound and
+    operand (and pair) floors, and how many points these floors ruled out.
     """
     ta, tb = tables
     floors_a, floors_b = floors
@@ -430,6 +427,8 @@ def _surviving_choices(
     rows_a: list[npt.NDArray[np.int64]] = []
     rows_b: list[npt.NDArray[np.int64]] = []
     which: list[npt.NDArray[np.int64]] = []
+    # The pairs' rows of the operand floors (order after order, as _operand_rows lays them).
+    floor_rows: tuple[list[Any], list[Any]] = ([], [])
     values: list[FloatArray] = []
     cut_points = 0
     for i, o in enumerate(opts):
@@ -457,6 +456,8 @@ def _surviving_choices(
                 continue
             rows_a.append(a0 + ka[ia])
             rows_b.append(b0 + kb[ib])
+            floor_rows[0].append(j * n_rows_a + a0 + ka[ia])
+            floor_rows[1].append(j * n_rows_b + b0 + kb[ib])
             which.append(np.full(ia.shape[0], j, dtype=np.int64))
             values.append(np.maximum(fa[ka[ia]], fb[kb[ib]]))
         if floors_a is not None and floors_b is not None:
@@ -469,7 +470,19 @@ def _surviving_choices(
     merged.update(operand_fields(ta, ra, tb, rb))
     merged["iterateOrder"] = orders[oj]
     merged["group"] = group
-    return merged, np.concatenate(values), cut_points
+    values_all = np.concatenate(values)
+    if pair_parts is not None:
+        # The pairs' own floor (simcore.estimate.bounds.ub_pair_floor_us): both operands'
+        # copies on the pipes they share; the pairs it rules out get no L1-choice floor.
+        pair = ub_pair_floor_us(
+            space.preset, pair_parts, np.concatenate(floor_rows[0]), np.concatenate(floor_rows[1])
+        )
+        values_all = np.maximum(values_all, np.asarray(pair) * (1.0 - FLOOR_RTOL))
+        live = values_all < bound
+        cut_points += int(_flag_sets(space, group[~live]).sum())
+        merged = {name: arr[live] for name, arr in merged.items()}
+        values_all = values_all[live]
+    return merged, values_all, cut_points
 
 
 def _warm_start(
@@ -541,11 +554,8 @@ def _bound_groups(
     """
     n = space.size
     scored = violations = 0
-    # Full bound of the groups the cheap bound leaves (chunked: bounded memory): first with
-    # one interval of A's share of L1 (several times cheaper; where the pass-start stalls
-    # apply, first without them, then with them for the groups that cannot be ruled out
-    # without), then with the full cut for the groups that one cannot rule out (each pass is
-    # never below the one before).
+    # Full bound of the groups the cheap bound leaves (chunked: bounded memory), in tiers, each
+    # never below the one before and run only on the groups that one leaves.
     lb = np.full(n, np.inf)
     coarse_done = np.zeros(n, dtype=bool)
     warmed = np.zeros(n, dtype=bool)
@@ -569,22 +579,19 @@ def _bound_groups(
     for start in range(0, rest.shape[0], CHUNK_POINTS):
         idx = rest[start : start + CHUNK_POINTS]
         lb[idx] = fixed_lower_bounds(space, idx)
-    stalls = pass_start_stalls_apply(space)
     more, below = _warm_start(
         space, top, cand, lb, (coarse_done, warmed), WARM_POINTS - warm_points
     )
     scored += more
     violations += below
     cand = cand[~warmed[cand]]
-    coarse = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
-    for start in range(0, coarse.shape[0], CHUNK_POINTS):
-        idx = coarse[start : start + CHUNK_POINTS]
-        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, stalls=not stalls))
-    if stalls:
-        mid = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
-        for start in range(0, mid.shape[0], CHUNK_POINTS):
-            idx = mid[start : start + CHUNK_POINTS]
-            lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
+    # The relaxed coarse pass (one figure per split of L1, no one-slot chains, no stalls) first,
+    # then the coarse one for the groups it leaves.
+    for relaxed in (True, False):
+        coarse = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
+        for start in range(0, coarse.shape[0], CHUNK_POINTS):
+            idx = coarse[start : start + CHUNK_POINTS]
+            lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, relaxed=relaxed))
     fine = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
     for start in range(0, fine.shape[0], CHUNK_POINTS):
         idx = fine[start : start + CHUNK_POINTS]
@@ -698,7 +705,7 @@ def screen(
         # or the pinned one, once it allows one L0 flag set (the flags do not depend on it).
         orders = opts[0].orders
         tables = (_table(opts, True), _table(opts, False))
-        floors_a = floors_b = None
+        floors_a = floors_b = parts = None
         if use_bound:
             # Second level, per operand: one floor per A option and per B option (and iterate
             # order) bounds all their pairs (simcore.estimate.estimator.operand_floor_arrays, or
@@ -714,8 +721,10 @@ def screen(
                 floors_a = np.asarray(res_a["time_a_us"]) * (1.0 - FLOOR_RTOL)
                 floors_b = np.asarray(res_b["time_b_us"]) * (1.0 - FLOOR_RTOL)
                 floored += floors_a.shape[0] + floors_b.shape[0]
+                if "parts_a" in res_a:
+                    parts = (res_a["parts_a"], res_b["parts_b"])
         merged, floors, cut = _surviving_choices(
-            space, opts, orders, tables, (floors_a, floors_b), bound, lb
+            space, opts, orders, tables, (floors_a, floors_b), bound, lb, parts
         )
         floor_pruned += cut
         n_choices = floors.shape[0]

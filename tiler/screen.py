@@ -48,14 +48,22 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from simcore.estimate.bounds import ub_operand_floor_arrays, ub_pair_floor_us
-from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays, operand_floor_arrays
+from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays
 from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.pipeline.costs import ceil_div
-from simcore.tiling.problem import Template
 from simcore.version import MODEL_VERSION
 from tiler.bounds import cube_lower_bounds, fixed_lower_bounds, group_lower_bounds
-from tiler.space import GROUP_FIELDS, SEARCH_FIELDS, Space, _Operand, operand_fields
+from tiler.levels import (
+    FLOOR_RTOL,
+    DeadCells,
+    GroupOptions,
+    flag_sets,
+    operand_floors,
+    options,
+    surviving_choices,
+    table,
+)
+from tiler.space import SEARCH_FIELDS, Space
 
 __all__ = [
     "Candidate",
@@ -80,11 +88,6 @@ DEFAULT_MAX_POINTS = 1_200_000
 TIE_RTOL = 2e-9
 #: At most this many groups listed in ScreenResult.tie_groups (the tuner samples a few of them).
 TIE_GROUPS_LISTED = 4096
-#: Relative margin of the floors from simcore.estimate.estimator (operand and L1-choice floors)
-#: against floating-point rounding: they run the estimator's own formulas, so a floor that equals a
-#: point's estimate in exact arithmetic can exceed it by an ulp (seen: 2e-16 relative on 310P3
-#: 512x28672x8192 fp16). The tests check the floors with the same tolerance.
-FLOOR_RTOL = 1e-12
 #: Groups probed (two points each) for the first incumbent.
 PROBE_GROUPS = 4000
 #: Groups scored in full, best cube bound first, when pins filter out every probe.
@@ -288,203 +291,6 @@ def probe_points(space: Space, groups: Any = None) -> dict[str, npt.NDArray[np.i
     return {k: v[keep] for k, v in pts.items()}
 
 
-def _flag_sets(space: Space, groups: Any) -> Any:
-    """Points per L1 choice of each group: its allowed (dbL0A, dbL0B, dbL0C) combinations.
-
-    As in :meth:`tiler.space.Space.with_l0_flags`: each flag takes 1 or 2 up to its group's
-    maximum, or its pin.
-    """
-    per_group = np.ones(np.shape(groups), dtype=np.int64)
-    for name, top_name in (("dbL0A", "dbA_max"), ("dbL0B", "dbB_max"), ("dbL0C", "dbC_max")):
-        most = space.groups[top_name][groups]
-        if name in space.fixed:
-            per_group *= space.fixed[name] <= most
-        else:
-            per_group *= most
-    return per_group
-
-
-@dataclass
-class _GroupOptions:
-    """One group's operand options (from :meth:`tiler.space.Space._group_operands`)."""
-
-    index: int
-    scalars: dict[str, int]
-    a: _Operand
-    b: _Operand
-    room: int
-    orders: npt.NDArray[np.int64]
-
-
-def _options(space: Space, gi: int) -> _GroupOptions:
-    """The operand options of group ``gi`` (:meth:`tiler.space.Space._group_operands`)."""
-    v, a, b, room = space._group_operands(gi)
-    # (A plain sorted set: np.unique's fixed cost dominates on four entries.)
-    orders = np.array(sorted(set(space._flags(v)[:, 0].tolist())), dtype=np.int64)
-    return _GroupOptions(gi, v, a, b, room, orders)
-
-
-@dataclass
-class _Table:
-    """The options of one operand over a batch of groups, concatenated group after group."""
-
-    step: npt.NDArray[np.int64]
-    step_k: npt.NDArray[np.int64]
-    db: npt.NDArray[np.int64]
-    group: npt.NDArray[np.int64]
-    offset: npt.NDArray[np.int64]  # each group's first row
-    count: npt.NDArray[np.int64]  # each group's options
-
-
-def _table(opts: list[_GroupOptions], is_a: bool) -> _Table:
-    own = [o.a if is_a else o.b for o in opts]
-    count = np.array([x.step.shape[0] for x in own], dtype=np.int64)
-    offset = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
-    return _Table(
-        np.concatenate([x.step for x in own]),
-        np.concatenate([x.step_k for x in own]),
-        np.concatenate([x.db for x in own]),
-        np.repeat(np.array([o.index for o in opts], dtype=np.int64), count),
-        offset,
-        count,
-    )
-
-
-def _operand_rows(
-    space: Space,
-    opts: list[_GroupOptions],
-    orders: npt.NDArray[np.int64],
-    own: _Table,
-    is_a: bool,
-) -> dict[str, npt.NDArray[np.int64]]:
-    """One row per (iterateOrder, option of the operand), order after order.
-
-    Each option is partnered with the other operand's first option of its group: any legal
-    partner serves, the floors read one operand only.
-    """
-    other = [o.b if is_a else o.a for o in opts]
-    o_step = np.repeat(np.array([x.step[0] for x in other], dtype=np.int64), own.count)
-    o_k = np.repeat(np.array([x.step_k[0] for x in other], dtype=np.int64), own.count)
-    o_db = np.repeat(np.array([x.db[0] for x in other], dtype=np.int64), own.count)
-    block = {name: space.groups[name][own.group] for name in GROUP_FIELDS}
-    mine = (own.step, own.step_k, own.step * own.step_k * own.db)
-    theirs = (o_step, o_k, o_step * o_k * o_db)
-    a, b = (mine, theirs) if is_a else (theirs, mine)
-    block.update(zip(("stepM", "stepKa", "depthA1"), a, strict=True))
-    block.update(zip(("stepN", "stepKb", "depthB1"), b, strict=True))
-    n = own.step.shape[0]
-    rows = {name: np.tile(arr, orders.shape[0]) for name, arr in block.items()}
-    rows["iterateOrder"] = np.repeat(orders, n)
-    return rows
-
-
-def _operand_floor_values(space: Space, rows: dict[str, npt.NDArray[np.int64]]) -> Any:
-    """(A floors, B floors) of operand rows, or None where no per-operand floor exists."""
-    if not rows:
-        return None
-    res = operand_floor_arrays(space.problem, space.preset, rows)
-    if res is None:
-        res = ub_operand_floor_arrays(space.problem, space.preset, rows, parts=True)
-    return res
-
-
-def _pair_count(space: Space, o: _GroupOptions) -> int:
-    """How many (A, B) option pairs of a group fit L1 together.
-
-    That is the group's L1 choices per iterate order, counted without forming the pairs
-    (except under the MDL rules).
-    """
-    if space.problem.template is Template.MDL:
-        return int(space._pairs(o.scalars, o.a, o.b, o.room)[0].shape[0])
-    b_sorted = np.sort(o.b.l1_bytes)
-    return int(np.searchsorted(b_sorted, o.room - o.a.l1_bytes, side="right").sum())
-
-
-def _surviving_choices(
-    space: Space,
-    opts: list[_GroupOptions],
-    orders: npt.NDArray[np.int64],
-    tables: tuple[_Table, _Table],
-    floors: tuple[Any, Any],
-    bound: float,
-    lb: FloatArray,
-    pair_parts: Any = None,
-) -> tuple[dict[str, npt.NDArray[np.int64]], FloatArray, int]:
-    """The L1 choices of the groups whose A and B floors are both below ``bound``.
-
-    ``floors`` are the A and B floors of :func:`_operand_rows`'s rows (None: no per-operand
-    floors, every pair is kept). ``pair_parts`` (UB-path chips: the ``parts_a`` and ``parts_b``
-    of :func:`simcore.estimate.bounds.ub_operand_floor_arrays` over the same rows) add each
-    pair's floor, and the pairs not below ``bound`` are dropped. Returns the choices (as
-    :meth:`tiler.space.Space.l1_choices` gives them), the larger of their group bound and
-    operand (and pair) floors, and how many points these floors ruled out.
-    """
-    ta, tb = tables
-    floors_a, floors_b = floors
-    n_rows_a, n_rows_b = ta.step.shape[0], tb.step.shape[0]
-    groups = np.array([o.index for o in opts], dtype=np.int64)
-    per_choice = _flag_sets(space, groups)
-    rows_a: list[npt.NDArray[np.int64]] = []
-    rows_b: list[npt.NDArray[np.int64]] = []
-    which: list[npt.NDArray[np.int64]] = []
-    # The pairs' rows of the operand floors (order after order, as _operand_rows lays them).
-    floor_rows: tuple[list[Any], list[Any]] = ([], [])
-    values: list[FloatArray] = []
-    cut_points = 0
-    for i, o in enumerate(opts):
-        a0, n_a, b0, n_b = ta.offset[i], ta.count[i], tb.offset[i], tb.count[i]
-        kept = 0
-        for j in range(orders.shape[0]):
-            if floors_a is None or floors_b is None:
-                fa = np.full(n_a, lb[o.index])
-                fb = np.full(n_b, lb[o.index])
-            else:
-                fa = np.maximum(floors_a[j * n_rows_a + a0 :][:n_a], lb[o.index])
-                fb = np.maximum(floors_b[j * n_rows_b + b0 :][:n_b], lb[o.index])
-            ka = np.flatnonzero(fa < bound)
-            kb = np.flatnonzero(fb < bound)
-            if ka.shape[0] == 0 or kb.shape[0] == 0:
-                continue
-            if ka.shape[0] == n_a and kb.shape[0] == n_b:
-                sub_a, sub_b = o.a, o.b
-            else:
-                sub_a = _Operand(o.a.step[ka], o.a.step_k[ka], o.a.db[ka], o.a.l1_bytes[ka])
-                sub_b = _Operand(o.b.step[kb], o.b.step_k[kb], o.b.db[kb], o.b.l1_bytes[kb])
-            ia, ib = space._pairs(o.scalars, sub_a, sub_b, o.room)
-            kept += ia.shape[0]
-            if ia.shape[0] == 0:
-                continue
-            rows_a.append(a0 + ka[ia])
-            rows_b.append(b0 + kb[ib])
-            floor_rows[0].append(j * n_rows_a + a0 + ka[ia])
-            floor_rows[1].append(j * n_rows_b + b0 + kb[ib])
-            which.append(np.full(ia.shape[0], j, dtype=np.int64))
-            values.append(np.maximum(fa[ka[ia]], fb[kb[ib]]))
-        if floors_a is not None and floors_b is not None:
-            cut_points += (_pair_count(space, o) * orders.shape[0] - kept) * int(per_choice[i])
-    if not rows_a:
-        return {}, np.zeros(0), cut_points
-    ra, rb, oj = np.concatenate(rows_a), np.concatenate(rows_b), np.concatenate(which)
-    group = ta.group[ra]
-    merged = {name: space.groups[name][group] for name in GROUP_FIELDS}
-    merged.update(operand_fields(ta, ra, tb, rb))
-    merged["iterateOrder"] = orders[oj]
-    merged["group"] = group
-    values_all = np.concatenate(values)
-    if pair_parts is not None:
-        # The pairs' own floor (simcore.estimate.bounds.ub_pair_floor_us): both operands'
-        # copies on the pipes they share; the pairs it rules out get no L1-choice floor.
-        pair = ub_pair_floor_us(
-            space.preset, pair_parts, np.concatenate(floor_rows[0]), np.concatenate(floor_rows[1])
-        )
-        values_all = np.maximum(values_all, np.asarray(pair) * (1.0 - FLOOR_RTOL))
-        live = values_all < bound
-        cut_points += int(_flag_sets(space, group[~live]).sum())
-        merged = {name: arr[live] for name, arr in merged.items()}
-        values_all = values_all[live]
-    return merged, values_all, cut_points
-
-
 def _warm_start(
     space: Space, top: _Top, groups: Any, lb: Any, masks: tuple[Any, Any], allowance: int
 ) -> tuple[int, int]:
@@ -677,12 +483,13 @@ def screen(
     truncated = False
     floored = 0  # L1 choices whose floor was computed
     floor_pruned = 0  # points never scored: their L1 choice's floor cannot beat the runner-up
+    dead_cells = DeadCells()
     pos = 0
     while pos < order.shape[0]:
         if max_points is not None and scored + floored >= max_points:
             truncated = True
             break
-        opts: list[_GroupOptions] = []
+        opts: list[GroupOptions] = []
         size = 0
         # Small batches first so the runner-up's time tightens early.
         limit = min(CHUNK_POINTS // 8, max(2_000, (scored + floored) // 8))
@@ -693,7 +500,7 @@ def screen(
             if use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):
                 continue  # bounded: cannot beat the runner-up
             groups_scored += 1
-            o = _options(space, gi)
+            o = options(space, gi)
             if o.a.step.shape[0] == 0 or o.b.step.shape[0] == 0 or o.orders.shape[0] == 0:
                 continue  # no point (no L1 choice, or no L0 flag set the pins allow)
             opts.append(o)
@@ -704,26 +511,17 @@ def screen(
         # The iterate orders are the same in every group with points: a group allows both,
         # or the pinned one, once it allows one L0 flag set (the flags do not depend on it).
         orders = opts[0].orders
-        tables = (_table(opts, True), _table(opts, False))
+        tables = (table(opts, True), table(opts, False))
         floors_a = floors_b = parts = None
         if use_bound:
             # Second level, per operand: one floor per A option and per B option (and iterate
-            # order) bounds all their pairs (simcore.estimate.estimator.operand_floor_arrays, or
-            # simcore.estimate.bounds.ub_operand_floor_arrays on UB-path chips); only the pairs that
+            # order) bounds all their pairs (tiler.levels.operand_floors); only the pairs that
             # both leave below the runner-up are formed.
-            res_a = _operand_floor_values(
-                space, _operand_rows(space, opts, orders, tables[0], True)
-            )
-            res_b = _operand_floor_values(
-                space, _operand_rows(space, opts, orders, tables[1], False)
-            )
-            if res_a is not None and res_b is not None:
-                floors_a = np.asarray(res_a["time_a_us"]) * (1.0 - FLOOR_RTOL)
-                floors_b = np.asarray(res_b["time_b_us"]) * (1.0 - FLOOR_RTOL)
-                floored += floors_a.shape[0] + floors_b.shape[0]
-                if "parts_a" in res_a:
-                    parts = (res_a["parts_a"], res_b["parts_b"])
-        merged, floors, cut = _surviving_choices(
+            res = operand_floors(space, opts, orders, tables, bound, lb, dead_cells)
+            if res is not None:
+                floors_a, floors_b, parts, rows = res
+                floored += rows
+        merged, floors, cut = surviving_choices(
             space, opts, orders, tables, (floors_a, floors_b), bound, lb, parts
         )
         floor_pruned += cut
@@ -748,7 +546,7 @@ def screen(
             floored += int(part_floors.shape[0])
             if use_bound:
                 live = part_floors < top.threshold() * (1.0 - TIE_RTOL)
-                floor_pruned += int(_flag_sets(space, sub["group"][~live]).sum())
+                floor_pruned += int(flag_sets(space, sub["group"][~live]).sum())
                 sub = {f: v[live] for f, v in sub.items()}
                 part_floors = part_floors[live]
             pts = space.with_l0_flags(sub)

@@ -115,3 +115,49 @@ def test_pair_floor_counts_both_operands_on_mte2() -> None:
     left_by_operands = both < threshold
     assert left_by_operands.sum() > 0
     assert np.mean(pair[left_by_operands] >= threshold) >= 0.5
+
+
+def test_second_operands_floors_are_left_out_only_where_no_pair_can_beat_the_bound() -> None:
+    # tiler.levels.operand_floors computes one operand's floors first and the other's only in
+    # the (group, iterateOrder) cells where some option of the first is below the bound: every
+    # floor it does compute equals the full computation's, and a cell it leaves out holds no
+    # option of the first below the bound.
+    from tiler.levels import DeadCells, operand_floor_values, operand_floors, operand_rows, table
+    from tiler.levels import options as group_options
+
+    problem = Problem(m=333, n=12345, k=777, dtype="int8", soc="Ascend910A")
+    space = build_space(problem, load_preset(problem.soc), {})
+    groups = np.random.default_rng(8).choice(space.size, size=40, replace=False)
+    opts = [o for o in (group_options(space, int(g)) for g in groups) if o.a.step.shape[0]]
+    orders = opts[0].orders
+    tables = (table(opts, True), table(opts, False))
+    full = [
+        np.asarray(operand_floor_values(space, operand_rows(space, opts, orders, t, i == 0))[k])
+        for i, (t, k) in enumerate(zip(tables, ("time_a_us", "time_b_us"), strict=True))
+    ]
+    bound = float(np.quantile(np.concatenate(full), 0.3))
+    lb = np.zeros(space.size)
+    for first_a in (True, False):
+        # Rates so lopsided that the operand computed first is the one named.
+        cells = DeadCells(dead=[1000, 0] if first_a else [0, 1000], seen=[1000, 1000])
+        res = operand_floors(space, opts, orders, tables, bound, lb, cells)
+        assert res is not None
+        fa, fb, _, computed = res
+        first, second = (fa, fb) if first_a else (fb, fa)
+        i_first, i_second = (0, 1) if first_a else (1, 0)
+        assert np.allclose(first, full[i_first] * (1 - FLOOR_RTOL), rtol=1e-15)
+        kept = np.isfinite(second)
+        assert np.allclose(second[kept], full[i_second][kept] * (1 - FLOOR_RTOL), rtol=1e-15)
+        assert computed == first.shape[0] + int(kept.sum())
+        assert (~kept).any(), "the bound leaves every cell open: nothing to check"
+        # A left-out row's cell: no option of the first operand there is below the bound.
+        cell_first = _cells(tables[i_first].count, orders.shape[0])
+        cell_second = _cells(tables[i_second].count, orders.shape[0])
+        open_cells = set(cell_first[first < bound].tolist())
+        assert not open_cells & set(cell_second[~kept].tolist())
+
+
+def _cells(count: np.ndarray, n_orders: int) -> np.ndarray:
+    """The (iterateOrder, group) cell of each operand row (as tiler.levels.operand_rows)."""
+    pos = np.repeat(np.arange(count.shape[0]), count)
+    return (np.arange(n_orders)[:, None] * count.shape[0] + pos[None, :]).reshape(-1)

@@ -1,0 +1,323 @@
+"""The screening's second and third levels: operand options, their pairs and the L1 choices.
+
+Inside a group its bound cannot rule out, :func:`tiler.screen.screen` bounds each *operand
+option* (A: stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the iterateOrder) over every
+partner option and L0 flag (:func:`operand_floor_values`), forms only the pairs of options that
+both leave below the runner-up, and on UB-path chips bounds each pair with both operands' copies
+on the pipes they share (:func:`simcore.estimate.bounds.ub_pair_floor_us`), so only the L1
+choices left get their own floor (:func:`simcore.estimate.estimator.makespan_floor_arrays`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from simcore.estimate.bounds import ub_operand_floor_arrays, ub_pair_floor_us
+from simcore.estimate.estimator import operand_floor_arrays
+from simcore.tiling.problem import Template
+from tiler.space import GROUP_FIELDS, Space, _Operand, operand_fields
+
+__all__ = [
+    "FLOOR_RTOL",
+    "DeadCells",
+    "GroupOptions",
+    "flag_sets",
+    "operand_floor_values",
+    "operand_floors",
+    "operand_rows",
+    "options",
+    "surviving_choices",
+    "table",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Relative margin of the floors from simcore.estimate.estimator (operand and L1-choice floors)
+#: against floating-point rounding: they run the estimator's own formulas, so a floor that equals a
+#: point's estimate in exact arithmetic can exceed it by an ulp (seen: 2e-16 relative on 310P3
+#: 512x28672x8192 fp16). The tests check the floors with the same tolerance.
+FLOOR_RTOL = 1e-12
+
+
+def flag_sets(space: Space, groups: Any) -> Any:
+    """Points per L1 choice of each group: its allowed (dbL0A, dbL0B, dbL0C) combinations.
+
+    As in :meth:`tiler.space.Space.with_l0_flags`: each flag takes 1 or 2 up to its group's
+    maximum, or its pin.
+    """
+    per_group = np.ones(np.shape(groups), dtype=np.int64)
+    for name, top_name in (("dbL0A", "dbA_max"), ("dbL0B", "dbB_max"), ("dbL0C", "dbC_max")):
+        most = space.groups[top_name][groups]
+        if name in space.fixed:
+            per_group *= space.fixed[name] <= most
+        else:
+            per_group *= most
+    return per_group
+
+
+@dataclass
+class GroupOptions:
+    """One group's operand options (from :meth:`tiler.space.Space._group_operands`)."""
+
+    index: int
+    scalars: dict[str, int]
+    a: _Operand
+    b: _Operand
+    room: int
+    orders: npt.NDArray[np.int64]
+
+
+def options(space: Space, gi: int) -> GroupOptions:
+    """The operand options of group ``gi`` (:meth:`tiler.space.Space._group_operands`)."""
+    v, a, b, room = space._group_operands(gi)
+    # (A plain sorted set: np.unique's fixed cost dominates on four entries.)
+    orders = np.array(sorted(set(space._flags(v)[:, 0].tolist())), dtype=np.int64)
+    return GroupOptions(gi, v, a, b, room, orders)
+
+
+@dataclass
+class _Table:
+    """The options of one operand over a batch of groups, concatenated group after group."""
+
+    step: npt.NDArray[np.int64]
+    step_k: npt.NDArray[np.int64]
+    db: npt.NDArray[np.int64]
+    group: npt.NDArray[np.int64]
+    offset: npt.NDArray[np.int64]  # each group's first row
+    count: npt.NDArray[np.int64]  # each group's options
+
+
+def table(opts: list[GroupOptions], is_a: bool) -> _Table:
+    """One operand's options of the groups ``opts``, concatenated group after group."""
+    own = [o.a if is_a else o.b for o in opts]
+    count = np.array([x.step.shape[0] for x in own], dtype=np.int64)
+    offset = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    return _Table(
+        np.concatenate([x.step for x in own]),
+        np.concatenate([x.step_k for x in own]),
+        np.concatenate([x.db for x in own]),
+        np.repeat(np.array([o.index for o in opts], dtype=np.int64), count),
+        offset,
+        count,
+    )
+
+
+def operand_rows(
+    space: Space,
+    opts: list[GroupOptions],
+    orders: npt.NDArray[np.int64],
+    own: _Table,
+    is_a: bool,
+) -> dict[str, npt.NDArray[np.int64]]:
+    """One row per (iterateOrder, option of the operand), order after order.
+
+    Each option is partnered with the other operand's first option of its group: any legal
+    partner serves, the floors read one operand only.
+    """
+    other = [o.b if is_a else o.a for o in opts]
+    o_step = np.repeat(np.array([x.step[0] for x in other], dtype=np.int64), own.count)
+    o_k = np.repeat(np.array([x.step_k[0] for x in other], dtype=np.int64), own.count)
+    o_db = np.repeat(np.array([x.db[0] for x in other], dtype=np.int64), own.count)
+    block = {name: space.groups[name][own.group] for name in GROUP_FIELDS}
+    mine = (own.step, own.step_k, own.step * own.step_k * own.db)
+    theirs = (o_step, o_k, o_step * o_k * o_db)
+    a, b = (mine, theirs) if is_a else (theirs, mine)
+    block.update(zip(("stepM", "stepKa", "depthA1"), a, strict=True))
+    block.update(zip(("stepN", "stepKb", "depthB1"), b, strict=True))
+    n = own.step.shape[0]
+    rows = {name: np.tile(arr, orders.shape[0]) for name, arr in block.items()}
+    rows["iterateOrder"] = np.repeat(orders, n)
+    return rows
+
+
+def operand_floor_values(space: Space, rows: dict[str, npt.NDArray[np.int64]]) -> Any:
+    """(A floors, B floors) of operand rows, or None where no per-operand floor exists."""
+    if not rows:
+        return None
+    res = operand_floor_arrays(space.problem, space.preset, rows)
+    if res is None:
+        res = ub_operand_floor_arrays(space.problem, space.preset, rows, parts=True)
+    return res
+
+
+@dataclass
+class DeadCells:
+    """Per operand, (group, iterateOrder) cells its floors were computed on, and the dead ones.
+
+    A cell is dead where none of the operand's options has a floor below the runner-up: no pair
+    there needs the other operand's floors. The operand whose floors rule out more cells, per
+    row of the other saved, is computed first (:func:`operand_floors`); the rates are counted as
+    the screening goes (a cell of the operand computed second only where the first left it open).
+    """
+
+    seen: list[int] = field(default_factory=lambda: [0, 0])
+    dead: list[int] = field(default_factory=lambda: [0, 0])
+
+    def a_first(self, rows_a: int, rows_b: int) -> bool:
+        """Whether A's floors go first: the larger expected count of the other's rows saved."""
+        rate = [(self.dead[i] + 1.0) / (self.seen[i] + 2.0) for i in (0, 1)]
+        return rate[0] * rows_b >= rate[1] * rows_a
+
+
+def operand_floors(
+    space: Space,
+    opts: list[GroupOptions],
+    orders: npt.NDArray[np.int64],
+    tables: tuple[_Table, _Table],
+    bound: float,
+    lb: FloatArray,
+    cells: DeadCells,
+) -> tuple[Any, Any, Any, int] | None:
+    """The A and B floors of the batch's options (:func:`operand_rows`'s rows), one operand first.
+
+    The second operand's floors are computed only in the (group, iterateOrder) cells where some
+    option of the first is below ``bound`` (with its group bound): elsewhere no pair of the cell
+    can be below it, whatever the second's floors, and they are left at inf.
+
+    Returns:
+        A's and B's floors (with :data:`FLOOR_RTOL`), the pair parts for
+        :func:`surviving_choices` (None off the UB-path chips) and the rows computed; None where
+        no per-operand floor exists.
+    """
+    n_groups = len(opts)
+    first = 0 if cells.a_first(tables[0].step.shape[0], tables[1].step.shape[0]) else 1
+    keys = ("time_a_us", "time_b_us")
+    floors: list[Any] = [None, None]
+    parts: list[Any] = [None, None]
+    maps: list[Any] = [None, None]
+    live = np.ones(orders.shape[0] * n_groups, dtype=bool)
+    computed = 0
+    for which in (first, 1 - first):
+        tab = tables[which]
+        rows = operand_rows(space, opts, orders, tab, which == 0)
+        position = np.repeat(np.arange(n_groups), tab.count)
+        cell = (np.arange(orders.shape[0])[:, None] * n_groups + position[None, :]).reshape(-1)
+        need = live[cell]
+        values = np.full(cell.shape[0], np.inf)
+        if need.any():
+            sub = rows if need.all() else {name: arr[need] for name, arr in rows.items()}
+            res = operand_floor_values(space, sub)
+            if res is None:
+                return None
+            values[need] = np.asarray(res[keys[which]]) * (1.0 - FLOOR_RTOL)
+            computed += int(need.sum())
+            if "parts_a" in res:
+                parts[which] = res["parts_a" if which == 0 else "parts_b"]
+                maps[which] = np.cumsum(need) - 1
+        floors[which] = values
+        open_cells = np.zeros(live.shape[0], dtype=bool)
+        group_lb = lb[np.tile(tab.group, orders.shape[0])]
+        open_cells[cell[np.maximum(values, group_lb) < bound]] = True
+        cells.seen[which] += int(live.sum())
+        cells.dead[which] += int((live & ~open_cells).sum())
+        live &= open_cells
+    pair_parts = None
+    if parts[0] is not None and parts[1] is not None:
+        pair_parts = (parts[0], parts[1], maps[0], maps[1])
+    return floors[0], floors[1], pair_parts, computed
+
+
+def _pair_count(space: Space, o: GroupOptions) -> int:
+    """How many (A, B) option pairs of a group fit L1 together.
+
+    That is the group's L1 choices per iterate order, counted without forming the pairs
+    (except under the MDL rules).
+    """
+    if space.problem.template is Template.MDL:
+        return int(space._pairs(o.scalars, o.a, o.b, o.room)[0].shape[0])
+    b_sorted = np.sort(o.b.l1_bytes)
+    return int(np.searchsorted(b_sorted, o.room - o.a.l1_bytes, side="right").sum())
+
+
+def surviving_choices(
+    space: Space,
+    opts: list[GroupOptions],
+    orders: npt.NDArray[np.int64],
+    tables: tuple[_Table, _Table],
+    floors: tuple[Any, Any],
+    bound: float,
+    lb: FloatArray,
+    pair_parts: Any = None,
+) -> tuple[dict[str, npt.NDArray[np.int64]], FloatArray, int]:
+    """The L1 choices of the groups whose A and B floors are both below ``bound``.
+
+    ``floors`` are the A and B floors of :func:`operand_rows`'s rows (None: no per-operand
+    floors, every pair is kept). ``pair_parts`` (UB-path chips, from :func:`operand_floors`: the
+    ``parts_a`` and ``parts_b`` of :func:`simcore.estimate.bounds.ub_operand_floor_arrays` over
+    the rows computed, and each row's index among them) add each pair's floor, and the pairs not
+    below ``bound`` are dropped. Returns the choices (as :meth:`tiler.space.Space.l1_choices`
+    gives them), the larger of their group bound and operand (and pair) floors, and how many
+    points these floors ruled out.
+    """
+    ta, tb = tables
+    floors_a, floors_b = floors
+    n_rows_a, n_rows_b = ta.step.shape[0], tb.step.shape[0]
+    groups = np.array([o.index for o in opts], dtype=np.int64)
+    per_choice = flag_sets(space, groups)
+    rows_a: list[npt.NDArray[np.int64]] = []
+    rows_b: list[npt.NDArray[np.int64]] = []
+    which: list[npt.NDArray[np.int64]] = []
+    # The pairs' rows of the operand floors (order after order, as operand_rows lays them).
+    floor_rows: tuple[list[Any], list[Any]] = ([], [])
+    values: list[FloatArray] = []
+    cut_points = 0
+    for i, o in enumerate(opts):
+        a0, n_a, b0, n_b = ta.offset[i], ta.count[i], tb.offset[i], tb.count[i]
+        kept = 0
+        for j in range(orders.shape[0]):
+            if floors_a is None or floors_b is None:
+                fa = np.full(n_a, lb[o.index])
+                fb = np.full(n_b, lb[o.index])
+            else:
+                fa = np.maximum(floors_a[j * n_rows_a + a0 :][:n_a], lb[o.index])
+                fb = np.maximum(floors_b[j * n_rows_b + b0 :][:n_b], lb[o.index])
+            ka = np.flatnonzero(fa < bound)
+            kb = np.flatnonzero(fb < bound)
+            if ka.shape[0] == 0 or kb.shape[0] == 0:
+                continue
+            if ka.shape[0] == n_a and kb.shape[0] == n_b:
+                sub_a, sub_b = o.a, o.b
+            else:
+                sub_a = _Operand(o.a.step[ka], o.a.step_k[ka], o.a.db[ka], o.a.l1_bytes[ka])
+                sub_b = _Operand(o.b.step[kb], o.b.step_k[kb], o.b.db[kb], o.b.l1_bytes[kb])
+            ia, ib = space._pairs(o.scalars, sub_a, sub_b, o.room)
+            kept += ia.shape[0]
+            if ia.shape[0] == 0:
+                continue
+            rows_a.append(a0 + ka[ia])
+            rows_b.append(b0 + kb[ib])
+            floor_rows[0].append(j * n_rows_a + a0 + ka[ia])
+            floor_rows[1].append(j * n_rows_b + b0 + kb[ib])
+            which.append(np.full(ia.shape[0], j, dtype=np.int64))
+            values.append(np.maximum(fa[ka[ia]], fb[kb[ib]]))
+        if floors_a is not None and floors_b is not None:
+            cut_points += (_pair_count(space, o) * orders.shape[0] - kept) * int(per_choice[i])
+    if not rows_a:
+        return {}, np.zeros(0), cut_points
+    ra, rb, oj = np.concatenate(rows_a), np.concatenate(rows_b), np.concatenate(which)
+    group = ta.group[ra]
+    merged = {name: space.groups[name][group] for name in GROUP_FIELDS}
+    merged.update(operand_fields(ta, ra, tb, rb))
+    merged["iterateOrder"] = orders[oj]
+    merged["group"] = group
+    values_all = np.concatenate(values)
+    if pair_parts is not None:
+        # The pairs' own floor (simcore.estimate.bounds.ub_pair_floor_us): both operands'
+        # copies on the pipes they share; the pairs it rules out get no L1-choice floor.
+        parts_a, parts_b, map_a, map_b = pair_parts
+        pair = ub_pair_floor_us(
+            space.preset,
+            (parts_a, parts_b),
+            map_a[np.concatenate(floor_rows[0])],
+            map_b[np.concatenate(floor_rows[1])],
+        )
+        values_all = np.maximum(values_all, np.asarray(pair) * (1.0 - FLOOR_RTOL))
+        live = values_all < bound
+        cut_points += int(flag_sets(space, group[~live]).sum())
+        merged = {name: arr[live] for name, arr in merged.items()}
+        values_all = values_all[live]
+    return merged, values_all, cut_points

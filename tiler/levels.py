@@ -74,9 +74,28 @@ class GroupOptions:
 def options(space: Space, gi: int) -> GroupOptions:
     """The operand options of group ``gi`` (:meth:`tiler.space.Space._group_operands`)."""
     v, a, b, room = space._group_operands(gi)
-    # (A plain sorted set: np.unique's fixed cost dominates on four entries.)
-    orders = np.array(sorted(set(space._flags(v)[:, 0].tolist())), dtype=np.int64)
-    return GroupOptions(gi, v, a, b, room, orders)
+    return GroupOptions(gi, v, a, b, room, _orders(space, v))
+
+
+#: The iterate orders with every L0 flag set allowed, or none (:func:`_orders`), by pins.
+_BOTH_ORDERS = np.array([0, 1], dtype=np.int64)
+
+
+def _orders(space: Space, v: dict[str, int]) -> npt.NDArray[np.int64]:
+    """The iterate orders of :meth:`tiler.space.Space._flags`'s combinations, without them.
+
+    A combination takes each L0 flag in 1 or 2 up to the group's largest (or the pin): the
+    orders are the allowed ones (both, or the pinned one) where every flag has a value, else none.
+    """
+    fixed = space.fixed
+    for name, top_name in (("dbL0A", "dbA_max"), ("dbL0B", "dbB_max"), ("dbL0C", "dbC_max")):
+        values = (fixed[name],) if name in fixed else (1, 2)
+        if not any(x in (1, 2) and x <= v[top_name] for x in values):
+            return _BOTH_ORDERS[:0]
+    if "iterateOrder" in fixed:
+        pinned: npt.NDArray[np.int64] = _BOTH_ORDERS[fixed["iterateOrder"] == _BOTH_ORDERS]
+        return pinned
+    return _BOTH_ORDERS
 
 
 @dataclass
@@ -89,6 +108,7 @@ class _Table:
     group: npt.NDArray[np.int64]
     offset: npt.NDArray[np.int64]  # each group's first row
     count: npt.NDArray[np.int64]  # each group's options
+    l1_bytes: npt.NDArray[np.int64]  # each option's L1 buffer
 
 
 def table(opts: list[GroupOptions], is_a: bool) -> _Table:
@@ -103,6 +123,7 @@ def table(opts: list[GroupOptions], is_a: bool) -> _Table:
         np.repeat(np.array([o.index for o in opts], dtype=np.int64), count),
         offset,
         count,
+        np.concatenate([x.l1_bytes for x in own]),
     )
 
 
@@ -194,8 +215,7 @@ def operand_floors(
     for which in (first, 1 - first):
         tab = tables[which]
         rows = operand_rows(space, opts, orders, tab, which == 0)
-        position = np.repeat(np.arange(n_groups), tab.count)
-        cell = (np.arange(orders.shape[0])[:, None] * n_groups + position[None, :]).reshape(-1)
+        cell = _cells(tab.count, orders.shape[0])
         need = live[cell]
         values = np.full(cell.shape[0], np.inf)
         if need.any():
@@ -219,6 +239,34 @@ def operand_floors(
     if parts[0] is not None and parts[1] is not None:
         pair_parts = (parts[0], parts[1], maps[0], maps[1])
     return floors[0], floors[1], pair_parts, computed
+
+
+def _cells(count: npt.NDArray[np.int64], n_orders: int) -> npt.NDArray[np.int64]:
+    """The (iterateOrder, group) cell of each of :func:`operand_rows`'s rows: order x groups + i."""
+    position = np.repeat(np.arange(count.shape[0]), count)
+    cells: npt.NDArray[np.int64] = (
+        np.arange(n_orders)[:, None] * count.shape[0] + position[None, :]
+    ).reshape(-1)
+    return cells
+
+
+def _pair_counts(space: Space, opts: list[GroupOptions], tables: tuple[_Table, _Table]) -> Any:
+    """:func:`_pair_count` of every group of the batch (one sort, not one per group)."""
+    ta, tb = tables
+    if space.problem.template is Template.MDL or not opts:
+        return np.array([_pair_count(space, o) for o in opts], dtype=np.int64)
+    n = len(opts)
+    room = np.array([o.room for o in opts], dtype=np.int64)
+    pos_a = np.repeat(np.arange(n), ta.count)
+    pos_b = np.repeat(np.arange(n), tb.count)
+    # Each group's B bytes sorted in its own key range: a B option fits next to an A option of
+    # its group when its bytes are at most the room left, counted by two binary searches.
+    span = int(max(room.max(), tb.l1_bytes.max(initial=0))) + 2
+    keys = np.sort(pos_b * span + tb.l1_bytes)
+    left = np.clip(room[pos_a] - ta.l1_bytes, -1, span - 1)
+    hi = np.searchsorted(keys, pos_a * span + left, side="right")
+    lo = np.searchsorted(keys, pos_a * span, side="left")
+    return np.bincount(pos_a, weights=np.maximum(hi - lo, 0), minlength=n).astype(np.int64)
 
 
 def _pair_count(space: Space, o: GroupOptions) -> int:
@@ -264,50 +312,53 @@ def surviving_choices(
     # The pairs' rows of the operand floors (order after order, as operand_rows lays them).
     floor_rows: tuple[list[Any], list[Any]] = ([], [])
     values: list[FloatArray] = []
-    cut_points = 0
-    for i, o in enumerate(opts):
+    n_orders, n_groups = orders.shape[0], len(opts)
+    group_a, group_b = np.tile(ta.group, n_orders), np.tile(tb.group, n_orders)
+    if floors_a is None or floors_b is None:
+        all_a, all_b = lb[group_a], lb[group_b]
+    else:
+        all_a, all_b = np.maximum(floors_a, lb[group_a]), np.maximum(floors_b, lb[group_b])
+    # Only the (order, group) cells where both operands have an option below the bound can
+    # hold a pair: the others are skipped without a look at their options.
+    n_cells = n_orders * n_groups
+    live_a = np.bincount(_cells(ta.count, n_orders)[all_a < bound], minlength=n_cells)
+    live_b = np.bincount(_cells(tb.count, n_orders)[all_b < bound], minlength=n_cells)
+    kept = np.zeros(n_groups, dtype=np.int64)
+    for cell in np.flatnonzero((live_a > 0) & (live_b > 0)).tolist():
+        j, i = divmod(cell, n_groups)
+        o = opts[i]
         a0, n_a, b0, n_b = ta.offset[i], ta.count[i], tb.offset[i], tb.count[i]
-        kept = 0
-        for j in range(orders.shape[0]):
-            if floors_a is None or floors_b is None:
-                fa = np.full(n_a, lb[o.index])
-                fb = np.full(n_b, lb[o.index])
-            else:
-                fa = np.maximum(floors_a[j * n_rows_a + a0 :][:n_a], lb[o.index])
-                fb = np.maximum(floors_b[j * n_rows_b + b0 :][:n_b], lb[o.index])
-            ka = np.flatnonzero(fa < bound)
-            kb = np.flatnonzero(fb < bound)
-            if ka.shape[0] == 0 or kb.shape[0] == 0:
-                continue
-            if ka.shape[0] == n_a and kb.shape[0] == n_b:
-                sub_a, sub_b = o.a, o.b
-            else:
-                sub_a = _Operand(o.a.step[ka], o.a.step_k[ka], o.a.db[ka], o.a.l1_bytes[ka])
-                sub_b = _Operand(o.b.step[kb], o.b.step_k[kb], o.b.db[kb], o.b.l1_bytes[kb])
-            ia, ib = space._pairs(o.scalars, sub_a, sub_b, o.room)
-            kept += ia.shape[0]
-            if ia.shape[0] == 0:
-                continue
-            rows_a.append(a0 + ka[ia])
-            rows_b.append(b0 + kb[ib])
-            floor_rows[0].append(j * n_rows_a + a0 + ka[ia])
-            floor_rows[1].append(j * n_rows_b + b0 + kb[ib])
-            which.append(np.full(ia.shape[0], j, dtype=np.int64))
-            values.append(np.maximum(fa[ka[ia]], fb[kb[ib]]))
-        if floors_a is not None and floors_b is not None:
-            cut_points += (_pair_count(space, o) * orders.shape[0] - kept) * int(per_choice[i])
+        fa = all_a[j * n_rows_a + a0 :][:n_a]
+        fb = all_b[j * n_rows_b + b0 :][:n_b]
+        ka = np.flatnonzero(fa < bound)
+        kb = np.flatnonzero(fb < bound)
+        if ka.shape[0] == n_a and kb.shape[0] == n_b:
+            sub_a, sub_b = o.a, o.b
+        else:
+            sub_a = _Operand(o.a.step[ka], o.a.step_k[ka], o.a.db[ka], o.a.l1_bytes[ka])
+            sub_b = _Operand(o.b.step[kb], o.b.step_k[kb], o.b.db[kb], o.b.l1_bytes[kb])
+        ia, ib = space._pairs(o.scalars, sub_a, sub_b, o.room)
+        kept[i] += ia.shape[0]
+        if ia.shape[0] == 0:
+            continue
+        rows_a.append(a0 + ka[ia])
+        rows_b.append(b0 + kb[ib])
+        floor_rows[0].append(j * n_rows_a + a0 + ka[ia])
+        floor_rows[1].append(j * n_rows_b + b0 + kb[ib])
+        which.append(np.full(ia.shape[0], j, dtype=np.int64))
+        values.append(np.maximum(fa[ka[ia]], fb[kb[ib]]))
+    cut_points = 0
+    if floors_a is not None and floors_b is not None:
+        all_pairs = _pair_counts(space, opts, tables) * n_orders
+        cut_points = int(((all_pairs - kept) * per_choice).sum())
     if not rows_a:
         return {}, np.zeros(0), cut_points
     ra, rb, oj = np.concatenate(rows_a), np.concatenate(rows_b), np.concatenate(which)
-    group = ta.group[ra]
-    merged = {name: space.groups[name][group] for name in GROUP_FIELDS}
-    merged.update(operand_fields(ta, ra, tb, rb))
-    merged["iterateOrder"] = orders[oj]
-    merged["group"] = group
     values_all = np.concatenate(values)
     if pair_parts is not None:
         # The pairs' own floor (simcore.estimate.bounds.ub_pair_floor_us): both operands'
-        # copies on the pipes they share; the pairs it rules out get no L1-choice floor.
+        # copies on the pipes they share; the pairs it rules out get no L1-choice floor (and
+        # are not built).
         parts_a, parts_b, map_a, map_b = pair_parts
         pair = ub_pair_floor_us(
             space.preset,
@@ -317,7 +368,11 @@ def surviving_choices(
         )
         values_all = np.maximum(values_all, np.asarray(pair) * (1.0 - FLOOR_RTOL))
         live = values_all < bound
-        cut_points += int(flag_sets(space, group[~live]).sum())
-        merged = {name: arr[live] for name, arr in merged.items()}
-        values_all = values_all[live]
+        cut_points += int(flag_sets(space, ta.group[ra[~live]]).sum())
+        ra, rb, oj, values_all = ra[live], rb[live], oj[live], values_all[live]
+    group = ta.group[ra]
+    merged = {name: space.groups[name][group] for name in GROUP_FIELDS}
+    merged.update(operand_fields(ta, ra, tb, rb))
+    merged["iterateOrder"] = orders[oj]
+    merged["group"] = group
     return merged, values_all, cut_points

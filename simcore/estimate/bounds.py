@@ -178,16 +178,24 @@ def ub_pair_floor_us(
             if pa.on_vector != pb.on_vector:
                 continue
             reach = np.asarray(pa.reach)[ia] & np.asarray(pb.reach)[ib]
-            fixed = [_take(x, ia) for x in pa.fixed]
-            cube, mte1, bias, drain_v, drain_m3, drain_fix, after = fixed
+            cube, mte1, bias, drain_v, drain_m3, drain_fix, after = pa.fixed
+            # (What the pair does not move, summed per A row before the gathers.)
+            fixed_most = _take(np.maximum(np.maximum(cube, mte1), drain_fix), ia)
+            fixed_sum = _take(np.asarray(cube) + mte1 + drain_fix, ia)
             ga, va, ua = (_take(x, ia) for x in pa.own)
             gb, vb, ub = (_take(x, ib) for x in pb.own)
-            pipes = [cube, mte1, bias + ga + gb, drain_v + va + vb, drain_m3 + ua + ub, drain_fix]
-            makespan: Any = 0.0
+            mte2 = _take(bias, ia) + ga + gb
+            v_in = va + vb
+            u_in = ua + ub
+            vec = _take(drain_v, ia) + v_in
+            mte3 = _take(drain_m3, ia) + u_in
+            resource = np.maximum(np.maximum(fixed_most, mte2), np.maximum(vec, mte3))
+            sequential = fixed_sum + mte2 + vec + mte3
             if pa.via_ub or pb.via_ub:
                 g_ub = ga * pa.via_ub + gb * pb.via_ub
-                makespan = va + vb + np.maximum(g_ub, ua + ub) + after
-            value = _combine(pipes, makespan)
+                makespan = v_in + np.maximum(g_ub, u_in) + _take(after, ia)
+                resource = np.maximum(makespan, resource)
+            value = np.minimum(resource, sequential)
             best = np.minimum(best, np.where(reach, value, np.inf))
     cycles = np.broadcast_to(best, np.shape(ia)) * (1.0 - _ROUNDING)
     return kernel_us(preset, cycles / preset.clock_mhz)

@@ -161,3 +161,20 @@ def _cells(count: np.ndarray, n_orders: int) -> np.ndarray:
     """The (iterateOrder, group) cell of each operand row (as tiler.levels.operand_rows)."""
     pos = np.repeat(np.arange(count.shape[0]), count)
     return (np.arange(n_orders)[:, None] * count.shape[0] + pos[None, :]).reshape(-1)
+
+
+@pytest.mark.parametrize(
+    "pins",
+    [{}, {"iterateOrder": 1}, {"dbL0A": 2}, {"dbL0C": 2, "iterateOrder": 0}, {"dbL0B": 1}],
+)
+def test_group_orders_match_the_flag_combinations(pins: dict[str, int]) -> None:
+    # tiler.levels.options takes a group's iterate orders without building its flag
+    # combinations (Space._flags): the same orders, pins included.
+    from tiler.levels import options as group_options
+
+    problem = Problem(m=1000, n=3000, k=2000, soc="Ascend910A")
+    space = build_space(problem, load_preset(problem.soc), pins)
+    for g in np.random.default_rng(2).choice(space.size, size=min(300, space.size), replace=False):
+        o = group_options(space, int(g))
+        expected = sorted(set(space._flags(o.scalars)[:, 0].tolist()))
+        assert o.orders.tolist() == expected

@@ -155,22 +155,8 @@ class Space:
         """Every (step, stepK, db) of one operand whose L1 buffer fits ``room_bytes``."""
         key = (int(blocks), int(k_iter), int(blk_bytes), int(room_bytes), names)
         memo = self._operand_memo.get(key)
-        if memo is None:
-            memo = self._operand_options(blocks, k_iter, blk_bytes, room_bytes, names)
-            if len(self._operand_memo) >= OPERAND_MEMO_ENTRIES:
-                self._operand_memo.clear()  # bounded memory (a few KB an entry)
-            self._operand_memo[key] = memo
-        return memo
-
-    def _operand_options(
-        self,
-        blocks: int,
-        k_iter: int,
-        blk_bytes: int,
-        room_bytes: int,
-        names: tuple[str, str, str],
-    ) -> _Operand:
-        """:meth:`_operand` without the memo."""
+        if memo is not None:
+            return memo
         step_name, stepk_name, depth_name = names
         fx = self.fixed
         steps = (
@@ -199,7 +185,10 @@ class Space:
             # Seed 002 table 3: K not fully resident in L1 -> one base block at a time.
             keep &= (k >= k_iter) | (s == 1)
         s, k, db, depth = s[keep], k[keep], db[keep], depth[keep]
-        return _Operand(s, k, db, depth * blk_bytes)
+        if len(self._operand_memo) >= OPERAND_MEMO_ENTRIES:
+            self._operand_memo.clear()  # bounded memory (a few KB an entry)
+        memo = self._operand_memo[key] = _Operand(s, k, db, depth * blk_bytes)
+        return memo
 
     def _group_scalars(self, g: int) -> dict[str, int]:
         gr = self.groups

@@ -295,21 +295,110 @@ def probe_points(space: Space, groups: Any = None) -> dict[str, npt.NDArray[np.i
     return {k: v[keep] for k, v in pts.items()}
 
 
+@dataclass
+class _Tally:
+    """What the screening has evaluated so far, and whether it still prunes."""
+
+    scored: int = 0  # points scored
+    floored: int = 0  # operand-option and L1-choice floors computed
+    floor_pruned: int = 0  # points never scored: a floor of theirs cannot beat the runner-up
+    violations: int = 0  # points below a bound of theirs
+    use_bound: bool = True  # False after a violation: nothing is pruned any more
+    dead_cells: DeadCells = field(default_factory=DeadCells)
+
+
+def _score_groups(
+    space: Space,
+    top: _Top,
+    opts: list[GroupOptions],
+    lb: FloatArray,
+    t: _Tally,
+    max_points: int | None,
+) -> bool:
+    """Scores the points of the groups ``opts`` that their floors do not rule out.
+
+    The operand floors (:func:`tiler.levels.operand_floors`), the pairs of options both leave
+    (and on UB-path chips their pair floors), the L1-choice floors of those, and the points of
+    the choices below the runner-up; ``t`` is updated in place.
+
+    Returns:
+        True where ``max_points`` ran out inside the batch (its groups are then not done).
+    """
+    bound = top.threshold() * (1.0 - TIE_RTOL) if t.use_bound else np.inf
+    # The iterate orders are the same in every group with points: a group allows both,
+    # or the pinned one, once it allows one L0 flag set (the flags do not depend on it).
+    orders = opts[0].orders
+    tables = (table(opts, True), table(opts, False))
+    floors_a = floors_b = parts = None
+    if t.use_bound:
+        # Second level, per operand: one floor per A option and per B option (and iterate
+        # order) bounds all their pairs (tiler.levels.operand_floors); only the pairs that
+        # both leave below the runner-up are formed.
+        res = operand_floors(space, opts, orders, tables, bound, lb, t.dead_cells)
+        if res is not None:
+            floors_a, floors_b, parts, rows = res
+            t.floored += rows
+    merged, floors, cut = surviving_choices(
+        space, opts, orders, tables, (floors_a, floors_b), bound, lb, parts
+    )
+    t.floor_pruned += cut
+    n_choices = floors.shape[0]
+    for start in range(0, n_choices, CHUNK_POINTS // 8):
+        if max_points is not None and start > 0 and t.scored + t.floored >= max_points:
+            return True
+        sub = {f: v[start : start + CHUNK_POINTS // 8] for f, v in merged.items()}
+        part_floors = floors[start : start + CHUNK_POINTS // 8]
+        # Third level: the floor of each L1 choice over its L0 flags
+        # (simcore.estimate.estimator. makespan_floor_arrays); only choices whose floor is
+        # below the runner-up are scored.
+        part_floors = np.maximum(
+            np.asarray(makespan_floor_arrays(space.problem, space.preset, sub)["time_us"])
+            * (1.0 - FLOOR_RTOL),
+            part_floors,
+        )
+        t.floored += int(part_floors.shape[0])
+        if t.use_bound:
+            live = part_floors < top.threshold() * (1.0 - TIE_RTOL)
+            t.floor_pruned += int(flag_sets(space, sub["group"][~live]).sum())
+            sub = {f: v[live] for f, v in sub.items()}
+            part_floors = part_floors[live]
+        pts = space.with_l0_flags(sub)
+        bounds = part_floors[pts["choice"]]
+        count = pts["baseM"].shape[0]
+        for first in range(0, count, CHUNK_POINTS):
+            part = {f: v[first : first + CHUNK_POINTS] for f, v in pts.items()}
+            times = top.add(part, estimate_arrays(space.problem, space.preset, part))
+            bad = times < bounds[first : first + CHUNK_POINTS]
+            if bad.any():
+                t.violations += int(bad.sum())
+                t.use_bound = False
+            t.scored += times.shape[0]
+    return False
+
+
 def _warm_start(
-    space: Space, top: _Top, groups: Any, lb: Any, masks: tuple[Any, Any], allowance: int
-) -> tuple[int, int]:
-    """Scores in full the few ``groups`` with the least coarse bound (see :data:`WARM_GROUPS`).
+    space: Space,
+    top: _Top,
+    groups: Any,
+    lb: Any,
+    masks: tuple[Any, Any],
+    budget: tuple[_Tally, int],
+) -> int:
+    """Scores the few ``groups`` with the least coarse bound first (see :data:`WARM_GROUPS`).
 
     The coarse bound (one interval of L1, with the pass-start stalls) of the
     :data:`WARM_SAMPLE` open groups with the least bound so far, then, where the incumbent is
-    more than :data:`WARM_GAIN` above the least of them, their best groups in full, within
-    ``allowance`` points. ``lb`` (the bounds so far) and ``masks`` (coarse bound computed, scored
-    in full) are updated in place.
+    more than :data:`WARM_GAIN` above the least of them, their best groups, within ``allowance``
+    points (``budget``: the tally and the allowance). Each is scored as the enumeration scores a
+    group (:func:`_score_groups`: only the points whose floors are below the runner-up), so it is
+    done. ``lb`` (the bounds so far), ``masks`` (coarse bound computed, warmed) and the tally are
+    updated in place.
 
     Returns:
-        Points scored, and points below their group's bound (bound violations).
+        The points the warmed groups have (scored or ruled out by their floors).
     """
     coarse_done, warmed = masks
+    t, allowance = budget
     live = groups[(lb[groups] < top.threshold() * (1.0 - TIE_RTOL)) & ~warmed[groups]]
     sample = live[np.argsort(lb[live], kind="stable")[:WARM_SAMPLE]]
     todo = sample[~coarse_done[sample]]
@@ -317,53 +406,45 @@ def _warm_start(
         lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1))
         coarse_done[todo] = True
     if not sample.shape[0] or top.threshold() <= WARM_GAIN * float(lb[sample].min()):
-        return 0, 0
-    scored = violations = 0
+        return 0
     best = sample[lb[sample] < top.threshold() * (1.0 - TIE_RTOL)]
-    for gi, pts in _warm_groups(space, best, lb, allowance):
-        warmed[gi] = True
-        for start in range(0, pts["baseM"].shape[0], CHUNK_POINTS):
-            part = {f: v[start : start + CHUNK_POINTS] for f, v in pts.items()}
-            times = top.add(part, estimate_arrays(space.problem, space.preset, part))
-            violations += int((times < lb[gi]).sum())
-            scored += times.shape[0]
-    return scored, violations
+    chosen, points = _warm_groups(space, best, lb, allowance)
+    opts = [options(space, gi) for gi in chosen]  # (each has points: _warm_groups)
+    if opts:
+        _score_groups(space, top, opts, lb, t, None)
+    warmed[chosen] = True
+    return points
 
 
-def _warm_groups(
-    space: Space, open_groups: Any, lb: Any, allowance: int
-) -> list[tuple[int, dict[str, Any]]]:
-    """The groups to score in full first, with their points: the least bound first.
+def _warm_groups(space: Space, open_groups: Any, lb: Any, allowance: int) -> tuple[list[int], int]:
+    """The groups to score first, and their points: the least bound first.
 
     At most :data:`WARM_GROUPS` groups and ``allowance`` points (a group whose points do not fit
     what is left is passed over).
     """
     firsts = open_groups[np.argsort(lb[open_groups], kind="stable")[: 2 * WARM_GROUPS]]
-    out: list[tuple[int, dict[str, Any]]] = []
+    out: list[int] = []
     left = allowance
     for gi in firsts.tolist():
         count = space.point_count(gi)
         if 0 < count <= left:
-            out.append((gi, space.with_l0_flags(space.l1_choices(gi))))
+            out.append(gi)
             left -= count
         if len(out) == WARM_GROUPS:
             break
-    return out
+    return out, allowance - left
 
 
-def _bound_groups(
-    space: Space, top: _Top, cheap: Any
-) -> tuple[Any, Any, Any, tuple[int, int, int]]:
+def _bound_groups(space: Space, top: _Top, cheap: Any, t: _Tally) -> tuple[Any, Any, Any, int]:
     """The bounds of the groups the cube bound ``cheap`` leaves, with the warm starts.
 
     Returns:
         The bound of every group (inf where none was computed, the cube bound where it rules the
         group out), the groups still open (not ruled out, not scored in full), the groups scored
-        in full (mask), and (groups ruled out by the cube bound, points scored, bound
-        violations).
+        in full by the warm starts (mask; ``t`` counts their points), and the groups ruled out by
+        the cube bound.
     """
     n = space.size
-    scored = violations = 0
     # Full bound of the groups the cheap bound leaves (chunked: bounded memory), in tiers, each
     # never below the one before and run only on the groups that one leaves.
     lb = np.full(n, np.inf)
@@ -377,10 +458,7 @@ def _bound_groups(
     lb[pool] = fixed_lower_bounds(space, pool)
     fixed_done = np.zeros(n, dtype=bool)
     fixed_done[pool] = True
-    more, below = _warm_start(space, top, pool, lb, (coarse_done, warmed), WARM_POINTS)
-    warm_points = more
-    scored += more
-    violations += below
+    warm_points = _warm_start(space, top, pool, lb, (coarse_done, warmed), (t, WARM_POINTS))
     cand = np.flatnonzero((cheap < top.threshold()) & ~warmed)
     cheap_pruned = n - cand.shape[0] - int(warmed.sum())
     # What the group fixes alone (no reuse case, no split of L1): several times cheaper than
@@ -389,11 +467,7 @@ def _bound_groups(
     for start in range(0, rest.shape[0], CHUNK_POINTS):
         idx = rest[start : start + CHUNK_POINTS]
         lb[idx] = fixed_lower_bounds(space, idx)
-    more, below = _warm_start(
-        space, top, cand, lb, (coarse_done, warmed), WARM_POINTS - warm_points
-    )
-    scored += more
-    violations += below
+    _warm_start(space, top, cand, lb, (coarse_done, warmed), (t, WARM_POINTS - warm_points))
     cand = cand[~warmed[cand]]
     # The relaxed coarse pass (one figure per split of L1, no one-slot chains, no stalls); the
     # coarse and full tiers of the groups it leaves wait for the enumeration (_refine).
@@ -403,7 +477,7 @@ def _bound_groups(
         lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, relaxed=True))
     lb[cheap >= top.threshold()] = cheap[cheap >= top.threshold()]
     cand = cand[lb[cand] < top.threshold() * (1.0 - TIE_RTOL)]
-    return lb, cand, warmed, (cheap_pruned, scored, violations)
+    return lb, cand, warmed, cheap_pruned
 
 
 def _refine(space: Space, lb: FloatArray, pending: Any, groups: Any, threshold: float) -> None:
@@ -451,8 +525,7 @@ def screen(
     t0 = time.perf_counter()
     n = space.size
     top = _Top(top_k)
-    scored = 0
-    violations = 0
+    t = _Tally()
     cheap = cube_lower_bounds(space)
 
     # Probes of the groups with the smallest cheap bound: an incumbent for the pruning.
@@ -463,9 +536,9 @@ def screen(
     for start in range(0, probes["group"].shape[0], CHUNK_POINTS):
         part = {f: v[start : start + CHUNK_POINTS] for f, v in probes.items()}
         times = top.add(part, estimate_arrays(space.problem, space.preset, part))
-        violations += int((times < cheap[part["group"]]).sum())
+        t.violations += int((times < cheap[part["group"]]).sum())
         np.minimum.at(probe_time, part["group"], times)
-        scored += times.shape[0]
+        t.scored += times.shape[0]
     if top.threshold() == float("inf") and n:
         # Pins on inner fields (a stepKa, a depth, an L0 flag) can filter every probe out;
         # without an incumbent no group can be ruled out and every group's full bound is
@@ -477,16 +550,14 @@ def screen(
                 continue
             pts = {f: v[:CHUNK_POINTS] for f, v in pts.items()}
             times = top.add(pts, estimate_arrays(space.problem, space.preset, pts))
-            violations += int((times < cheap[int(gi)]).sum())
+            t.violations += int((times < cheap[int(gi)]).sum())
             probe_time[int(gi)] = min(probe_time[int(gi)], float(times.min()))
-            scored += times.shape[0]
+            t.scored += times.shape[0]
             if top.threshold() < float("inf"):
                 break
 
-    lb, cand, warmed, counts = _bound_groups(space, top, cheap)
-    cheap_pruned = counts[0]
-    scored += counts[1]
-    violations += counts[2]
+    t.use_bound = t.violations == 0
+    lb, cand, warmed, cheap_pruned = _bound_groups(space, top, cheap, t)
     # Enumeration order: probed groups by probe time, then the rest by bound (where the budget
     # runs out first this found better answers than best-bound-first: 910A fp16 16 x 5120 x 13824).
     order = cand[np.lexsort((lb[cand], probe_time[cand]))]
@@ -496,28 +567,24 @@ def screen(
     done[cand] = False
     pending = ~done  # the coarse and full tiers not computed yet (_refine)
     groups_scored = int(warmed.sum())
-    use_bound = violations == 0
     truncated = False
-    floored = 0  # L1 choices whose floor was computed
-    floor_pruned = 0  # points never scored: their L1 choice's floor cannot beat the runner-up
-    dead_cells = DeadCells()
     pos = 0
     while pos < order.shape[0]:
-        if max_points is not None and scored + floored >= max_points:
+        if max_points is not None and t.scored + t.floored >= max_points:
             truncated = True
             break
         opts: list[GroupOptions] = []
         size = 0
         # Small batches first so the runner-up's time tightens early.
-        limit = min(CHUNK_POINTS // 8, max(2_000, (scored + floored) // 8))
+        limit = min(CHUNK_POINTS // 8, max(2_000, (t.scored + t.floored) // 8))
         while pos < order.shape[0] and size < limit:
             gi = int(order[pos])
-            if pending[gi] and use_bound:
+            if pending[gi] and t.use_bound:
                 thr = top.threshold() * (1.0 - TIE_RTOL)
                 _refine(space, lb, pending, order[pos : pos + REFINE_WINDOW], thr)
             pos += 1
             done[gi] = True
-            if use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):
+            if t.use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):
                 continue  # bounded: cannot beat the runner-up
             groups_scored += 1
             o = options(space, gi)
@@ -527,60 +594,11 @@ def screen(
             size += (o.a.step.shape[0] + o.b.step.shape[0]) * o.orders.shape[0]
         if not opts:
             continue
-        bound = top.threshold() * (1.0 - TIE_RTOL) if use_bound else np.inf
-        # The iterate orders are the same in every group with points: a group allows both,
-        # or the pinned one, once it allows one L0 flag set (the flags do not depend on it).
-        orders = opts[0].orders
-        tables = (table(opts, True), table(opts, False))
-        floors_a = floors_b = parts = None
-        if use_bound:
-            # Second level, per operand: one floor per A option and per B option (and iterate
-            # order) bounds all their pairs (tiler.levels.operand_floors); only the pairs that
-            # both leave below the runner-up are formed.
-            res = operand_floors(space, opts, orders, tables, bound, lb, dead_cells)
-            if res is not None:
-                floors_a, floors_b, parts, rows = res
-                floored += rows
-        merged, floors, cut = surviving_choices(
-            space, opts, orders, tables, (floors_a, floors_b), bound, lb, parts
-        )
-        floor_pruned += cut
-        n_choices = floors.shape[0]
-        for start in range(0, n_choices, CHUNK_POINTS // 8):
-            if max_points is not None and start > 0 and scored + floored >= max_points:
-                # Out of budget inside the batch: its groups are not done.
-                done[[o.index for o in opts]] = False
-                groups_scored -= len(opts)
-                truncated = True
-                break
-            sub = {f: v[start : start + CHUNK_POINTS // 8] for f, v in merged.items()}
-            part_floors = floors[start : start + CHUNK_POINTS // 8]
-            # Third level: the floor of each L1 choice over its L0 flags
-            # (simcore.estimate.estimator. makespan_floor_arrays); only choices whose floor is
-            # below the runner-up are scored.
-            part_floors = np.maximum(
-                np.asarray(makespan_floor_arrays(space.problem, space.preset, sub)["time_us"])
-                * (1.0 - FLOOR_RTOL),
-                part_floors,
-            )
-            floored += int(part_floors.shape[0])
-            if use_bound:
-                live = part_floors < top.threshold() * (1.0 - TIE_RTOL)
-                floor_pruned += int(flag_sets(space, sub["group"][~live]).sum())
-                sub = {f: v[live] for f, v in sub.items()}
-                part_floors = part_floors[live]
-            pts = space.with_l0_flags(sub)
-            bounds = part_floors[pts["choice"]]
-            count = pts["baseM"].shape[0]
-            for first in range(0, count, CHUNK_POINTS):
-                part = {f: v[first : first + CHUNK_POINTS] for f, v in pts.items()}
-                times = top.add(part, estimate_arrays(space.problem, space.preset, part))
-                bad = times < bounds[first : first + CHUNK_POINTS]
-                if bad.any():
-                    violations += int(bad.sum())
-                    use_bound = False
-                scored += times.shape[0]
-        if truncated:
+        if _score_groups(space, top, opts, lb, t, max_points):
+            # Out of budget inside the batch: its groups are not done.
+            done[[o.index for o in opts]] = False
+            groups_scored -= len(opts)
+            truncated = True
             break
     best = float(top.times[0]) if top.times.shape[0] else float("inf")
     if truncated:
@@ -589,7 +607,7 @@ def screen(
     _refine(space, lb, pending, np.flatnonzero(lb <= best * (1.0 + TIE_RTOL)), np.inf)
     left = lb[~done]
     floor = float(left.min()) if left.shape[0] else best
-    exact = violations == 0 and (not truncated or floor >= top.threshold() * (1.0 - TIE_RTOL))
+    exact = t.violations == 0 and (not truncated or floor >= top.threshold() * (1.0 - TIE_RTOL))
     gap = 0.0 if exact else max(0.0, (best - min(floor, best)) / best)
     # Groups whose bound reaches the optimum's time: their points can at most tie with it,
     # so they were skipped once two points held that time; the tuner may sample them.
@@ -597,18 +615,18 @@ def screen(
     tied = tied[np.lexsort((probe_time[tied], lb[tied]))][:TIE_GROUPS_LISTED]
     pruned = dict(space.pruned)
     pruned["cube_bound_groups"] = int(cheap_pruned)
-    pruned["l1_floor_points"] = int(floor_pruned)
-    pruned["l1_choices_bounded"] = int(floored)
+    pruned["l1_floor_points"] = int(t.floor_pruned)
+    pruned["l1_choices_bounded"] = int(t.floored)
     return ScreenResult(
         top=top.candidates(),
         exact=exact,
-        scored_points=scored,
+        scored_points=t.scored,
         groups=n,
         groups_scored=groups_scored,
         groups_bounded=int(n - groups_scored - (~done).sum()),
-        bound_violations=violations,
+        bound_violations=t.violations,
         seconds=time.perf_counter() - t0,
         pruned=pruned,
-        gap_bound=gap if violations == 0 else None,
+        gap_bound=gap if t.violations == 0 else None,
         tie_groups=[int(g) for g in tied],
     )

@@ -281,6 +281,76 @@ def _pair_count(space: Space, o: GroupOptions) -> int:
     return int(np.searchsorted(b_sorted, o.room - o.a.l1_bytes, side="right").sum())
 
 
+def _cell_pairs(
+    opts: list[GroupOptions],
+    tables: tuple[_Table, _Table],
+    floors: tuple[FloatArray, FloatArray],
+    n_orders: int,
+    bound: float,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The pairs of options below ``bound`` that fit L1 together, every cell at once.
+
+    Each (order, group) cell pairs every A option below the bound with every B option below it
+    (A-major, as :meth:`tiler.space.Space._pairs`), those that fit the group's L1 kept.
+    Returns their A and B rows of the operand floors and the pairs kept per group.
+    """
+    ta, tb = tables
+    n_groups = len(opts)
+    rows_a = np.flatnonzero(floors[0] < bound)
+    rows_b = np.flatnonzero(floors[1] < bound)
+    # The rows of operand_rows run order after order and group after group, so their cells
+    # never decrease: each cell's B rows are one run, found by a binary search.
+    cell_a = _cells(ta.count, n_orders)[rows_a]
+    cell_b = _cells(tb.count, n_orders)[rows_b]
+    n_cells = n_orders * n_groups
+    per_b = np.bincount(cell_b, minlength=n_cells)
+    first_b = np.searchsorted(cell_b, np.arange(n_cells))
+    rep = per_b[cell_a]
+    pa = np.repeat(rows_a, rep)
+    pcell = np.repeat(cell_a, rep)
+    within = np.arange(pa.shape[0]) - np.repeat(np.cumsum(rep) - rep, rep)
+    pb = rows_b[first_b[pcell] + within]
+    group = pcell % n_groups
+    room = np.array([o.room for o in opts], dtype=np.int64)
+    order = pcell // n_groups
+    l1_a = ta.l1_bytes[pa - order * ta.step.shape[0]]
+    l1_b = tb.l1_bytes[pb - order * tb.step.shape[0]]
+    fits = l1_a + l1_b <= room[group]
+    kept = np.bincount(group[fits], minlength=n_groups).astype(np.int64)
+    return pa[fits], pb[fits], kept
+
+
+def _cell_pairs_loop(
+    space: Space,
+    opts: list[GroupOptions],
+    tables: tuple[_Table, _Table],
+    floors: tuple[FloatArray, FloatArray],
+    open_cells: npt.NDArray[np.int64],
+    bound: float,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """:func:`_cell_pairs` one cell at a time with :meth:`tiler.space.Space._pairs` (MDL rules)."""
+    ta, tb = tables
+    n_groups = len(opts)
+    n_rows_a, n_rows_b = ta.step.shape[0], tb.step.shape[0]
+    out_a: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)]
+    out_b: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)]
+    kept = np.zeros(n_groups, dtype=np.int64)
+    for cell in open_cells.tolist():
+        j, i = divmod(cell, n_groups)
+        o = opts[i]
+        a0 = j * n_rows_a + ta.offset[i]
+        b0 = j * n_rows_b + tb.offset[i]
+        ka = np.flatnonzero(floors[0][a0 : a0 + ta.count[i]] < bound)
+        kb = np.flatnonzero(floors[1][b0 : b0 + tb.count[i]] < bound)
+        sub_a = _Operand(o.a.step[ka], o.a.step_k[ka], o.a.db[ka], o.a.l1_bytes[ka])
+        sub_b = _Operand(o.b.step[kb], o.b.step_k[kb], o.b.db[kb], o.b.l1_bytes[kb])
+        ia, ib = space._pairs(o.scalars, sub_a, sub_b, o.room)
+        kept[i] += ia.shape[0]
+        out_a.append(a0 + ka[ia])
+        out_b.append(b0 + kb[ib])
+    return np.concatenate(out_a), np.concatenate(out_b), kept
+
+
 def surviving_choices(
     space: Space,
     opts: list[GroupOptions],
@@ -306,12 +376,6 @@ def surviving_choices(
     n_rows_a, n_rows_b = ta.step.shape[0], tb.step.shape[0]
     groups = np.array([o.index for o in opts], dtype=np.int64)
     per_choice = flag_sets(space, groups)
-    rows_a: list[npt.NDArray[np.int64]] = []
-    rows_b: list[npt.NDArray[np.int64]] = []
-    which: list[npt.NDArray[np.int64]] = []
-    # The pairs' rows of the operand floors (order after order, as operand_rows lays them).
-    floor_rows: tuple[list[Any], list[Any]] = ([], [])
-    values: list[FloatArray] = []
     n_orders, n_groups = orders.shape[0], len(opts)
     group_a, group_b = np.tile(ta.group, n_orders), np.tile(tb.group, n_orders)
     if floors_a is None or floors_b is None:
@@ -323,38 +387,20 @@ def surviving_choices(
     n_cells = n_orders * n_groups
     live_a = np.bincount(_cells(ta.count, n_orders)[all_a < bound], minlength=n_cells)
     live_b = np.bincount(_cells(tb.count, n_orders)[all_b < bound], minlength=n_cells)
-    kept = np.zeros(n_groups, dtype=np.int64)
-    for cell in np.flatnonzero((live_a > 0) & (live_b > 0)).tolist():
-        j, i = divmod(cell, n_groups)
-        o = opts[i]
-        a0, n_a, b0, n_b = ta.offset[i], ta.count[i], tb.offset[i], tb.count[i]
-        fa = all_a[j * n_rows_a + a0 :][:n_a]
-        fb = all_b[j * n_rows_b + b0 :][:n_b]
-        ka = np.flatnonzero(fa < bound)
-        kb = np.flatnonzero(fb < bound)
-        if ka.shape[0] == n_a and kb.shape[0] == n_b:
-            sub_a, sub_b = o.a, o.b
-        else:
-            sub_a = _Operand(o.a.step[ka], o.a.step_k[ka], o.a.db[ka], o.a.l1_bytes[ka])
-            sub_b = _Operand(o.b.step[kb], o.b.step_k[kb], o.b.db[kb], o.b.l1_bytes[kb])
-        ia, ib = space._pairs(o.scalars, sub_a, sub_b, o.room)
-        kept[i] += ia.shape[0]
-        if ia.shape[0] == 0:
-            continue
-        rows_a.append(a0 + ka[ia])
-        rows_b.append(b0 + kb[ib])
-        floor_rows[0].append(j * n_rows_a + a0 + ka[ia])
-        floor_rows[1].append(j * n_rows_b + b0 + kb[ib])
-        which.append(np.full(ia.shape[0], j, dtype=np.int64))
-        values.append(np.maximum(fa[ka[ia]], fb[kb[ib]]))
+    open_cells = np.flatnonzero((live_a > 0) & (live_b > 0))
+    if space.problem.template is Template.MDL:
+        fra, frb, kept = _cell_pairs_loop(space, opts, tables, (all_a, all_b), open_cells, bound)
+    else:
+        fra, frb, kept = _cell_pairs(opts, tables, (all_a, all_b), n_orders, bound)
     cut_points = 0
     if floors_a is not None and floors_b is not None:
         all_pairs = _pair_counts(space, opts, tables) * n_orders
         cut_points = int(((all_pairs - kept) * per_choice).sum())
-    if not rows_a:
+    if fra.shape[0] == 0:
         return {}, np.zeros(0), cut_points
-    ra, rb, oj = np.concatenate(rows_a), np.concatenate(rows_b), np.concatenate(which)
-    values_all = np.concatenate(values)
+    oj = fra // n_rows_a
+    ra, rb = fra - oj * n_rows_a, frb - oj * n_rows_b
+    values_all = np.maximum(all_a[fra], all_b[frb])
     if pair_parts is not None:
         # The pairs' own floor (simcore.estimate.bounds.ub_pair_floor_us): both operands'
         # copies on the pipes they share; the pairs it rules out get no L1-choice floor (and
@@ -363,8 +409,8 @@ def surviving_choices(
         pair = ub_pair_floor_us(
             space.preset,
             (parts_a, parts_b),
-            map_a[np.concatenate(floor_rows[0])],
-            map_b[np.concatenate(floor_rows[1])],
+            map_a[fra],
+            map_b[frb],
         )
         values_all = np.maximum(values_all, np.asarray(pair) * (1.0 - FLOOR_RTOL))
         live = values_all < bound

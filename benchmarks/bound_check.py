@@ -7,11 +7,13 @@ bias, NZ), 4,000 per problem (48,000 in all), and counts per chip the tilings wh
 below
 
 * the group bound of their core split and base block (:func:`tiler.bounds.group_lower_bounds`,
-  rounding margin 1e-9 as in the tests) and its cheap first tier
-  (:func:`tiler.bounds.fixed_lower_bounds`);
+  rounding margin 1e-9 as in the tests), its cheap first tier
+  (:func:`tiler.bounds.fixed_lower_bounds`) and its relaxed coarse tier (one interval of L1,
+  ``relaxed=True``);
 * the floor of their A and of their B L1 choice (:func:`simcore.estimate.estimator.
   operand_floor_arrays`, or :func:`simcore.estimate.bounds.ub_operand_floor_arrays` on UB-path
-  chips; margin :data:`tiler.screen.FLOOR_RTOL`);
+  chips; margin :data:`tiler.screen.FLOOR_RTOL`), and on UB-path chips the floor of their pair
+  of choices (:func:`simcore.estimate.bounds.ub_pair_floor_us`);
 * the floor of their L1 choice over the L0 flags (:func:`simcore.estimate.estimator.
   makespan_floor_arrays`; same margin).
 
@@ -36,7 +38,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 
 from simcore.alloc import tune_allocator
-from simcore.estimate.bounds import ub_operand_floor_arrays
+from simcore.estimate.bounds import ub_operand_floor_arrays, ub_pair_floor_us
 from simcore.estimate.estimator import (
     ESTIMATOR_FIELDS,
     estimate_arrays,
@@ -74,7 +76,7 @@ def _fields(tilings: list[Any]) -> dict[str, np.ndarray]:
     return {f: np.array([int(getattr(t, f)) for t in tilings]) for f in ESTIMATOR_FIELDS}
 
 
-def _group_bounds(problem: Problem, tilings: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+def _group_bounds(problem: Problem, tilings: list[Any]) -> tuple[np.ndarray, ...]:
     """The group bound of each tiling's (core split, base block), in one call.
 
     Each tiling's group is built as the space does (:func:`tiler.space.build_space` with the
@@ -90,7 +92,11 @@ def _group_bounds(problem: Problem, tilings: list[Any]) -> tuple[np.ndarray, np.
         name: np.concatenate([s.groups[name][:1] for s in spaces]) for name in spaces[0].groups
     }
     space = dataclasses.replace(spaces[0], fixed={}, groups=merged)
-    return np.asarray(group_lower_bounds(space)), np.asarray(fixed_lower_bounds(space))
+    return (
+        np.asarray(group_lower_bounds(space)),
+        np.asarray(fixed_lower_bounds(space)),
+        np.asarray(group_lower_bounds(space, splits=1, relaxed=True)),
+    )
 
 
 def check(problem: Problem, count: int, seed: int) -> dict[str, Any]:
@@ -100,13 +106,18 @@ def check(problem: Problem, count: int, seed: int) -> dict[str, Any]:
     tilings = [random_tiling(problem, preset, rng) for _ in range(count)]
     fields = _fields(tilings)
     times = np.asarray(estimate_arrays(problem, preset, fields)["time_us"])
-    group, fixed = _group_bounds(problem, tilings)
+    group, fixed, relaxed = _group_bounds(problem, tilings)
     levels: dict[str, tuple[np.ndarray, float]] = {
         "group": (group, GROUP_RTOL),
         "group (fixed tier)": (fixed, GROUP_RTOL),
+        "group (relaxed tier)": (relaxed, GROUP_RTOL),
     }
-    floors = ub_operand_floor_arrays(problem, preset, fields)
-    if floors is None:
+    floors = ub_operand_floor_arrays(problem, preset, fields, parts=True)
+    if floors is not None:
+        rows = np.arange(count)
+        pair = ub_pair_floor_us(preset, (floors["parts_a"], floors["parts_b"]), rows, rows)
+        levels["pair (A, B)"] = (np.asarray(pair), FLOOR_RTOL)
+    else:
         floors = operand_floor_arrays(problem, preset, fields)
     if floors is not None:
         levels["operand A"] = (np.asarray(floors["time_a_us"]), FLOOR_RTOL)

@@ -3,7 +3,8 @@
 On a host shared with other jobs the machine's speed moves by several times within minutes, so
 two suites run one after the other do not compare. This keeps one worker process per tree (each
 imports its own ``tiler`` and ``simcore``) and hands them each shape in turn, A then B, so both see
-the same load; it prints per shape and per chip family the screening seconds of each, whether
+the same load; it prints per shape and per chip family the screening seconds of each (wall, and
+the process's CPU time, steadier where other jobs share the cores), whether
 each answer is certified exact (and the proven gap otherwise), and the ratio B / A.
 
     git archive <base commit> | tar -x -C /tmp/base
@@ -38,11 +39,12 @@ from tiler.space import build_space
 tune_allocator()
 for line in sys.stdin:
     problem = Problem.model_validate(json.loads(line))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     space = build_space(problem, load_preset(problem.soc), {})
     result = screen(space)
     cert = result.certificate()
-    print(json.dumps({"seconds": time.perf_counter() - t0, "exact": cert["exact"],
+    print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                      "exact": cert["exact"],
                       "gap": cert["gap_bound"], "best_us": result.top[0].time_us}), flush=True)
 """
 
@@ -89,22 +91,25 @@ def main() -> None:
         same = abs(ra["best_us"] - rb["best_us"]) <= 1e-9 * ra["best_us"]
         print(
             f"{prob['soc']:12s} {prob['dtype']:5s} {prob['m']:>6}x{prob['n']:>6}x{prob['k']:>6} "
-            f"A {ra['seconds']:6.2f} s exact={ra['exact']!s:5s} gap {ra['gap'] or 0:.3f} | "
-            f"B {rb['seconds']:6.2f} s exact={rb['exact']!s:5s} gap {rb['gap'] or 0:.3f} | "
+            f"A {ra['seconds']:6.2f} s (cpu {ra['cpu']:5.2f}) exact={ra['exact']!s:5s} "
+            f"gap {ra['gap'] or 0:.3f} | "
+            f"B {rb['seconds']:6.2f} s (cpu {rb['cpu']:5.2f}) exact={rb['exact']!s:5s} "
+            f"gap {rb['gap'] or 0:.3f} | "
             f"B/A {rb['seconds'] / ra['seconds']:.2f}{'' if same else '  (best differs)'}",
             flush=True,
         )
-    print("\nper family, screening seconds (median / p95 / max) and certified exact:")
-    for fam, pairs in rows.items():
-        cells = []
-        for label, i in (("A", 0), ("B", 1)):
-            secs = [p[i]["seconds"] for p in pairs]
-            exact = sum(bool(p[i]["exact"]) for p in pairs)
-            cells.append(
-                f"{label} {statistics.median(secs):.2f} / {pct(secs, 0.95):.2f} / "
-                f"{max(secs):.2f} s, exact {exact}/{len(pairs)}"
-            )
-        print(f"  {fam} ({len(pairs)} shapes): " + "; ".join(cells))
+    for key, what in (("seconds", "wall"), ("cpu", "CPU (process time)")):
+        print(f"\nper family, screening {what} seconds (median / p95 / max), certified exact:")
+        for fam, pairs in rows.items():
+            cells = []
+            for label, i in (("A", 0), ("B", 1)):
+                secs = [p[i][key] for p in pairs]
+                exact = sum(bool(p[i]["exact"]) for p in pairs)
+                cells.append(
+                    f"{label} {statistics.median(secs):.2f} / {pct(secs, 0.95):.2f} / "
+                    f"{max(secs):.2f} s, exact {exact}/{len(pairs)}"
+                )
+            print(f"  {fam} ({len(pairs)} shapes): " + "; ".join(cells))
     for proc in (a, b):
         assert proc.stdin is not None
         proc.stdin.close()

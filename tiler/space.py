@@ -101,6 +101,10 @@ def parse_fixed(fixed: Mapping[str, Any]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+#: At most this many operand option sets kept by :meth:`Space._operand` (then it starts over).
+OPERAND_MEMO_ENTRIES = 16384
+
+
 @dataclass
 class Space:
     """The legal search space of a problem on a chip, with pinned fields.
@@ -122,6 +126,12 @@ class Space:
     splits: list[tuple[int, int, int]] = field(default_factory=list)
     #: Per group, the index of its core split in :attr:`splits`.
     split_index: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: :meth:`_operand`'s options by its arguments: many groups share an operand's block count,
+    #: K steps, block bytes and room (the screening builds the options of up to ~10^4 groups
+    #: one by one). Not an init field, so a copy with other pins starts empty.
+    _operand_memo: dict[tuple[Any, ...], _Operand] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def size(self) -> int:
@@ -143,6 +153,10 @@ class Space:
         names: tuple[str, str, str],
     ) -> _Operand:
         """Every (step, stepK, db) of one operand whose L1 buffer fits ``room_bytes``."""
+        key = (int(blocks), int(k_iter), int(blk_bytes), int(room_bytes), names)
+        memo = self._operand_memo.get(key)
+        if memo is not None:
+            return memo
         step_name, stepk_name, depth_name = names
         fx = self.fixed
         steps = (
@@ -171,7 +185,10 @@ class Space:
             # Seed 002 table 3: K not fully resident in L1 -> one base block at a time.
             keep &= (k >= k_iter) | (s == 1)
         s, k, db, depth = s[keep], k[keep], db[keep], depth[keep]
-        return _Operand(s, k, db, depth * blk_bytes)
+        if len(self._operand_memo) >= OPERAND_MEMO_ENTRIES:
+            self._operand_memo.clear()  # bounded memory (a few KB an entry)
+        memo = self._operand_memo[key] = _Operand(s, k, db, depth * blk_bytes)
+        return memo
 
     def _group_scalars(self, g: int) -> dict[str, int]:
         gr = self.groups

@@ -43,6 +43,8 @@ the floor is the smallest over the paths the partner can reach.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -54,14 +56,14 @@ from simcore.pipeline.traffic import kernel_us, l2_share_most, operand_traffic, 
 from simcore.pipeline.transfer import chunk_cost_sum  # the estimator's V and DMA totals
 from simcore.tiling.problem import Problem
 
-__all__ = ["ub_operand_floor_arrays"]
+__all__ = ["FloorParts", "ub_operand_floor_arrays", "ub_pair_floor_us"]
 
 #: Relative margin against floating-point rounding (the estimator sums in another order).
 _ROUNDING = 1e-9
 
 
 def ub_operand_floor_arrays(
-    problem: Problem, preset: HardwarePreset, fields: dict[str, Any]
+    problem: Problem, preset: HardwarePreset, fields: dict[str, Any], parts: bool = False
 ) -> dict[str, Any] | None:
     """Lower bounds of the estimate that depend on one operand's L1 choice (UB-path chips).
 
@@ -75,6 +77,8 @@ def ub_operand_floor_arrays(
         fields: Struct fields as integer arrays (``singleCoreM, singleCoreN, baseM, baseN,
             baseK, stepM, stepN, stepKa, stepKb, depthA1, depthB1, iterateOrder``); only the
             operand's own L1 fields are read for its floor.
+        parts: Also return, as ``parts_a`` and ``parts_b``, each operand's :class:`FloorParts`
+            per data path it can reach (for :func:`ub_pair_floor_us`).
 
     Returns:
         ``time_a_us`` and ``time_b_us`` per entry (launch overhead included), or None on chips
@@ -106,18 +110,105 @@ def ub_operand_floor_arrays(
         vec_hi = vector_path_array(problem, hi, preset)
         assert vec_lo is not None and vec_hi is not None
         best: Any = np.inf
+        by_path: list[FloorParts] = []
         for on_vector, reachable in ((True, vec_lo), (False, ~vec_hi)):
             if not reachable.any():
                 continue
-            floor = _floor(Costs(problem, preset, on_vector), problem, f, is_a, cap)
+            part = _floor_parts(Costs(problem, preset, on_vector), problem, f, is_a, cap)
+            floor = _combine(part.pipes, part.makespan)
             best = np.minimum(best, np.where(reachable, floor, np.inf))
+            if parts:
+                by_path.append(dataclasses.replace(part, on_vector=on_vector, reach=reachable))
+        if parts:
+            out["parts_a" if is_a else "parts_b"] = by_path
         cycles = np.broadcast_to(best, sm.shape) * (1.0 - _ROUNDING)
         out["time_a_us" if is_a else "time_b_us"] = kernel_us(preset, cycles / preset.clock_mhz)
     return out
 
 
-def _floor(c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, cap: Any) -> Any:
-    """``min(max(MK, RB), SQ)`` in cycles of one operand's choice on one data path."""
+@dataclass(frozen=True)
+class FloorParts:
+    """One operand's floor on one data path, in its parts (cycles, per entry).
+
+    Attributes:
+        on_vector: The data path (vector reorder through UB, or not).
+        reach: Where the partner operand can put the tiling on this path.
+        via_ub: Whether the operand is staged through UB on this path.
+        own: The operand's own (MTE2, V, MTE3) copy cycles: ``g``, ``v``, ``u``.
+        fixed: The work fixed by the group: M, MTE1, the bias slices on MTE2, the drain's V,
+            MTE3 and FIX legs, and ``step1 + dr_last`` (what follows the last copy).
+        pipes: The six busy floors with the operand's own copies (M, MTE1, MTE2, V, MTE3, FIX).
+        makespan: The UB staging path with the operand's own legs (0 off UB).
+    """
+
+    on_vector: bool
+    reach: Any
+    via_ub: bool
+    own: tuple[Any, Any, Any]
+    fixed: tuple[Any, Any, Any, Any, Any, Any, Any]
+    pipes: list[Any]
+    makespan: Any
+
+
+def _combine(pipes: list[Any], makespan: Any) -> Any:
+    """``min(max(MK, RB), SQ)``: RB the busiest of ``pipes``, SQ their sum."""
+    resource = np.maximum.reduce(pipes)
+    sequential = sum(pipes)
+    return np.minimum(np.maximum(makespan, resource), sequential)
+
+
+def ub_pair_floor_us(
+    preset: HardwarePreset, parts: tuple[list[FloorParts], list[FloorParts]], ia: Any, ib: Any
+) -> Any:
+    """A floor (us) of every tiling with A's choice ``ia`` and B's ``ib`` (UB-path chips).
+
+    ``parts`` are the ``parts_a`` and ``parts_b`` of :func:`ub_operand_floor_arrays` over the
+    rows of the two operands' choices (the same group and iterateOrder for each pair ``ia[i]``,
+    ``ib[i]``). The pair's copies share the pipes: MTE2 carries A's and B's (and the bias
+    slices), V both reorders and the drain's L0C->UB leg, MTE3 both UB->L1 legs and the drain's
+    UB->GM leg; through UB the staging path is ``V(both inputs) + max(GM->UB, UB->L1 of both) +
+    step1 + dr_last``. Each is the module's per-operand argument with the partner's copies
+    counted instead of left at zero, so this is at least both operand floors of the pair, and
+    still at most the estimate. The pair's data path is one both operands can reach, so the
+    least over the paths both reach is taken.
+    """
+    best: Any = np.inf
+    for pa in parts[0]:
+        for pb in parts[1]:
+            if pa.on_vector != pb.on_vector:
+                continue
+            reach = np.asarray(pa.reach)[ia] & np.asarray(pb.reach)[ib]
+            cube, mte1, bias, drain_v, drain_m3, drain_fix, after = pa.fixed
+            # (What the pair does not move, summed per A row before the gathers.)
+            fixed_most = _take(np.maximum(np.maximum(cube, mte1), drain_fix), ia)
+            fixed_sum = _take(np.asarray(cube) + mte1 + drain_fix, ia)
+            ga, va, ua = (_take(x, ia) for x in pa.own)
+            gb, vb, ub = (_take(x, ib) for x in pb.own)
+            mte2 = _take(bias, ia) + ga + gb
+            v_in = va + vb
+            u_in = ua + ub
+            vec = _take(drain_v, ia) + v_in
+            mte3 = _take(drain_m3, ia) + u_in
+            resource = np.maximum(np.maximum(fixed_most, mte2), np.maximum(vec, mte3))
+            sequential = fixed_sum + mte2 + vec + mte3
+            if pa.via_ub or pb.via_ub:
+                g_ub = ga * pa.via_ub + gb * pb.via_ub
+                makespan = v_in + np.maximum(g_ub, u_in) + _take(after, ia)
+                resource = np.maximum(makespan, resource)
+            value = np.minimum(resource, sequential)
+            best = np.minimum(best, np.where(reach, value, np.inf))
+    cycles = np.broadcast_to(best, np.shape(ia)) * (1.0 - _ROUNDING)
+    return kernel_us(preset, cycles / preset.clock_mhz)
+
+
+def _take(x: Any, idx: Any) -> Any:
+    """Entries ``idx`` of a per-entry array (a scalar stays a scalar)."""
+    arr = np.asarray(x, dtype=np.float64)
+    return arr[idx] if arr.ndim else arr
+
+
+def _floor_parts(c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, cap: Any) -> FloorParts:
+    """One operand's choice on one data path, in the parts of ``min(max(MK, RB), SQ)``."""
     p = c.preset
     k = problem.k
     rows, cols = f["singleCoreM"], f["singleCoreN"]
@@ -155,22 +246,30 @@ def _floor(c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, cap: Any) 
             )  # fmt: skip
         g = instructions * lat + nbytes / np.minimum(peak, cap)
         v, u = zero, zero
-    mte2 = g
+    bias: Any = zero
     if problem.bias:
         # One bias slice per block before its copies (fixed by the base block).
-        mte2 = mte2 + (
+        bias = zero + (
             m_iter * n_iter * p.gm_to_l1_latency_cycles
             + m_iter * cols * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
         )
+    mte2 = g + bias
     pipes = [cube, mte1, mte2, drain_v + v, drain_m3 + u, drain_fix]
     shape = rows.shape
     pipes = [np.broadcast_to(np.asarray(x, dtype=np.float64), shape) for x in pipes]
-    resource = np.maximum.reduce(pipes)
-    sequential = sum(pipes)
     makespan = zero
     if via_ub:
         makespan = v + np.maximum(g, u) + step1 + dr_last
-    return np.minimum(np.maximum(makespan, resource), sequential)
+    # (on_vector and reach are the caller's: it knows the path and who can reach it.)
+    return FloorParts(
+        on_vector=True,
+        reach=None,
+        via_ub=bool(via_ub),
+        own=(g, v, u),
+        fixed=(cube, mte1, bias, drain_v, drain_m3, drain_fix, step1 + dr_last),
+        pipes=pipes,
+        makespan=makespan,
+    )
 
 
 def _fixed_work_by_group(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...]:

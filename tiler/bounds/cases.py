@@ -33,6 +33,7 @@ def order_bound(
     terms: Any,
     splits: int = slots.SPLITS,
     with_stalls: bool = True,
+    relaxed: bool = False,
 ) -> Any:
     """``min(max(MK, RB), SQ)`` in cycles (no launch) for one data path and one iterate order.
 
@@ -44,6 +45,8 @@ def order_bound(
         terms: :func:`tiler.bounds.group.group_terms` of the same path and groups.
         splits: Intervals of A's share of L1 (:func:`tiler.bounds.slots.split_bound`).
         with_stalls: Whether to price the pass-start stalls (:mod:`tiler.bounds.stalls`).
+        relaxed: One figure per split below its four slot combinations
+            (:func:`tiler.bounds.slots.split_bound`); the stalls are then not priced.
     """
     problem, p = space.problem, space.preset
     bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
@@ -79,10 +82,11 @@ def order_bound(
     for a_once in (True, False):
         for b_once in (True, False):
             case = _case(
-                space, c, g, (a_once, b_once), need, shares, (tr, reads), fixed, terms, with_stalls
-            )
+                space, c, g, (a_once, b_once), need, shares, (tr, reads), fixed, terms,
+                with_stalls and not relaxed,
+            )  # fmt: skip
             best = np.minimum(
-                best, slots.split_bound(c, shares, case, fixed, terms, k_iter, splits)
+                best, slots.split_bound(c, shares, case, fixed, terms, k_iter, splits, relaxed)
             )
     return best
 

@@ -58,7 +58,11 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
 
 
 def group_lower_bounds(
-    space: Any, idx: Any = None, splits: int = slots.SPLITS, stalls: bool = True
+    space: Any,
+    idx: Any = None,
+    splits: int = slots.SPLITS,
+    stalls: bool = True,
+    relaxed: bool = False,
 ) -> FloatArray:
     """A lower bound of the estimated time (us) of every point of each group.
 
@@ -72,11 +76,14 @@ def group_lower_bounds(
         stalls: Whether to price the pass-start stalls (:mod:`tiler.bounds.stalls`; see
             :func:`pass_start_stalls_apply`). Leaving them out only lowers the bound and
             makes it about a fifth cheaper where they apply: a first pass.
+        relaxed: Price each split of L1 once, below its four slot combinations, without the
+            one-slot chains and the pass-start stalls (:func:`tiler.bounds.slots.split_bound`):
+            never above the bound without it and several times cheaper, a first pass.
 
     Returns:
         One bound per selected group, in microseconds (launch overhead included).
     """
-    return _in_blocks(space, idx, lambda g: _group_bound(space, g, splits, stalls))
+    return _in_blocks(space, idx, lambda g: _group_bound(space, g, splits, stalls, relaxed))
 
 
 def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
@@ -93,14 +100,18 @@ def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
     return out
 
 
-def _group_bound(space: Any, g: dict[str, Any], splits: int, stalls: bool) -> FloatArray:
+def _group_bound(
+    space: Any, g: dict[str, Any], splits: int, stalls: bool, relaxed: bool = False
+) -> FloatArray:
     """:func:`group_lower_bounds` of the groups ``g`` (one block)."""
 
     def price(c: Costs, sub: dict[str, Any], orders: list[int]) -> Any:
         terms = group_terms(space, c, sub)
         part: Any = np.inf
         for order in orders:
-            part = np.minimum(part, cases.order_bound(space, c, sub, order, terms, splits, stalls))
+            part = np.minimum(
+                part, cases.order_bound(space, c, sub, order, terms, splits, stalls, relaxed)
+            )
         return part
 
     return _least_over_paths(space, g, price)

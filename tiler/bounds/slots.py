@@ -155,6 +155,7 @@ def split_bound(
     terms: Any,
     k_iter: Any,
     splits: int = SPLITS,
+    relaxed: bool = False,
 ) -> Any:
     """The least ``min(max(MK, RB), SQ)`` of a reuse case over the splits of L1 and slot counts.
 
@@ -170,6 +171,8 @@ def split_bound(
         terms: The order-free terms (:class:`tiler.bounds.group.GroupTerms`).
         k_iter: K steps.
         splits: Intervals of A's share.
+        relaxed: Price one figure per split below all four slot combinations instead of each
+            (:func:`_relaxed_pair`): about a third of the cost, never above, a first tier.
     """
     s, a_terms, b_terms = shares, case.a_terms, case.b_terms
     a_lo, a_hi = case.a_lo, case.a_hi
@@ -222,6 +225,10 @@ def split_bound(
                 (b_terms, case.b_passes, chunk_b, legs_b),
             )
         ]
+        if relaxed:
+            pair = _relaxed_pair(c, case, fixed, terms, (legs_a, legs_b), after, (dma_a, dma_b))
+            best = np.minimum(best, pair + case.infeasible)
+            continue
         for sa in (0, 1):
             for sb in (0, 1):
                 pair = _pair_bound(
@@ -230,6 +237,40 @@ def split_bound(
                 )  # fmt: skip
                 best = np.minimum(best, pair + case.infeasible)
     return best
+
+
+def _relaxed_pair(
+    c: Costs,
+    case: CaseTerms,
+    fixed: chains.FixedPaths,
+    terms: Any,
+    legs: tuple[list[Any], list[Any]],
+    after: list[list[Any]],
+    dma: tuple[list[Any], list[Any]],
+) -> Any:
+    """One figure of a split at most each of :func:`_pair_bound`'s four slot combinations.
+
+    With one slot an operand holds chunks of up to its whole share, so its copies (and their
+    instructions, DMA copies and every leg of :func:`tiler.bounds.copies.copy_busy`, each
+    non-decreasing in the copies) are at most those with two; the steps after the last copy
+    are the least over both slot counts; and the one-slot chain and the pass-start stalls,
+    which only raise a combination's makespan, are left out. :func:`_pair_bound`'s figure is
+    non-decreasing in each of these, so this is at most every combination's.
+    """
+    (legs_a, legs_b), (dma_a, dma_b) = legs, dma
+    least_after = np.minimum(
+        np.minimum(after[0][0], after[0][1]), np.minimum(after[1][0], after[1][1])
+    )
+    bare = CaseTerms(
+        a_terms=case.a_terms, b_terms=case.b_terms, a_passes=case.a_passes,
+        b_passes=case.b_passes, a_lo=case.a_lo, a_hi=case.a_hi, hbm=case.hbm, stalled=[],
+        infeasible=case.infeasible, scalar=case.scalar, norm_blocks=case.norm_blocks,
+    )  # fmt: skip
+    # Pair (1, 1): no one-slot chain is priced (the legs passed are the one-slot ones).
+    return _pair_bound(
+        c, bare, fixed, terms, (legs_a[0], legs_b[0]), (1, 1), least_after,
+        case.scalar(dma_a[0] + dma_b[0]),
+    )  # fmt: skip
 
 
 def _pair_bound(

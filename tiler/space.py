@@ -41,6 +41,7 @@ from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.hardware.dtypes import mx_operand_align_bytes as mx_align_of
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import align_up, ceil_div
+from simcore.pipeline.traffic import largest_core_extent
 from simcore.tiling.legality import problem_violations
 from simcore.tiling.problem import Format, Problem, Template
 from simcore.tiling.tcube import REQUIRED_FIELDS
@@ -485,6 +486,10 @@ def build_space(problem: Problem, preset: HardwarePreset, fixed: Mapping[str, An
     }
     groups["m_iter"] = ceil_div(groups["singleCoreM"], groups["baseM"])
     groups["n_iter"] = ceil_div(groups["singleCoreN"], groups["baseN"])
+    # The largest core's rows and columns, the share the estimator prices (singleCoreM above M
+    # leaves the one core along M with M rows): the per-core bounds take these.
+    groups["core_rows"] = largest_core_extent(problem.m, groups["singleCoreM"])
+    groups["core_cols"] = largest_core_extent(problem.n, groups["singleCoreN"])
     groups["k_iter"] = ceil_div(problem.k, groups["baseK"])
     groups["bias_l1"] = groups["baseN"] * bias_bytes if has_bt else np.zeros_like(ti)
     blk_a = groups["baseM"] * groups["baseK"] * in_bits // 8

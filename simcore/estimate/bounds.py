@@ -52,7 +52,13 @@ import numpy as np
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.busy import compute_busy, drain_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
-from simcore.pipeline.traffic import kernel_us, l2_share_most, operand_traffic, slots
+from simcore.pipeline.traffic import (
+    kernel_us,
+    l2_share_most,
+    largest_core_extent,
+    operand_traffic,
+    slots,
+)
 from simcore.pipeline.transfer import chunk_cost_sum  # the estimator's V and DMA totals
 from simcore.tiling.problem import Problem
 
@@ -90,8 +96,15 @@ def ub_operand_floor_arrays(
     m, n, k = problem.m, problem.n, problem.k
     sm, sn = f["singleCoreM"], f["singleCoreN"]
     bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
-    m_iter, n_iter, k_iter = ceil_div(sm, bm), ceil_div(sn, bn), ceil_div(k, bk)
     cores = ceil_div(m, sm) * ceil_div(n, sn)
+    # The largest core's share, as the estimator prices it (singleCoreN above N: N columns).
+    core = {
+        **f,
+        "singleCoreM": largest_core_extent(m, sm),
+        "singleCoreN": largest_core_extent(n, sn),
+    }
+    m_iter = ceil_div(core["singleCoreM"], bm)
+    n_iter, k_iter = ceil_div(core["singleCoreN"], bn), ceil_div(k, bk)
     # The largest share of the chip's bandwidth a core of this split can get (every reload
     # hitting L2): simcore.pipeline.traffic.chip_bandwidth_cap with hit = 1.
     cap = np.minimum(
@@ -114,7 +127,7 @@ def ub_operand_floor_arrays(
         for on_vector, reachable in ((True, vec_lo), (False, ~vec_hi)):
             if not reachable.any():
                 continue
-            part = _floor_parts(Costs(problem, preset, on_vector), problem, f, is_a, cap)
+            part = _floor_parts(Costs(problem, preset, on_vector), problem, core, is_a, cap)
             floor = _combine(part.pipes, part.makespan)
             best = np.minimum(best, np.where(reachable, floor, np.inf))
             if parts:

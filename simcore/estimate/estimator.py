@@ -83,6 +83,7 @@ from simcore.pipeline.traffic import (
     kernel_us,
     l2_share_most,
     l2_share_of,
+    largest_core_extent,
     operand_chip_traffic,
     reuse_working_set,
     slots,
@@ -367,21 +368,22 @@ def operand_floor_arrays(
     slots_b = slots(f["depthB1"], f["stepN"], f["stepKb"])
     chunk_a = k_chunking(k, f["baseK"], f["stepKa"], c.c0)
     chunk_b = k_chunking(k, f["baseK"], f["stepKb"], c.c0)
+    rows_c, cols_c = largest_core_extent(m, sm), largest_core_extent(n, sn)
     a_full = traffic_coefficients(
-        sm, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0, chunk_a
+        rows_c, bm, f["stepM"], k, f["baseK"], f["stepKa"], slots_a, order0, c.c0, chunk_a
     )
     b_full = traffic_coefficients(
-        sn, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0, chunk_b
+        cols_c, bn, f["stepN"], k, f["baseK"], f["stepKb"], slots_b, ~order0, c.c0, chunk_b
     )
-    m_iter_f, n_iter_f = ceil_div(sm, bm), ceil_div(sn, bn)
-    # The slowest core (full rows x full cols) is the one the estimator prices.
+    m_iter_f, n_iter_f = ceil_div(rows_c, bm), ceil_div(cols_c, bn)
+    # The slowest core (the largest rows x cols share) is the one the estimator prices.
     first_traffic = (
         a_full[0] + a_full[1] * n_iter_f,
         a_full[2] + a_full[3] * n_iter_f,
         b_full[0] + b_full[1] * m_iter_f,
         b_full[2] + b_full[3] * m_iter_f,
     )
-    res = _core(c, problem, f, sm, sn, cap, first_traffic, True)
+    res = _core(c, problem, f, rows_c, cols_c, cap, first_traffic, True)
     out = {}
     for op in ("a", "b"):
         cycles = np.minimum(res[f"own_{op}"], res[f"seq_{op}"])
@@ -487,6 +489,9 @@ def _estimate_block(
     full_n_cores = n_cores - 1
     tail_m = m - full_m_cores * sm
     tail_n = n - full_n_cores * sn
+    # The largest core's rows and columns: singleCoreM (N) unless it exceeds M (N), where the
+    # one core along that dimension gets M (N) (a GEMV's N = 1 under singleCoreN = 16).
+    rows_c, cols_c = largest_core_extent(m, sm), largest_core_extent(n, sn)
     in_b = bits(problem.dtype) / 8.0
     bm, bn = f["baseM"], f["baseN"]
     order0 = f["iterateOrder"] == 0
@@ -495,19 +500,19 @@ def _estimate_block(
     # Chip traffic first (it sets the per-core bandwidth cap), from the closed-form reuse. Core
     # shapes are (full or tail rows) x (full or tail cols): A's traffic is summed over the row
     # shapes x the columns' blocks, B's over the column shapes x the rows' blocks.
-    m_iter_f, m_iter_t = ceil_div(sm, bm), ceil_div(tail_m, bm)
-    n_iter_f, n_iter_t = ceil_div(sn, bn), ceil_div(tail_n, bn)
+    m_iter_f, m_iter_t = ceil_div(rows_c, bm), ceil_div(tail_m, bm)
+    n_iter_f, n_iter_t = ceil_div(cols_c, bn), ceil_div(tail_n, bn)
     # Row blocks summed over the cores along M (column blocks over the cores along N).
     m_blocks = full_m_cores * m_iter_f + m_iter_t
     n_blocks = full_n_cores * n_iter_f + n_iter_t
     group_m = bm * f["stepM"]
     group_n = bn * f["stepN"]
     loads_a, el_a, chip_el_a = operand_chip_traffic(
-        (sm, tail_m), (m_iter_f, m_iter_t), group_m, f["stepM"], slots_a, order0,
+        (rows_c, tail_m), (m_iter_f, m_iter_t), group_m, f["stepM"], slots_a, order0,
         k_chunking(k, f["baseK"], f["stepKa"], c.c0), full_m_cores, n_cores, n_iter_f, n_blocks,
     )  # fmt: skip
     loads_b, el_b, chip_el_b = operand_chip_traffic(
-        (sn, tail_n), (n_iter_f, n_iter_t), group_n, f["stepN"], slots_b, ~order0,
+        (cols_c, tail_n), (n_iter_f, n_iter_t), group_n, f["stepN"], slots_b, ~order0,
         k_chunking(k, f["baseK"], f["stepKb"], c.c0), full_n_cores, m_cores, m_iter_f, m_blocks,
     )  # fmt: skip
     read = (chip_el_a + chip_el_b) * in_b
@@ -527,13 +532,14 @@ def _estimate_block(
     )  # fmt: skip
     cap, hbm = chip_bandwidth_cap(read, write, unique, working, m_cores * n_cores, preset, share)
 
-    # The slowest core is the one with the largest share (singleCoreM x singleCoreN): every cost
-    # grows with the rows and columns, so the tail cores never take longer; only it is priced.
+    # The slowest core is the one with the largest share (rows_c x cols_c, singleCoreM x
+    # singleCoreN where they fit in M x N): every cost grows with the rows and columns, so the
+    # tail cores never take longer; only it is priced.
     vp = vector_path_array(problem, f, preset) if path is None else None
     if path is not None or vp is None or vp.all() or not vp.any():
         one = path if path is not None else vp is None or bool(vp.all())
         c = Costs(problem, preset, one)
-        res = _core(c, problem, f, sm, sn, cap, first_traffic, floor, queue)
+        res = _core(c, problem, f, rows_c, cols_c, cap, first_traffic, floor, queue)
         parts: list[tuple[Any, dict[str, Any]]] = [(None, res)]
     else:
         # Tilings whose reorder halves do not fit in UB take the column-DMA path: price the two
@@ -544,8 +550,8 @@ def _estimate_block(
             # ``take`` gathers in ~15 % fewer instructions than indexing with an index array.
             sub = {name: a.take(idx) for name, a in f.items()}
             res = _core(
-                Costs(problem, preset, on), problem, sub, sub["singleCoreM"],
-                sub["singleCoreN"], cap.take(idx), tuple(x.take(idx) for x in first_traffic),
+                Costs(problem, preset, on), problem, sub, rows_c.take(idx),
+                cols_c.take(idx), cap.take(idx), tuple(x.take(idx) for x in first_traffic),
                 floor, queue,
             )  # fmt: skip
             parts.append((idx, res))

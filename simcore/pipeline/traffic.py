@@ -55,6 +55,16 @@ def core_shapes(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
     return [CoreShape(r, c, n) for (r, c), n in counts.items()]
 
 
+def largest_core_extent(total: Any, single: Any) -> Any:
+    """Rows (or columns) of the largest core share along one dimension: ``min(single, total)``.
+
+    A core gets ``single`` rows except the last, which gets the tail; where ``single`` exceeds
+    the dimension (a GEMV's N = 1 under singleCoreN = 16) the one core gets the dimension itself,
+    as in :func:`core_shapes`. The estimator prices this core, the simulator plays it.
+    """
+    return np.minimum(single, total)
+
+
 def slots(depth: Any, step_blocks: Any, step_k: Any) -> Any:
     """L1 chunk slots of an operand: depth / (step x stepK), at least 1."""
     if isinstance(depth, np.ndarray) and depth.dtype == np.float64:

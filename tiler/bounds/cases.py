@@ -114,7 +114,7 @@ def _case(
     tiling.
     """
     p = space.preset
-    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    rows, cols = g["core_rows"], g["core_cols"]
     bm, bn = g["baseM"], g["baseN"]
     m_iter, n_iter, k_iter = g["m_iter"], g["n_iter"], g["k_iter"]
     a_once, b_once = once

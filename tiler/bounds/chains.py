@@ -55,8 +55,8 @@ def average_step(c: Costs, g: dict[str, Any]) -> Any:
     p = c.preset
     bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
     m_iter, n_iter = g["m_iter"], g["n_iter"]
-    rm_t = g["singleCoreM"] - (m_iter - 1) * bm
-    cn_t = g["singleCoreN"] - (n_iter - 1) * bn
+    rm_t = g["core_rows"] - (m_iter - 1) * bm
+    cn_t = g["core_cols"] - (n_iter - 1) * bn
     fr = ((m_iter - 1) * ceil_div(bm, FRACTAL_ROWS) + ceil_div(rm_t, FRACTAL_ROWS)) / m_iter
     fc = ((n_iter - 1) * ceil_div(bn, FRACTAL_ROWS) + ceil_div(cn_t, FRACTAL_ROWS)) / n_iter
     fk = ceil_div(bk, c.c0)
@@ -107,7 +107,7 @@ def chain_classes(
     bk, k_iter = g["baseK"], g["k_iter"]
     k_t = k - (k_iter - 1) * bk
     m_iter, n_iter = g["m_iter"], g["n_iter"]
-    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    rows, cols = g["core_rows"], g["core_cols"]
     bm, bn = g["baseM"], g["baseN"]
     span = {"a1": 0.0, "b1": 0.0, "both": 0.0}
     spans: dict[str, Any] = dict(span)
@@ -251,7 +251,7 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
         cap: The order's largest bandwidth share (bytes per cycle).
     """
     problem, p = space.problem, space.preset
-    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    rows, cols = g["core_rows"], g["core_cols"]
     bm, bn = g["baseM"], g["baseN"]
     m_iter, n_iter = g["m_iter"], g["n_iter"]
     drain_fix, drain_v, c_out, dr_last = drain_busy(c, rows, cols, bm, bn, cap)

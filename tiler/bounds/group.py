@@ -50,7 +50,7 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
     g = _select(space.groups, idx)
     c = Costs(problem, preset)
     cube = cube_busy(
-        c, problem.k, g["singleCoreM"], g["singleCoreN"], g["baseM"], g["baseN"], g["baseK"]
+        c, problem.k, g["core_rows"], g["core_cols"], g["baseM"], g["baseN"], g["baseK"]
     )
     # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
     out = kernel_us(preset, cube / preset.clock_mhz)
@@ -215,7 +215,7 @@ def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
     """
     problem, p = space.problem, space.preset
     k = problem.k
-    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    rows, cols = g["core_rows"], g["core_cols"]
     bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
     m_iter, n_iter, k_iter = g["m_iter"], g["n_iter"], g["k_iter"]
     rm_t = rows - (m_iter - 1) * bm

@@ -5,12 +5,14 @@ from __future__ import annotations
 from email.message import Message
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 
+from app.db.repository import ShapeRange
 from app.jobs.service import JobService
 from app.problem_json import ProblemError
 from app.settings import Settings
 from app.tuning import TuningService
+from simcore.tiling.problem import INT32_MAX
 
 
 def get_service(request: Request) -> TuningService:
@@ -81,3 +83,21 @@ JobServiceDep = Annotated[JobService, Depends(get_job_service)]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 #: Route dependency of every operation that takes a JSON body.
 JSON_BODY = [Depends(require_json_body)]
+
+
+_Dim = Query(ge=1, le=INT32_MAX)
+
+
+def shape_range_query(
+    m_min: Annotated[int | None, _Dim] = None,
+    m_max: Annotated[int | None, _Dim] = None,
+    n_min: Annotated[int | None, _Dim] = None,
+    n_max: Annotated[int | None, _Dim] = None,
+    k_min: Annotated[int | None, _Dim] = None,
+    k_max: Annotated[int | None, _Dim] = None,
+) -> ShapeRange:
+    """The M/N/K range query parameters of a listing (``m_min`` ... ``k_max``; None: any)."""
+    return ShapeRange(m_min=m_min, m_max=m_max, n_min=n_min, n_max=n_max, k_min=k_min, k_max=k_max)
+
+
+ShapeRangeDep = Annotated[ShapeRange, Depends(shape_range_query)]

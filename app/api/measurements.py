@@ -7,13 +7,14 @@ so a bad row stores nothing of it.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, Field
 
-from app.api.deps import JSON_BODY, ServiceDep
+from app.api.deps import JSON_BODY, ServiceDep, ShapeRangeDep
 from app.api.pagination import decode_cursor, encode_cursor
 from app.api.replay import answers_changed
 from app.db import feedback_repository as frepo
@@ -202,9 +203,6 @@ async def import_measurements(
     return stored
 
 
-_Dim = Query(ge=1, le=2**31 - 1)
-
-
 @router.get(
     "/measurements",
     summary="List measurements with the current model's prediction beside each",
@@ -212,13 +210,8 @@ _Dim = Query(ge=1, le=2**31 - 1)
 )
 async def list_measurements(
     service: ServiceDep,
+    shape: ShapeRangeDep,
     soc: Annotated[str | None, Query(max_length=64)] = None,
-    m_min: Annotated[int | None, _Dim] = None,
-    m_max: Annotated[int | None, _Dim] = None,
-    n_min: Annotated[int | None, _Dim] = None,
-    n_max: Annotated[int | None, _Dim] = None,
-    k_min: Annotated[int | None, _Dim] = None,
-    k_max: Annotated[int | None, _Dim] = None,
     tiling_id: Annotated[
         str | None,
         Query(
@@ -240,16 +233,7 @@ async def list_measurements(
         if stored is None:
             raise ProblemError(404, "not-found", f"no stored tiling has id {tiling_id!r}")
         key = problem_key(stored.request.problem)
-    where = frepo.MeasurementFilter(
-        soc=soc,
-        m_min=m_min,
-        m_max=m_max,
-        n_min=n_min,
-        n_max=n_max,
-        k_min=k_min,
-        k_max=k_max,
-        problem_key=key,
-    )
+    where = frepo.MeasurementFilter(soc=soc, problem_key=key, **asdict(shape))
     before = None if cursor is None else decode_cursor(cursor)
     rows, next_seq = await anyio.to_thread.run_sync(
         lambda: frepo.list_measurements(service.db, where, before_seq=before, limit=limit)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated
 
 import anyio.to_thread
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 
-from app.api.deps import JSON_BODY, ServiceDep
+from app.api.deps import JSON_BODY, ServiceDep, ShapeRangeDep
 from app.api.examples import CHECK_EXAMPLES, TUNE_EXAMPLES
 from app.api.pagination import decode_cursor, encode_cursor
 from app.api.replay import CACHED_STATE_KEY
@@ -29,7 +30,6 @@ from app.schemas import (
     ValidateResponse,
 )
 from app.tuning import TuningService, timeline_job, validate_pair
-from simcore.tiling.problem import INT32_MAX
 
 router = APIRouter(prefix="/v1", tags=["tilings"])
 
@@ -144,9 +144,6 @@ async def get_tiling(
     return await measured_answers.resolve(service, stored, request.problem, request.fixed, source)
 
 
-_Dim = Query(ge=1, le=INT32_MAX)
-
-
 @router.get(
     "/tilings",
     summary="List stored tuning results",
@@ -154,15 +151,10 @@ _Dim = Query(ge=1, le=INT32_MAX)
 )
 async def list_tilings(
     service: ServiceDep,
+    shape: ShapeRangeDep,
     soc: Annotated[str | None, Query(max_length=64, description="SoC, e.g. Ascend910B2.")] = None,
     dtype: Annotated[str | None, Query(max_length=16, description="Input dtype.")] = None,
     model_version: Annotated[str | None, Query(max_length=32)] = None,
-    m_min: Annotated[int | None, _Dim] = None,
-    m_max: Annotated[int | None, _Dim] = None,
-    n_min: Annotated[int | None, _Dim] = None,
-    n_max: Annotated[int | None, _Dim] = None,
-    k_min: Annotated[int | None, _Dim] = None,
-    k_max: Annotated[int | None, _Dim] = None,
     limit: Annotated[int, Query(ge=1, le=_MAX_PAGE, description="Page size.")] = 50,
     cursor: Annotated[
         str | None, Query(max_length=64, description="`next_cursor` of the previous page.")
@@ -173,17 +165,7 @@ async def list_tilings(
     Pages are keyset-paginated: pass `next_cursor` as `cursor` for the next page. Results stored
     while paging never shift or repeat items.
     """
-    where = ResultFilter(
-        soc=soc,
-        dtype=dtype,
-        model_version=model_version,
-        m_min=m_min,
-        m_max=m_max,
-        n_min=n_min,
-        n_max=n_max,
-        k_min=k_min,
-        k_max=k_max,
-    )
+    where = ResultFilter(soc=soc, dtype=dtype, model_version=model_version, **asdict(shape))
     before = None if cursor is None else decode_cursor(cursor)
     items, next_seq = await anyio.to_thread.run_sync(
         lambda: repo.list_results(service.db, where, before_seq=before, limit=limit)

@@ -13,7 +13,7 @@ import threading
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.db import feedback_repository as frepo
 from app.db.engine import Database
@@ -25,6 +25,9 @@ from simcore.tiling.tcube import TCubeTiling
 from simcore.version import MODEL_VERSION
 from tiler.calibrate import Observation, fit_profile, profile_preset
 from tiler.measured import measured_kind
+
+if TYPE_CHECKING:  # the routes' module (FastAPI); pool workers import this one without it
+    from app.problem_json import ProblemError
 
 
 @dataclass(frozen=True)
@@ -223,7 +226,7 @@ async def chosen_preset(service: Any, problem: Any) -> tuple[HardwarePreset | No
     return (None if info["id"] is None else preset), info
 
 
-def profile_problem(exc: ProfileError, field: str) -> Any:
+def profile_problem(exc: ProfileError, field: str) -> ProblemError:
     """The 422 ``ProblemError`` of a profile choice that cannot be used, naming ``field``."""
     from app.problem_json import ProblemError
 

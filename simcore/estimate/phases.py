@@ -38,12 +38,9 @@ def _panels(r: CoreRecords, idx: np.ndarray | None) -> tuple[Any, Any, Any, Any]
     cap, bk = on(r.cap), on(g.bk)
     a_args = ((on(g.bm), bk), g.k, on(ch.step_ka), cap, on(fa))
     b_args = ((on(g.bn), bk), g.k, on(ch.step_kb), cap, on(fb))
-    return (
-        panel_copy_cycles(c, True, on(g.bm), *a_args),
-        panel_copy_cycles(c, True, on(g.rm_t), *a_args),
-        panel_copy_cycles(c, False, on(g.bn), *b_args),
-        panel_copy_cycles(c, False, on(g.cn_t), *b_args),
-    )
+    a_f, a_t = panel_copy_cycles(c, True, (on(g.bm), on(g.rm_t)), *a_args)
+    b_f, b_t = panel_copy_cycles(c, False, (on(g.bn), on(g.cn_t)), *b_args)
+    return a_f, a_t, b_f, b_t
 
 
 def phase_terms(

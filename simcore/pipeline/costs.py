@@ -306,7 +306,7 @@ class Costs:
         """
         p = self.preset
         trans = self.trans_a if is_a else not self.trans_b
-        nd_rows, _ = self.a_nd_rows(rows, k) if is_a else self.b_nd_rows(rows, k)
+        nd_rows = self.nd_row_count(is_a, rows, k)
         # The contiguous dimension is K for A (M x K) and for B transposed (N x K), else M / N.
         split = pieces[0] if trans else pieces[1]
         eff = self.a_eff if is_a else self.b_eff
@@ -343,6 +343,13 @@ class Costs:
         return p.gm_to_ub_latency_cycles + nbytes / at_most(
             cap_bpc, p.gm_to_ub_peak_bytes_per_cycle * eff
         )
+
+    def nd_row_count(self, is_a: bool, rows: Num, k: Num) -> Num:
+        """The ND rows of :meth:`a_nd_rows` (:meth:`b_nd_rows` for B) without their bytes."""
+        # (The row bytes cost a multiply and a ceiling division per call, unused here.)
+        if is_a:
+            return k if self.trans_a else rows
+        return rows if self.trans_b else k
 
     def a_nd_rows(self, rows: Num, k: Num) -> tuple[Num, Num]:
         """(rows, row bytes) of an A chunk of ``rows`` x ``k`` as it lies in GM (ND)."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import align_up, at_most, ceil_div
 from simcore.pipeline.traffic import operand_passes
@@ -88,11 +89,30 @@ def direct_copy_costs(
     Returns:
         ``(total, per full-K chunk copy, per K-tail chunk copy)``.
     """
+    tile = _shape_tile_bytes(c, shapes)
 
     def cost(rows: Any, kk: Any) -> Any:
-        return c.direct_load_cycles(is_a, rows, kk, cap, pieces(rows, kk), contention)
+        return c.direct_load_cycles(
+            is_a, rows, kk, cap, pieces(rows, kk), contention, tile(rows, kk)
+        )
 
     return shape_costs(cost, shapes)
+
+
+def _shape_tile_bytes(c: Costs, shapes: ChunkShapes) -> Callable[[Any, Any], Any]:
+    """:meth:`Costs.l1_tile_bytes` of each shape of ``shapes`` (rows, K) -> bytes.
+
+    Each rows' and each K's alignment is computed once (the four shapes pair two of each),
+    then multiplied in :meth:`Costs.l1_tile_bytes`' order.
+    """
+    rows_al = {id(rows): align_up(rows, FRACTAL_ROWS) for rows, _ in shapes.groups}
+    ks_al = {id(kk): align_up(kk, c.c0) for kk in shapes.ks}
+
+    def tile(rows: Any, kk: Any) -> Any:
+        # (Keyed by the shapes' own objects, alive as long as ``shapes``.)
+        return rows_al[id(rows)] * ks_al[id(kk)] * c.in_bytes
+
+    return tile
 
 
 def norm_step_handoff(
@@ -265,15 +285,15 @@ def shape_pieces(
 
     The DMA count and the direct copies' cycles of an operand price the same pieces.
     """
-    table = {
-        (id(rows), id(kk)): copy_pieces(norm, rows, base, kk, base_k)
-        for rows, _ in shapes.groups
-        for kk in shapes.ks
-    }
+    if not norm:
+        return lambda rows, kk: copy_pieces(norm, rows, base, kk, base_k)
+    # Each rows' pieces and each K's are computed once: the four shapes pair two of each.
+    by_rows = {id(rows): ceil_div(rows, base) for rows, _ in shapes.groups}
+    by_k = {id(kk): ceil_div(kk, base_k) for kk in shapes.ks}
 
     def pieces(rows: Any, kk: Any) -> tuple[Any, Any]:
         # (Keyed by the shapes' own objects, alive as long as ``shapes``.)
-        return table[(id(rows), id(kk))]
+        return by_rows[id(rows)], by_k[id(kk)]
 
     return pieces
 

@@ -14,9 +14,6 @@ import numpy as np
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
-from simcore.hardware.dtypes import FRACTAL_ROWS
-from simcore.pipeline.arith import align_up, ceil_div
-from simcore.pipeline.costs import Costs
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_a import AHops
@@ -150,47 +147,6 @@ def line_phase_path(
     return total
 
 
-def panel_copy_cycles(
-    c: Costs,
-    is_a: bool,
-    rows: tuple[Any, ...],
-    bases: tuple[Any, Any],
-    k: Any,
-    step_k: Any,
-    cap: Any,
-    contention: Any,
-) -> tuple[Any, ...]:
-    """MTE2 cycles of one block's direct copies of an operand's panel (``stepM = stepN = 1``).
-
-    ``kc - 1`` full-K chunks and the K-tail chunk of ``rows`` rows (``bases``: the operand's
-    base rows and baseK), each priced by :meth:`Costs.direct_load_cycles` with the template's
-    copy pieces and the same-address factor ``contention``, as the simulator prices them: an
-    on-the-fly ND->NZ copy is bound by its ND rows when they are short, so a narrow tail block's
-    panel is not its bytes' share of the full one's. One panel per entry of ``rows`` (the full
-    and the tail block's), sharing the chunks' K and what depends on it only.
-    """
-    base, base_k = bases
-    kc = ceil_div(ceil_div(k, base_k), step_k)
-    chunk_k = step_k * base_k
-    ks = (chunk_k, k - (kc - 1) * chunk_k)
-    # (:func:`simcore.pipeline.transfer.copy_pieces` and :meth:`Costs.l1_tile_bytes`, their K
-    # factors computed once.)
-    k_pieces = [ceil_div(kk, base_k) for kk in ks] if c.norm else [1, 1]
-    ks_al = [align_up(kk, c.c0) for kk in ks]
-    out = []
-    for rr in rows:
-        r_pieces = ceil_div(rr, base) if c.norm else 1
-        rows_al = align_up(rr, FRACTAL_ROWS)
-        costs = [
-            c.direct_load_cycles(
-                is_a, rr, kk, cap, (r_pieces, kp), contention, rows_al * k_al * c.in_bytes
-            )
-            for kk, kp, k_al in zip(ks, k_pieces, ks_al, strict=True)
-        ]
-        out.append((kc - 1) * costs[0] + costs[1])
-    return tuple(out)
-
-
 def both_reloaded_phase_gain(
     copies: tuple[Any, Any, Any, Any],
     iters: tuple[Any, Any],
@@ -212,8 +168,8 @@ def both_reloaded_phase_gain(
     boundary and chunk stalls, spread evenly over the blocks. Direct copies (no UB, no column
     DMA) and stepM = stepN = 1 only (the caller passes those candidates, or masks the others'
     gains). ``copies`` holds one block's A panel copies (full, tail row) and B's (full, tail
-    column), :func:`panel_copy_cycles`; ``iters`` m_iter and n_iter; ``blocks_n`` is
-    max(m_iter x n_iter, 1).
+    column), :attr:`simcore.estimate.copies.Copies.panels`; ``iters`` m_iter and n_iter;
+    ``blocks_n`` is max(m_iter x n_iter, 1).
     """
     a_f, a_t, b_f, b_t = copies
     m_iter, n_iter = iters

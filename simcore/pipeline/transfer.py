@@ -77,7 +77,7 @@ def direct_copy_costs(
     contention: Any,
     shapes: ChunkShapes,
     pieces: Callable[[Any, Any], tuple[Any, Any]],
-) -> tuple[Any, Any, Any]:
+) -> tuple[Any, Any, Any, tuple[Any, Any]]:
     """MTE2 cycles of all direct GM->L1 chunk copies of one operand, priced per chunk shape.
 
     ``shapes`` are the operand's chunk shapes (:func:`chunk_shapes`) and ``pieces`` their copy
@@ -87,7 +87,9 @@ def direct_copy_costs(
     copy are averages over the shapes too, not the cost at the average rows.
 
     Returns:
-        ``(total, per full-K chunk copy, per K-tail chunk copy)``.
+        ``(total, per full-K chunk copy, per K-tail chunk copy, per pass)``: the last, one
+        pass over the K chunks of a full group and of the tail group
+        (:func:`shape_costs_by_group`).
     """
     tile = _shape_tile_bytes(c, shapes)
 
@@ -96,7 +98,7 @@ def direct_copy_costs(
             is_a, rows, kk, cap, pieces(rows, kk), contention, tile(rows, kk)
         )
 
-    return shape_costs(cost, shapes)
+    return shape_costs_by_group(cost, shapes)
 
 
 def _shape_tile_bytes(c: Costs, shapes: ChunkShapes) -> Callable[[Any, Any], Any]:
@@ -264,18 +266,33 @@ def shape_costs(cost: Callable[[Any, Any], Any], shapes: ChunkShapes) -> tuple[A
     Returns:
         ``(total, per full-K chunk, per K-tail chunk)``.
     """
+    total, per_f, per_l, _ = shape_costs_by_group(cost, shapes)
+    return total, per_f, per_l
+
+
+def shape_costs_by_group(
+    cost: Callable[[Any, Any], Any], shapes: ChunkShapes
+) -> tuple[Any, Any, Any, tuple[Any, Any]]:
+    """:func:`shape_costs` and the cost of one pass of each group: all its K chunks.
+
+    Returns:
+        ``(total, per full-K chunk, per K-tail chunk, (full group's pass, tail group's pass))``.
+    """
     kc, (chunk_k, k_last) = shapes.kc, shapes.ks
     total: Any = 0.0
     sum_f: Any = 0.0
     sum_l: Any = 0.0
+    per_pass = []
     for rows, passes in shapes.groups:
         c_f = cost(rows, chunk_k)
         c_l = cost(rows, k_last)
-        total = total + passes * ((kc - 1) * c_f + c_l)
+        one = (kc - 1) * c_f + c_l
+        per_pass.append(one)
+        total = total + passes * one
         sum_f = sum_f + passes * c_f
         sum_l = sum_l + passes * c_l
     n = np.maximum(shapes.groups[0][1] + shapes.groups[1][1], 1)
-    return total, sum_f / n, sum_l / n
+    return total, sum_f / n, sum_l / n, (per_pass[0], per_pass[1])
 
 
 def shape_pieces(

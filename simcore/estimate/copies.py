@@ -292,7 +292,9 @@ def copy_totals_of(
     a_args = (g.rows, g.bm, f["stepM"], ch.slots_a, g.n_iter, order == 0, g.k, g.bk, ch.step_ka)
     b_args = (g.cols, g.bn, f["stepN"], ch.slots_b, g.m_iter, order == 1, g.k, g.bk, ch.step_kb)
     # Each operand's chunk shapes, shared by the sums over its copies below.
-    shapes_a, shapes_b = chunk_shapes(*a_args), chunk_shapes(*b_args)
+    # (Their K chunks and blocks are the chunking's and the grid's.)
+    shapes_a = chunk_shapes(*a_args, (ch.kc_a, g.m_iter))
+    shapes_b = chunk_shapes(*b_args, (ch.kc_b, g.n_iter))
     direct_a = not (c.a_via_ub or c.a_by_column)
     direct_b = not (c.b_via_ub or c.b_by_column)
     # (A direct operand's MTE2 total is priced per shape below, with no V or MTE3 legs.)

@@ -76,7 +76,7 @@ from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.traffic import (
     c_gm_bytes_per_element,
     chip_bandwidth_cap,
-    core_share,
+    core_share_of,
     hbm_floor_cycles,
     k_chunking,
     kernel_times,
@@ -576,27 +576,31 @@ def _estimate_block(
             )  # fmt: skip
             parts.append((idx, res))
 
+    # (The cores' mean share of the work from the cores and tails above.)
+    share = core_share_of(
+        (m_cores, n_cores), (ceil_div(sm, bm), ceil_div(sn, bn)), (m_iter_t, n_iter_t)
+    )
+
     def finish() -> dict[str, Any]:
-        return _finish_block(preset, problem, f, parts, (cap, hbm, read))
+        return _finish_block(preset, f, parts, (cap, hbm, read, share))
 
     return finish
 
 
 def _finish_block(
     preset: HardwarePreset,
-    problem: Problem,
     f: dict[str, np.ndarray],
     parts: list[tuple[Any, dict[str, Any]]],
-    chip: tuple[Any, Any, Any],
+    chip: tuple[Any, Any, Any, Any],
 ) -> dict[str, Any]:
     """The outputs of one block from its cores' makespans and busy totals (``parts``).
 
     ``parts`` has one (None, result) of :func:`_core` for the whole block, or one (indices,
-    result) per data path; ``chip`` is the bandwidth cap, the HBM bytes and the bytes read.
+    result) per data path; ``chip`` is the bandwidth cap, the HBM bytes, the bytes read and
+    the cores' mean share of the work (:func:`simcore.pipeline.traffic.core_share`).
     """
-    cap, hbm, read = chip
-    m, n = problem.m, problem.n
-    sm, sn, bm, bn = f["singleCoreM"], f["singleCoreN"], f["baseM"], f["baseN"]
+    cap, hbm, read, share = chip
+    sm = f["singleCoreM"]
     if parts[0][0] is None:
         res = parts[0][1]
         busy = {p: np.broadcast_to(res["busy"][p], sm.shape) for p in PIPE_NAMES}
@@ -632,7 +636,7 @@ def _finish_block(
     worst = {"span": span, "seq": seq, "res": rb, "busy": busy}
     launch = preset.launch_overhead_us * preset.clock_mhz
     cycles = worst["span"] + launch
-    times = kernel_times(preset, worst["span"], core_share(m, n, sm, sn, bm, bn))
+    times = kernel_times(preset, worst["span"], share)
     out: dict[str, Any] = {
         "cycles": cycles,
         "time_us": times.time_us,

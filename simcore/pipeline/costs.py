@@ -32,6 +32,7 @@ preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,7 @@ from simcore.pipeline.drain import (
     fixpipe_cycles,
     fixpipe_to_ub_cycles,
     l0c_to_ub_cycles,
+    l0c_to_ub_table,
     ub_to_gm_cycles,
 )
 from simcore.pipeline.mmad import mmad_cycles
@@ -431,6 +433,13 @@ class Costs:
         See :func:`simcore.pipeline.drain.l0c_to_ub_cycles`.
         """
         return l0c_to_ub_cycles(self.preset, rows, cols, bits(self.c_dtype), self.vector_path)
+
+    def c_to_ub_table(self, rows: Sequence[Num], cols: Sequence[Num]) -> dict[tuple[int, int], Num]:
+        """:meth:`c_to_ub_cycles` of every block ``rows[i] x cols[j]``, keyed ``(i, j)``.
+
+        See :func:`simcore.pipeline.drain.l0c_to_ub_table`.
+        """
+        return l0c_to_ub_table(self.preset, rows, cols, bits(self.c_dtype), self.vector_path)
 
     def c_ub_to_gm_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
         """MTE3 cycles to write a block UB->GM (chips without FixPipe).

@@ -307,10 +307,10 @@ def copy_totals_of(
     reorders_a: tuple[Any, Any] | None = None
     reorders_b: tuple[Any, Any] | None = None
     if c.a_via_ub:
-        va, ra_f, ra_l = shape_costs(c.nd2nz_a_cycles, shapes_a)
+        va, ra_f, ra_l = shape_costs(c.nd2nz_shape_cycles(True), shapes_a)
         reorders_a = (ra_f, ra_l)
     if c.b_via_ub:
-        vb, rb_f, rb_l = shape_costs(c.nd2nz_b_cycles, shapes_b)
+        vb, rb_f, rb_l = shape_costs(c.nd2nz_shape_cycles(False), shapes_b)
         reorders_b = (rb_f, rb_l)
     fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"])
     dma_a, direct_legs_a = _direct_copies(c, True, cap, fa, shapes_a, (g.bm, g.bk), loads_a)

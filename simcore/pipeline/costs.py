@@ -32,7 +32,7 @@ preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -371,6 +371,27 @@ class Costs:
         return reorder.nd2nz_reorder_cycles(
             nd_rows, row_bytes, ub_nd_pitch_bytes(row_bytes), self.preset
         )
+
+    def nd2nz_shape_cycles(self, is_a: bool) -> Callable[[Num, Num], Num]:
+        """:meth:`nd2nz_a_cycles` (B: :meth:`nd2nz_b_cycles`) of an operand's chunk shapes.
+
+        A function ``(rows, k) -> cycles`` over arrays, the same values, that computes the
+        share of the reorder each rows and each K object decides once (the ND rows come from
+        one, the row bytes from the other: :meth:`a_nd_rows`, :meth:`b_nd_rows`).
+        """
+        in_bits = self.in_bits
+        # The ND rows are the chunk's rows (A, or B transposed), else its K.
+        rows_first = not self.trans_a if is_a else self.trans_b
+        shapes = reorder.nd2nz_reorder_shapes(self.preset)
+
+        def layout(src: Any) -> tuple[Any, Any]:
+            row_bytes = ceil_div(src * in_bits, 8)
+            return row_bytes, ub_nd_pitch_bytes(row_bytes)
+
+        def cycles(rows: Num, k: Num) -> Num:
+            return shapes(rows, k, layout) if rows_first else shapes(k, rows, layout)
+
+        return cycles
 
     def nd2nz_b_cycles(self, cols: Num, k: Num) -> Num:
         """Vector cycles to reorder a B chunk (``k`` x ``cols``) from ND into NZ in UB."""

@@ -16,7 +16,7 @@ strides), seed 000 (bank conflicts, tables 2 and 4); the instruction model is
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -35,6 +35,7 @@ from simcore.ub.vector import MAX_REPEAT, REPEAT_BYTES, UINT8_MAX
 
 __all__ = [
     "nd2nz_reorder_cycles",
+    "nd2nz_reorder_shapes",
     "nz2nd_reorder_cycles",
     "nz2nd_reorder_table",
     "strided_repeat_cycles",
@@ -185,6 +186,35 @@ def _reorder_of(
     cycles: npt.NDArray[np.float64] = (
         repeats * per_repeat + issues * preset.vector_issue_overhead_cycles
     ).astype(np.float64)
+    return cycles
+
+
+def nd2nz_reorder_shapes(
+    preset: HardwarePreset,
+) -> Callable[[Any, Any, Callable[[Any], tuple[Any, Any]]], npt.NDArray[np.float64]]:
+    """:func:`nd2nz_reorder_cycles` of tiles whose rows and row layout come from shared objects.
+
+    The returned function takes ``(rows_key, bytes_key, layout)``: the tile's ND rows are (a
+    function of) the object ``rows_key`` and its row bytes and pitch ``layout(bytes_key)``. The
+    rows' and the layout's shares of the work are computed once per object (kept alive here):
+    an operand's chunk shapes pair two row counts with two K sizes.
+    """
+    rows_parts: dict[int, tuple[Any, tuple[Any, Any]]] = {}
+    cols_parts: dict[int, tuple[Any, tuple[Any, Any, Any]]] = {}
+
+    def cycles(
+        rows_key: Any, bytes_key: Any, layout: Callable[[Any], tuple[Any, Any]]
+    ) -> npt.NDArray[np.float64]:
+        hit_r = rows_parts.get(id(rows_key))
+        if hit_r is None:
+            hit_r = (rows_key, _reorder_rows(rows_key, "nd2nz"))
+            rows_parts[id(rows_key)] = hit_r
+        hit_c = cols_parts.get(id(bytes_key))
+        if hit_c is None:
+            hit_c = (bytes_key, _reorder_columns(*layout(bytes_key), preset, "nd2nz"))
+            cols_parts[id(bytes_key)] = hit_c
+        return _reorder_of(hit_r[1], hit_c[1], preset)
+
     return cycles
 
 

@@ -58,34 +58,46 @@ def line_stay_path(
     kc, n_slots, m_it, n_it, db_c, o_one, o_many, o_blk = dims
     n_out, n_in = (m_it, n_it) if is_a else (n_it, m_it)
     others = n_in - 1
+    # (What does not depend on the line type, once: the masks as 0 / 1 floats where they
+    # weigh a product, the same values as the bools.)
+    full = kc == n_slots
+    full_w = np.asarray(full, dtype=np.float64)
+    many = kc > 1
+    behind = others - db_c
+    enters = np.asarray(others >= db_c, dtype=np.float64)
+    reads_wf, reads_wl = wait_f + reads_f, wait_l + reads_l
+    first_w = np.where(many, wait_f, wait_l) + o_blk
+    km = kc - 1
     path = start
     for t, count in ((0, n_out - 1), (1, 1.0)):
         # The line's blocks: n_in - 1 full inner blocks and one tail inner block.
         keys = ((t, 0), (t, 1)) if is_a else ((0, t), (1, t))
         x, y = (tuple(_sub(v, idx) for v in blk_types[key]) for key in keys)
-        step_per = ((n_in - 1) * x[0] + y[0]) / n_in
-        l0c_per = ((n_in - 1) * x[1] + y[1]) / n_in
-        drain_per = ((n_in - 1) * (x[1] + x[2]) + y[1] + y[2]) / n_in
+        step_per = (others * x[0] + y[0]) / n_in
+        l0c_per = (others * x[1] + y[1]) / n_in
+        drain_per = (others * (x[1] + x[2]) + y[1] + y[2]) / n_in
         if t == 0:
             step_0 = step_per
         # (The other operand's copy and reads priced for a full block; a tail line's blocks
         # read faster by what their steps are shorter.)
         inner = np.maximum(step_per, np.maximum(o_one + step_per - step_0, o_many))
-        held = np.maximum(others * inner, (others - db_c) * drain_per)
-        enter = (others >= db_c) * (l0c_per + step_per)
-        stay = np.maximum(held, (others - db_c) * drain_per + enter)
-        hop_f = wait_f + reads_f + stay
-        hop_l = wait_l + reads_l + stay
+        behind_dr = behind * drain_per
+        held = np.maximum(others * inner, behind_dr)
+        enter = enters * (l0c_per + step_per)
+        stay = np.maximum(held, behind_dr + enter)
+        hop_f = reads_wf + stay
+        hop_l = reads_wl + stay
         per_pass = np.where(
-            kc == n_slots,
-            np.where(kc > 1, np.maximum(hop_f, hop_l), hop_l),
-            ((kc - 1) * hop_f + hop_l) / n_slots,
+            full,
+            np.where(many, np.maximum(hop_f, hop_l), hop_l),
+            (km * hop_f + hop_l) / n_slots,
         )
-        first = np.where(kc > 1, wait_f, wait_l) + o_blk + step_per - step_0 + stay
-        one_pass = np.maximum(per_pass + gain, (kc == n_slots) * first)
+        first = first_w + step_per - step_0 + stay
+        per_gain = per_pass + gain
+        one_pass = np.maximum(per_gain, full_w * first)
         # The core's first line: this type where there are full lines, else the tail line.
         is_first = (n_out >= 2) if t == 0 else (n_out < 2)
-        lead_pass = np.maximum(per_pass + gain, (kc == n_slots) * (first - o_lead))
+        lead_pass = np.maximum(per_gain, full_w * (first - o_lead))
         path = path + count * one_pass + is_first * (lead_pass - one_pass)
     return path
 

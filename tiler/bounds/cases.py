@@ -34,6 +34,7 @@ def order_bound(
     splits: int = slots.SPLITS,
     with_stalls: bool = True,
     relaxed: bool = False,
+    pre: tuple[Any, Any] | None = None,
 ) -> Any:
     """``min(max(MK, RB), SQ)`` in cycles (no launch) for one data path and one iterate order.
 
@@ -47,13 +48,19 @@ def order_bound(
         with_stalls: Whether to price the pass-start stalls (:mod:`tiler.bounds.stalls`).
         relaxed: One figure per split below its four slot combinations
             (:func:`tiler.bounds.slots.split_bound`); the stalls are then not priced.
+        pre: The order's traffic (:func:`tiler.bounds.traffic.order_traffic`) and fixed paths
+            (:func:`tiler.bounds.chains.fixed_paths` at its ``cap``) of the same groups, where
+            the caller has them (None: computed here).
     """
     problem, p = space.problem, space.preset
     bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
     m_iter, n_iter, k_iter = g["m_iter"], g["n_iter"], g["k_iter"]
     in_b = bits(problem.dtype) / 8.0
-    tr = traffic.order_traffic(problem, p, g, order)
-    fixed = chains.fixed_paths(space, c, g, terms, tr.cap)
+    if pre is None:
+        tr = traffic.order_traffic(problem, p, g, order)
+        fixed = chains.fixed_paths(space, c, g, terms, tr.cap)
+    else:
+        tr, fixed = pre
     reads = traffic.case_reads(problem, g, order)
     a_blk = bm * bk * in_b
     b_blk = bn * bk * in_b

@@ -8,7 +8,7 @@ pipe's busy time). docs/search.md lists the bounds and why each is valid.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ __all__ = [
     "GroupTerms",
     "cube_lower_bounds",
     "fixed_lower_bounds",
+    "fixed_then_relaxed_bounds",
     "group_lower_bounds",
     "group_terms",
     "pass_start_stalls_apply",
@@ -135,8 +136,13 @@ def _least_over_paths(space: Any, g: dict[str, Any], price: Any) -> FloatArray:
             best = np.minimum(best, part)
         else:
             best[reach] = np.minimum(best[reach], part)
+    return _to_us(preset, best)
+
+
+def _to_us(preset: HardwarePreset, cycles: Any) -> FloatArray:
+    """A bound in cycles as microseconds, with the launch overhead and the rounding margin."""
     # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
-    out = kernel_us(preset, best / preset.clock_mhz)
+    out = kernel_us(preset, cycles / preset.clock_mhz)
     return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
 
 
@@ -163,12 +169,105 @@ def _fixed_bound(space: Any, g: dict[str, Any]) -> FloatArray:
         part: Any = np.inf
         for order in orders:
             tr = traffic.order_traffic(problem, preset, sub, order)
-            fx = chains.fixed_paths(space, c, sub, terms, tr.cap)
-            busiest = np.maximum(np.maximum(fx.makespan, fx.fixed_busy), tr.hbm_floor)
-            part = np.minimum(part, np.minimum(busiest, np.maximum(fx.fixed_sum, tr.hbm_floor)))
+            part = np.minimum(
+                part, _fixed_price(tr, chains.fixed_paths(space, c, sub, terms, tr.cap))
+            )
         return part
 
     return _least_over_paths(space, g, price)
+
+
+def _fixed_price(tr: traffic.OrderTraffic, fx: chains.FixedPaths) -> Any:
+    """``min(max(MK, RB), SQ)`` from what a group fixes (cycles, :func:`fixed_lower_bounds`)."""
+    busiest = np.maximum(np.maximum(fx.makespan, fx.fixed_busy), tr.hbm_floor)
+    return np.minimum(busiest, np.maximum(fx.fixed_sum, tr.hbm_floor))
+
+
+def fixed_then_relaxed_bounds(space: Any, idx: Any, threshold: float) -> FloatArray:
+    """The fixed tier, raised by the relaxed tier where the fixed tier is below ``threshold`` (us).
+
+    Equal, group by group, to :func:`fixed_lower_bounds` where that is not below ``threshold``
+    and to its larger with ``group_lower_bounds(splits=1, relaxed=True)`` elsewhere: the same
+    figures, in one pass. The relaxed tier's order-free terms (:func:`group_terms`), traffic
+    (:func:`tiler.bounds.traffic.order_traffic`) and fixed paths
+    (:func:`tiler.bounds.chains.fixed_paths`) are the fixed tier's, so they are computed once
+    and taken at the groups the fixed tier leaves (they were a third of the relaxed tier's cost
+    on 910A fp16 4096 x 28672 x 8192).
+
+    Args:
+        space: A :class:`tiler.space.Space`.
+        idx: Indices of the groups to bound (None: every group).
+        threshold: The time a group's fixed tier must be below for its relaxed tier, us.
+
+    Returns:
+        One bound per selected group, in microseconds (launch overhead included).
+    """
+    return _in_blocks(space, idx, lambda g: _fixed_then_relaxed(space, g, threshold))
+
+
+def _fixed_then_relaxed(space: Any, g: dict[str, Any], threshold: float) -> FloatArray:
+    """:func:`fixed_then_relaxed_bounds` of the groups ``g`` (one block)."""
+    problem, preset = space.problem, space.preset
+    orders = [space.fixed["iterateOrder"]] if "iterateOrder" in space.fixed else [0, 1]
+    n = g["baseM"].shape[0]
+    fixed = np.full(n, np.inf)
+    kept = []
+    for vector_path, reach in _reachable_paths(space, g):
+        sub = g if reach is None else {name: arr[reach] for name, arr in g.items()}
+        if sub["baseM"].shape[0] == 0:
+            continue
+        c = Costs(problem, preset, vector_path)
+        terms = group_terms(space, c, sub)
+        part: Any = np.inf
+        per_order = []
+        for order in orders:
+            tr = traffic.order_traffic(problem, preset, sub, order)
+            fx = chains.fixed_paths(space, c, sub, terms, tr.cap)
+            part = np.minimum(part, _fixed_price(tr, fx))
+            per_order.append((order, tr, fx))
+        dest = slice(None) if reach is None else reach
+        fixed[dest] = np.minimum(fixed[dest], part)
+        kept.append((reach, c, sub, terms, per_order))
+    out = _to_us(preset, fixed)
+    live = out < threshold
+    if not live.any():
+        return out
+    relaxed = np.full(n, np.inf)
+    for reach, c, sub, terms, per_order in kept:
+        size = sub["baseM"].shape[0]
+        rows = np.flatnonzero(live if reach is None else live[reach])
+        if rows.shape[0] == 0:
+            continue
+        part = np.inf
+        for order, tr, fx in per_order:
+            bound = cases.order_bound(
+                space, c, _take(sub, rows, size), order, _take(terms, rows, size),
+                splits=1, relaxed=True, pre=(_take(tr, rows, size), _take(fx, rows, size)),
+            )  # fmt: skip
+            part = np.minimum(part, bound)
+        dest = rows if reach is None else reach[rows]
+        relaxed[dest] = np.minimum(relaxed[dest], part)
+    out[live] = np.maximum(out[live], _to_us(preset, relaxed[live]))
+    return out
+
+
+def _take(value: Any, rows: Any, size: int) -> Any:
+    """``value`` at the groups ``rows``: every per-group array in it (of length ``size``) taken.
+
+    Walks dicts, tuples, lists and dataclasses; scalars (figures the same for every group) are
+    kept as they are.
+    """
+    if isinstance(value, np.ndarray):
+        return value[rows] if value.ndim >= 1 and value.shape[0] == size else value
+    if isinstance(value, dict):
+        return {key: _take(v, rows, size) for key, v in value.items()}
+    if isinstance(value, tuple | list):
+        return type(value)(_take(v, rows, size) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(
+            value, **{f.name: _take(getattr(value, f.name), rows, size) for f in fields(value)}
+        )
+    return value
 
 
 def pass_start_stalls_apply(space: Any) -> bool:

@@ -1,0 +1,56 @@
+"""The fixed and relaxed tiers in one pass (:func:`tiler.bounds.fixed_then_relaxed_bounds`).
+
+The screening prices the relaxed tier of the groups the fixed tier leaves from the fixed tier's
+own terms: the figures must be those of the two tiers computed apart, group by group (so no
+bound moves and the search prunes the same groups), and so never above a point of the group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simcore.estimate.estimator import estimate_arrays
+from simcore.hardware.presets import load_preset
+from simcore.tiling.problem import Problem
+from tiler.bounds import fixed_lower_bounds, fixed_then_relaxed_bounds, group_lower_bounds
+from tiler.space import build_space
+
+PROBLEMS = [
+    Problem(m=333, n=12345, k=777, dtype="int8", soc="Ascend910A"),
+    Problem(m=300, n=77, k=5000, dtype="int8", soc="Ascend310P3", bias=True),
+    Problem(m=2048, n=5120, k=5120, soc="Ascend910B2"),
+    Problem(m=512, n=4096, k=4096, dtype="int8", soc="Ascend310B1"),
+]
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_one_pass_gives_the_two_tiers_figures(problem: Problem) -> None:
+    space = build_space(problem, load_preset(problem.soc), {})
+    groups = np.sort(np.random.default_rng(3).choice(space.size, size=3000, replace=False))
+    fixed = fixed_lower_bounds(space, groups)
+    relaxed = group_lower_bounds(space, groups, splits=1, relaxed=True)
+    # A threshold that the fixed tier leaves some of the groups below (a third of its distinct
+    # figures: many groups can share one, e.g. the HBM floor).
+    distinct = np.unique(fixed)
+    threshold = float(distinct[distinct.shape[0] // 3])
+    both = fixed_then_relaxed_bounds(space, groups, threshold)
+    below = fixed < threshold
+    assert 0 < below.sum() < groups.shape[0]
+    np.testing.assert_array_equal(both[~below], fixed[~below])
+    np.testing.assert_array_equal(both[below], np.maximum(fixed, relaxed)[below])
+    # The relaxed tier raises some of them: the pass does more than the fixed tier alone.
+    assert np.any(both[below] > fixed[below])
+
+
+@pytest.mark.parametrize("problem", PROBLEMS[:2])
+def test_one_pass_is_below_every_point_of_sampled_groups(problem: Problem) -> None:
+    space = build_space(problem, load_preset(problem.soc), {})
+    groups = np.random.default_rng(17).choice(space.size, size=8, replace=False)
+    bounds = fixed_then_relaxed_bounds(space, groups, np.inf)
+    for gi, bound in zip(groups.tolist(), bounds.tolist(), strict=True):
+        points = space.with_l0_flags(space.l1_choices(gi))
+        if points["baseM"].shape[0] == 0:
+            continue
+        times = estimate_arrays(problem, space.preset, points)["time_us"]
+        assert bound <= float(np.min(times)) * (1 + 1e-9)

@@ -273,6 +273,11 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
     fixed_busy = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in fixed])
     fixed_sum = sum(fixed)
     classes = terms.chain_classes
+    # Without FixPipe a block's staged copies queue behind the previous block's drain legs
+    # (tiler.bounds.stalls.pass_start_stalls): the full block's L0C->UB leg.
+    dr_block = (
+        0.0 if p.has_fixpipe else c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
+    )
     makespan: Any = 0.0
     drain_ex: list[Any] = [0.0 for _ in classes]
     if USE_CHAIN_BOUND:
@@ -290,7 +295,7 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
         dr_full = (
             c.fix_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap)
             if p.has_fixpipe
-            else c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
+            else dr_block
         )
         drain_ex = [
             np.where(one_c, (m_iter * n_iter - 1) * np.maximum(dr_full - cl[3], 0.0), 0.0)
@@ -300,11 +305,6 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
             [cl[0] + ex for cl, ex in zip(classes, drain_ex, strict=True)]
         )
         makespan = np.maximum(makespan, drain_chain + dr_last)
-    # Without FixPipe a block's staged copies queue behind the previous block's drain legs
-    # (tiler.bounds.stalls.pass_start_stalls): the full block's L0C->UB leg.
-    dr_block = (
-        0.0 if p.has_fixpipe else c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
-    )
     return FixedPaths(
         drain=drain, c_out=c_out, dr_last=dr_last, bias_mte2=bias_mte2, fixed_busy=fixed_busy,
         fixed_sum=fixed_sum, makespan=makespan, drain_ex=drain_ex, dr_block=dr_block,

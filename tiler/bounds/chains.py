@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from simcore.hardware.dtypes import FRACTAL_ROWS
-from simcore.pipeline.busy import block_types, drain_busy
+from simcore.pipeline.busy import BlockSteps, drain_busy
 from simcore.pipeline.costs import Costs, ceil_div
 from simcore.pipeline.mmad import mmad_cycles
 from simcore.pipeline.scalar import scalar_cycles
@@ -68,7 +68,12 @@ def average_step(c: Costs, g: dict[str, Any]) -> Any:
 
 
 def chain_classes(
-    c: Costs, k: int, g: dict[str, Any], fixed: dict[str, int], ready: tuple[Any, Any]
+    c: Costs,
+    k: int,
+    g: dict[str, Any],
+    fixed: dict[str, int],
+    ready: tuple[Any, Any],
+    types: list[BlockSteps],
 ) -> list[tuple[Any, Any, Any, Any]]:
     """Per L0 class: the sum of the K-step periods plus the start-up's least share.
 
@@ -101,6 +106,9 @@ def chain_classes(
     = 1, ``max(la + lb - mm_kt, 0)`` with both 2 (with one L0C buffer the estimator adds
     ``max(dr - normal, 0)`` at every block boundary, see :func:`tiler.bounds.cases.order_bound`).
 
+    ``types`` are the groups' block types with their step costs
+    (:func:`simcore.pipeline.busy.block_steps`).
+
     Returns:
         One ``(chain, A offset, B offset, normal)`` per L0 class the pins and the group allow.
     """
@@ -111,11 +119,9 @@ def chain_classes(
     bm, bn = g["baseM"], g["baseN"]
     span = {"a1": 0.0, "b1": 0.0, "both": 0.0}
     spans: dict[str, Any] = dict(span)
-    for r, col, count in block_types(rows, cols, bm, bn):
-        for kk, steps in ((bk, k_iter - 1), (k_t, 1)):
-            la = c.la_cycles(r, kk)
-            lb = c.lb_cycles(col, kk)
-            mm = c.mmad_cycles(r, col, kk)
+    for b in types:
+        count = b.count
+        for la, lb, mm, steps in ((b.la, b.lb, b.mm, k_iter - 1), (b.la_t, b.lb_t, b.mm_t, 1)):
             spans["a1"] = spans["a1"] + count * steps * (mm + la + lb)
             spans["b1"] = spans["b1"] + count * steps * np.maximum(np.maximum(mm, la) + lb, la + lb)
             spans["both"] = spans["both"] + count * steps * np.maximum(mm, la + lb)

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.busy import block_types, compute_busy, cube_busy
+from simcore.pipeline.busy import block_steps, compute_busy_of, cube_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.traffic import kernel_us, l2_share_most
 from simcore.pipeline.transfer import operand_contention
@@ -342,17 +342,19 @@ def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
     ready = copies.first_copy_legs(
         c, k, (rm_t, cn_t), k_iter, cap, operand_contention(c, rows, cols), (bm, bn, bk)
     )
-    cube, mte1 = compute_busy(c, k, rows, cols, bm, bn, bk)
+    # Each block type's step costs, priced once for the busy totals, the chain and the MMADs.
+    types = block_steps(c, k, rows, cols, bm, bn, bk)
+    cube, mte1 = compute_busy_of(types, k_iter)
     mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)
     mm_steps: Any = 0.0
-    for r, col, count in block_types(rows, cols, bm, bn):
-        mm_steps = mm_steps + count * np.maximum(k_iter - 1, 0) * c.mmad_cycles(r, col, bk)
+    for b in types:
+        mm_steps = mm_steps + b.count * np.maximum(k_iter - 1, 0) * b.mm
     steps = m_iter * n_iter * np.maximum(k_iter - 1, 0)
     mm_min = c.mmad_cycles(rm_t, cn_t, bk)
     return GroupTerms(
         cube=cube,
         mte1=mte1,
-        chain_classes=chains.chain_classes(c, k, g, space.fixed, ready),
+        chain_classes=chains.chain_classes(c, k, g, space.fixed, ready, types),
         step1=la1 + lb1 + mm1,
         per_lo=np.maximum(mm1, la1 + lb1),
         step_avg=chains.average_step(c, g),

@@ -97,6 +97,9 @@ TIE_GROUPS_LISTED = 4096
 #: Groups whose deferred coarse and full tiers (:func:`_refine`) are computed at once, just
 #: before the first of them is enumerated.
 REFINE_WINDOW = 2048
+#: The enumeration's windows compute the full tier only while it rules out at least this share
+#: of the groups it is computed on (:class:`_FullTier`).
+FULL_TIER_MIN_SHARE = 0.02
 #: Groups probed (two points each) for the first incumbent.
 PROBE_GROUPS = 4000
 #: Groups scored in full, best cube bound first, when pins filter out every probe.
@@ -508,21 +511,72 @@ def _bound_groups(space: Space, top: _Top, cheap: Any, t: _Tally) -> tuple[Any, 
     return lb, cand, warmed, cheap_pruned
 
 
-def _refine(space: Space, lb: FloatArray, pending: Any, groups: Any, threshold: float) -> None:
-    """The coarse and then the full tier of the ``pending`` ones among ``groups`` (in place).
+@dataclass
+class _FullTier:
+    """Whether the full tier still pays in the enumeration's windows (:func:`_refine`).
+
+    The full tier (:data:`SPLITS` intervals of L1) costs 3-10 times the coarse one; where the
+    coarse tier leaves only groups that it cannot rule out either, it is pure cost (910A int8
+    333 x 12345 x 777: 1.3 s on 10,000 groups, none ruled out; fp16 77 x 333 x 1000: 0.65 s,
+    none). Once it has been computed on :data:`REFINE_WINDOW` groups and ruled out less than
+    :data:`FULL_TIER_MIN_SHARE` of them, the windows leave it out: their groups are enumerated
+    (exact either way), and the groups that may tie or are left on a truncated search still
+    get it at the end.
+    """
+
+    computed: int = 0
+    ruled_out: int = 0
+
+    def pays(self) -> bool:
+        return (
+            self.computed < REFINE_WINDOW or self.ruled_out >= FULL_TIER_MIN_SHARE * self.computed
+        )
+
+
+def _refine(
+    space: Space,
+    lb: FloatArray,
+    pending: tuple[Any, Any],
+    groups: Any,
+    threshold: float,
+    full: _FullTier | None = None,
+) -> None:
+    """The coarse and then the full tier of the pending ones among ``groups`` (in place).
 
     Deferred from the bound phase to the enumeration (a window of groups at a time, just before
     they are enumerated), so they face the runner-up found by then rather than the warm start's:
     on 310P3 int8 4095 x 4097 x 1023 the warm start's incumbent is 28 % above the optimum, and
     the full tier of the 19,000 groups it leaves cost more than the enumeration; at the
-    optimum 1,200 are left. Each tier only raises a group's bound.
+    optimum 1,200 are left. Each tier only raises a group's bound. ``pending`` masks the groups
+    whose coarse and whose full tier are not computed yet; ``full`` (the enumeration's windows)
+    leaves the full tier out where it does not pay (:class:`_FullTier`; None: always computed).
     """
-    idx = groups[pending[groups]]
-    pending[idx] = False
-    for splits in (1, SPLITS):
-        idx = idx[lb[idx] < threshold]
-        if idx.shape[0]:
-            lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=splits))
+    coarse_pending, full_pending = pending
+    idx = groups[coarse_pending[groups]]
+    coarse_pending[idx] = False
+    idx = idx[lb[idx] < threshold]
+    if idx.shape[0]:
+        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
+    if full is not None and not full.pays():
+        return
+    idx = groups[full_pending[groups]]
+    full_pending[idx] = False
+    idx = idx[lb[idx] < threshold]
+    if idx.shape[0]:
+        bound = group_lower_bounds(space, idx, splits=SPLITS)
+        if full is not None:
+            full.computed += idx.shape[0]
+            full.ruled_out += int((bound >= threshold).sum())
+        lb[idx] = np.maximum(lb[idx], bound)
+
+
+def _floor_bound(space: Space, top: _Top) -> bool:
+    """Whether the best point's estimate is a resource floor (its pipeline path below it)."""
+    if top.times.shape[0] == 0:
+        return False
+    one = {f: v[:1] for f, v in top.fields.items()}
+    est = estimate_arrays(space.problem, space.preset, one)
+    return bool(float(est["path_cycles"][0]) < float(est["core_cycles"][0]))
 
 
 def screen(
@@ -593,7 +647,9 @@ def screen(
     # sorts the whole range (half a second on 600k groups).
     done = np.ones(n, dtype=bool)
     done[cand] = False
-    pending = ~done  # the coarse and full tiers not computed yet (_refine)
+    pending = ~done  # the coarse tier not computed yet (_refine)
+    full_pending = ~done  # the full tier not computed yet
+    full = _FullTier()
     groups_scored = int(warmed.sum())
     truncated = False
     pos = 0
@@ -609,7 +665,8 @@ def screen(
             gi = int(order[pos])
             if pending[gi] and t.use_bound:
                 thr = top.threshold() * (1.0 - TIE_RTOL)
-                _refine(space, lb, pending, order[pos : pos + REFINE_WINDOW], thr)
+                window = order[pos : pos + REFINE_WINDOW]
+                _refine(space, lb, (pending, full_pending), window, thr, full)
             pos += 1
             done[gi] = True
             if t.use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):
@@ -630,9 +687,18 @@ def screen(
             break
     best = float(top.times[0]) if top.times.shape[0] else float("inf")
     if truncated:
-        _refine(space, lb, pending, np.flatnonzero(~done), top.threshold() * (1.0 - TIE_RTOL))
+        open_groups = np.flatnonzero(~done)
+        thr = top.threshold() * (1.0 - TIE_RTOL)
+        _refine(space, lb, (pending, full_pending), open_groups, thr)
     # (The groups that might tie get their full bound, as if it had not been deferred.)
-    _refine(space, lb, pending, np.flatnonzero(lb <= best * (1.0 + TIE_RTOL)), np.inf)
+    ties = np.flatnonzero(lb <= best * (1.0 + TIE_RTOL))
+    if not full.pays() and not _floor_bound(space, top):
+        # The tuner reads the tie groups only for a floor-bound optimum
+        # (tiler.tune._tied_kernels); otherwise the groups the windows left without the full
+        # tier keep the coarse one (a valid bound, so the list still holds every group that
+        # may tie).
+        full_pending[ties] = False
+    _refine(space, lb, (pending, full_pending), ties, np.inf)
     left = lb[~done]
     floor = float(left.min()) if left.shape[0] else best
     exact = t.violations == 0 and (not truncated or floor >= top.threshold() * (1.0 - TIE_RTOL))

@@ -1,11 +1,16 @@
-"""The fixed and relaxed tiers in one pass (:func:`tiler.bounds.fixed_then_relaxed_bounds`).
+"""What the screening's group tiers cost, without changing what they prove.
 
-The screening prices the relaxed tier of the groups the fixed tier leaves from the fixed tier's
-own terms: the figures must be those of the two tiers computed apart, group by group (so no
-bound moves and the search prunes the same groups), and so never above a point of the group.
+* The fixed and relaxed tiers in one pass (:func:`tiler.bounds.fixed_then_relaxed_bounds`): the
+  relaxed tier of the groups the fixed tier leaves is priced from the fixed tier's own terms;
+  the figures must be those of the two tiers computed apart, group by group (so no bound moves
+  and the search prunes the same groups), and so never above a point of the group.
+* The full tier left out of the enumeration's windows where it rules nothing out
+  (``tiler.screen._FullTier``): the same answer, certificate and groups scored.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
@@ -54,3 +59,30 @@ def test_one_pass_is_below_every_point_of_sampled_groups(problem: Problem) -> No
             continue
         times = estimate_arrays(problem, space.preset, points)["time_us"]
         assert bound <= float(np.min(times)) * (1 + 1e-9)
+
+
+def test_full_tier_left_out_where_it_rules_nothing_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 910A fp16 77 x 333 x 1000: the coarse tier leaves 10,000 groups that the full tier
+    # cannot rule out either; after a window of them the enumeration goes on without it.
+    import tiler.screen as screen_module
+
+    problem = Problem(m=77, n=333, k=1000, soc="Ascend910A")
+    full_tier_groups: list[int] = []
+    tiers = screen_module.group_lower_bounds
+
+    def counted(space: Any, idx: Any = None, splits: int = 8, **kw: Any) -> Any:
+        if splits > 1:
+            full_tier_groups.append(len(idx))
+        return tiers(space, idx, splits=splits, **kw)
+
+    monkeypatch.setattr(screen_module, "group_lower_bounds", counted)
+    preset = load_preset(problem.soc)
+    adaptive = screen_module.screen(build_space(problem, preset, {}))
+    adaptive_groups = sum(full_tier_groups)
+    full_tier_groups.clear()
+    monkeypatch.setattr(screen_module, "FULL_TIER_MIN_SHARE", 0.0)
+    always = screen_module.screen(build_space(problem, preset, {}))
+    assert adaptive.exact and always.exact
+    assert adaptive.top[0].time_us == always.top[0].time_us
+    assert adaptive.groups_scored == always.groups_scored
+    assert adaptive_groups <= sum(full_tier_groups) // 2

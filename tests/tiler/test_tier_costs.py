@@ -6,6 +6,7 @@
   and the search prunes the same groups), and so never above a point of the group.
 * The full tier left out of the enumeration's windows where it rules nothing out
   (``tiler.screen._FullTier``): the same answer, certificate and groups scored.
+* One operand's UB floors computed alone (``operands``): the figures of both computed together.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from simcore.estimate.bounds import ub_operand_floor_arrays
 from simcore.estimate.estimator import estimate_arrays
 from simcore.hardware.presets import load_preset
 from simcore.tiling.problem import Problem
@@ -86,3 +88,21 @@ def test_full_tier_left_out_where_it_rules_nothing_out(monkeypatch: pytest.Monke
     assert adaptive.top[0].time_us == always.top[0].time_us
     assert adaptive.groups_scored == always.groups_scored
     assert adaptive_groups <= sum(full_tier_groups) // 2
+
+
+def test_one_operands_ub_floors_alone_are_those_of_both() -> None:
+    # tiler.levels asks for the floors of the operand whose options the rows are; the other's
+    # figures of the same rows were computed for nothing before.
+    problem = Problem(m=1, n=5120, k=13824, dtype="int8", soc="Ascend910A")
+    space = build_space(problem, load_preset(problem.soc), {})
+    rng = np.random.default_rng(4)
+    parts = [space.l1_choices(int(g)) for g in rng.choice(space.size, size=6, replace=False)]
+    rows = {f: np.concatenate([p[f] for p in parts]) for f in parts[0]}
+    both = ub_operand_floor_arrays(problem, space.preset, rows, parts=True)
+    assert both is not None and rows["baseM"].shape[0] > 0
+    for is_a, key in ((True, "time_a_us"), (False, "time_b_us")):
+        alone = ub_operand_floor_arrays(problem, space.preset, rows, parts=True, operands=(is_a,))
+        assert alone is not None
+        other = "time_b_us" if is_a else "time_a_us"
+        assert other not in alone
+        np.testing.assert_array_equal(alone[key], both[key])

@@ -35,6 +35,7 @@ __all__ = [
     "chain_classes",
     "fixed_paths",
     "last_chunk_steps",
+    "least_span",
 ]
 
 #: Whether the makespan (compute chain) terms are used; they rely on the structure of the
@@ -161,6 +162,23 @@ def chain_classes(
         (span + np.maximum(ga1 + off_a, ga1 + gb1 + off_b), off_a, off_b, normal)
         for span, off_a, off_b, normal in offsets
     ]
+
+
+def least_span(types: list[BlockSteps], k_iter: Any) -> Any:
+    """The least compute chain over the L0 classes, at least: every step at ``max(mm, la + lb)``.
+
+    Each class's span (:func:`chain_classes`) sums per step ``mm + la + lb``, ``max(max(mm, la)
+    + lb, la + lb)`` or ``max(mm, la + lb)``, each at least the last; its chain adds ``ga1``
+    plus the A offset (both >= 0), and the group bound's makespan is at least the least chain.
+    The busy totals' sum (M + MTE1, in the sum of work) is at least this too (``max(a, b) <= a
+    + b``) and the busiest pipe only raises ``max(MK, RB)``, so ``min(max(MK, RB), SQ)`` of
+    every tiling of the group is at least it: a first filter before the group's other terms.
+    """
+    span: Any = 0.0
+    for b in types:
+        span = span + b.count * (k_iter - 1) * np.maximum(b.mm, b.la + b.lb)
+        span = span + b.count * np.maximum(b.mm_t, b.la_t + b.lb_t)
+    return span
 
 
 def last_chunk_steps(per: Any, k_iter: Any, lat: Any, passes: Any, chunk: Any, priced: Any) -> Any:

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.busy import block_steps, compute_busy_of, cube_busy
+from simcore.pipeline.busy import BlockSteps, block_steps, compute_busy_of, cube_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.traffic import kernel_us, l2_share_most
 from simcore.pipeline.transfer import operand_contention
@@ -41,7 +41,8 @@ _ROUNDING = 1e-9
 BOUND_BLOCK = 16384
 #: :func:`fixed_then_relaxed_bounds` prices the relaxed tier of every group of a block (the
 #: fixed tier's terms as they are) where at least this share of them is left, and takes the
-#: terms at the groups left otherwise (a copy of some hundred arrays).
+#: terms at the groups left otherwise (a copy of some hundred arrays); likewise the fixed tier
+#: after the least compute span.
 TAKE_ALL = 0.75
 
 
@@ -210,7 +211,37 @@ def fixed_then_relaxed_bounds(space: Any, idx: Any, threshold: float) -> FloatAr
 
 
 def _fixed_then_relaxed(space: Any, g: dict[str, Any], threshold: float) -> FloatArray:
-    """:func:`fixed_then_relaxed_bounds` of the groups ``g`` (one block)."""
+    """:func:`fixed_then_relaxed_bounds` of the groups ``g`` (one block).
+
+    First the least span of the compute chain (:func:`tiler.bounds.chains.least_span`, from the
+    block types' step costs the fixed tier prices anyway): the groups it puts at or above
+    ``threshold`` keep it (ruled out either way) and get no other term.
+    """
+    problem, preset = space.problem, space.preset
+    # The step costs (L1->L0 loads, MMAD) do not depend on the data path.
+    types = block_steps(
+        Costs(problem, preset), problem.k, g["core_rows"], g["core_cols"], g["baseM"],
+        g["baseN"], g["baseK"],
+    )  # fmt: skip
+    if not chains.USE_CHAIN_BOUND:
+        return _fixed_then_relaxed_of(space, g, threshold, types)
+    out = _to_us(preset, chains.least_span(types, g["k_iter"]))
+    keep = np.flatnonzero(out < threshold)
+    n = out.shape[0]
+    if keep.shape[0] >= TAKE_ALL * n:
+        # It rules out few: taking the groups it leaves would cost more than it saves.
+        return _fixed_then_relaxed_of(space, g, threshold, types)
+    if keep.shape[0]:
+        out[keep] = _fixed_then_relaxed_of(
+            space, _take(g, keep, n), threshold, _take(types, keep, n)
+        )
+    return out
+
+
+def _fixed_then_relaxed_of(
+    space: Any, g: dict[str, Any], threshold: float, types: list[BlockSteps]
+) -> FloatArray:
+    """The fixed tier, then the relaxed one where it is below ``threshold`` (one block)."""
     problem, preset = space.problem, space.preset
     orders = [space.fixed["iterateOrder"]] if "iterateOrder" in space.fixed else [0, 1]
     n = g["baseM"].shape[0]
@@ -221,7 +252,7 @@ def _fixed_then_relaxed(space: Any, g: dict[str, Any], threshold: float) -> Floa
         if sub["baseM"].shape[0] == 0:
             continue
         c = Costs(problem, preset, vector_path)
-        terms = group_terms(space, c, sub)
+        terms = group_terms(space, c, sub, types if reach is None else _take(types, reach, n))
         part: Any = np.inf
         per_order = []
         for order in orders:
@@ -316,8 +347,12 @@ class GroupTerms:
     mmads: tuple[tuple[Any, Any], ...]
 
 
-def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
+def group_terms(
+    space: Any, c: Costs, g: dict[str, Any], types: list[BlockSteps] | None = None
+) -> GroupTerms:
     """The terms of the groups ``g`` on the path of ``c`` that no iterate order moves.
+
+    ``types``: the groups' :func:`simcore.pipeline.busy.block_steps` where the caller has them.
 
     The compute chain's L0 classes take the first copies' bytes at the largest bandwidth share
     any order allows (the L2 share with every reload hitting). The one-slot chains take the MMAD
@@ -343,7 +378,8 @@ def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
         c, k, (rm_t, cn_t), k_iter, cap, operand_contention(c, rows, cols), (bm, bn, bk)
     )
     # Each block type's step costs, priced once for the busy totals, the chain and the MMADs.
-    types = block_steps(c, k, rows, cols, bm, bn, bk)
+    if types is None:
+        types = block_steps(c, k, rows, cols, bm, bn, bk)
     cube, mte1 = compute_busy_of(types, k_iter)
     mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)
     mm_steps: Any = 0.0

@@ -7,6 +7,8 @@
 * The full tier left out of the enumeration's windows where it rules nothing out
   (``tiler.screen._FullTier``): the same answer, certificate and groups scored.
 * One operand's UB floors computed alone (``operands``): the figures of both computed together.
+* A reuse case priced only at the groups it holds (``tiler.bounds.cases.CASE_TAKE``): the figures
+  of every group priced.
 """
 
 from __future__ import annotations
@@ -126,3 +128,22 @@ def test_least_span_is_the_both_buffered_chain_of_a_hand_checked_core() -> None:
     types = block_steps(c, 64, 32, 32, 16, 16, 32)
     per_step = max(c.mmad_cycles(16, 16, 32), c.la_cycles(16, 32) + c.lb_cycles(16, 32))
     assert least_span(types, 2) == pytest.approx(4 * 2 * per_step, rel=1e-12)
+
+
+def test_reuse_cases_priced_at_the_groups_they_hold_give_the_same_bounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 910A int8 8192 x 4096 x 14336: the cases loading an operand once hold 1-3 % of the groups
+    # of most blocks (K = 14336 rarely fits L1), and are priced at those only.
+    import tiler.bounds.cases as cases_module
+
+    problem = Problem(m=8192, n=4096, k=14336, dtype="int8", soc="Ascend910A")
+    space = build_space(problem, load_preset(problem.soc), {})
+    groups = np.sort(np.random.default_rng(9).choice(space.size, size=4000, replace=False))
+    coarse = group_lower_bounds(space, groups, splits=1)
+    relaxed = group_lower_bounds(space, groups, splits=1, relaxed=True)
+    monkeypatch.setattr(cases_module, "CASE_TAKE", 0.0)
+    np.testing.assert_array_equal(coarse, group_lower_bounds(space, groups, splits=1))
+    np.testing.assert_array_equal(
+        relaxed, group_lower_bounds(space, groups, splits=1, relaxed=True)
+    )

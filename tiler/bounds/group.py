@@ -8,7 +8,7 @@ pipe's busy time). docs/search.md lists the bounds and why each is valid.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from simcore.pipeline.traffic import kernel_us, l2_share_most
 from simcore.pipeline.transfer import operand_contention
 from simcore.tiling.problem import Problem
 from tiler.bounds import cases, chains, copies, slots, traffic
+from tiler.bounds.rows import TAKE_ALL, take_rows
 
 __all__ = [
     "GroupTerms",
@@ -39,11 +40,6 @@ _ROUNDING = 1e-9
 #: Groups bounded per pass: the bound is elementwise over the groups, and blocks of this size keep
 #: its intermediate arrays in the CPU caches (1.5x the throughput of 200k at a time on 910A).
 BOUND_BLOCK = 16384
-#: :func:`fixed_then_relaxed_bounds` prices the relaxed tier of every group of a block (the
-#: fixed tier's terms as they are) where at least this share of them is left, and takes the
-#: terms at the groups left otherwise (a copy of some hundred arrays); likewise the fixed tier
-#: after the least compute span.
-TAKE_ALL = 0.75
 
 
 def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
@@ -233,7 +229,7 @@ def _fixed_then_relaxed(space: Any, g: dict[str, Any], threshold: float) -> Floa
         return _fixed_then_relaxed_of(space, g, threshold, types)
     if keep.shape[0]:
         out[keep] = _fixed_then_relaxed_of(
-            space, _take(g, keep, n), threshold, _take(types, keep, n)
+            space, take_rows(g, keep, n), threshold, take_rows(types, keep, n)
         )
     return out
 
@@ -252,7 +248,7 @@ def _fixed_then_relaxed_of(
         if sub["baseM"].shape[0] == 0:
             continue
         c = Costs(problem, preset, vector_path)
-        terms = group_terms(space, c, sub, types if reach is None else _take(types, reach, n))
+        terms = group_terms(space, c, sub, types if reach is None else take_rows(types, reach, n))
         part: Any = np.inf
         per_order = []
         for order in orders:
@@ -280,37 +276,14 @@ def _fixed_then_relaxed_of(
         part = np.inf
         for order, tr, fx in per_order:
             bound = cases.order_bound(
-                space, c, _take(sub, rows, size), order, _take(terms, rows, size),
-                splits=1, relaxed=True, pre=(_take(tr, rows, size), _take(fx, rows, size)),
+                space, c, take_rows(sub, rows, size), order, take_rows(terms, rows, size),
+                splits=1, relaxed=True, pre=(take_rows(tr, rows, size), take_rows(fx, rows, size)),
             )  # fmt: skip
             part = np.minimum(part, bound)
         dest = rows if reach is None else reach[rows]
         relaxed[dest] = np.minimum(relaxed[dest], part)
     out[live] = np.maximum(out[live], _to_us(preset, relaxed[live]))
     return out
-
-
-def _take(value: Any, rows: Any, size: int) -> Any:
-    """``value`` at the groups ``rows``: every per-group array in it (of length ``size``) taken.
-
-    (Nothing is copied where ``rows`` is every group.)
-
-    Walks dicts, tuples, lists and dataclasses; scalars (figures the same for every group) are
-    kept as they are.
-    """
-    if rows.shape[0] == size:
-        return value
-    if isinstance(value, np.ndarray):
-        return value[rows] if value.ndim >= 1 and value.shape[0] == size else value
-    if isinstance(value, dict):
-        return {key: _take(v, rows, size) for key, v in value.items()}
-    if isinstance(value, tuple | list):
-        return type(value)(_take(v, rows, size) for v in value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return replace(
-            value, **{f.name: _take(getattr(value, f.name), rows, size) for f in fields(value)}
-        )
-    return value
 
 
 def pass_start_stalls_apply(space: Any) -> bool:

@@ -29,6 +29,8 @@ __all__ = ["order_bound"]
 #: the block (taking them costs more than pricing a larger share of empty ones: on 910A int8
 #: 333 x 12345 x 777 the cases hold 50-83 %, on the large-K shapes 1-3 %).
 CASE_TAKE = 0.25
+#: The group fields :func:`_case` reads (the ones taken with a case's groups).
+_CASE_FIELDS = ("core_rows", "core_cols", "baseM", "baseN", "baseK", "m_iter", "n_iter", "k_iter")
 
 
 def order_bound(
@@ -103,7 +105,8 @@ def order_bound(
             size = reach[2].shape[0]
             if rows.shape[0] >= CASE_TAKE * size:
                 rows = np.arange(size)
-            args = take_rows((g, shares, tr, reads, fixed, terms, reach, k_iter), rows, size)
+            case_g = {name: g[name] for name in _CASE_FIELDS}
+            args = take_rows((case_g, shares, tr, reads, fixed, terms, reach, k_iter), rows, size)
             part = _case_bound(space, c, (a_once, b_once), args, (splits, with_stalls, relaxed))
             if rows.shape[0] == size:
                 best = np.minimum(best, part)

@@ -113,15 +113,17 @@ PIN_FALLBACK_GROUPS = 64
 #: least coarse bound there.
 WARM_GROUPS = 8
 WARM_POINTS = 100_000
-#: The groups with the least fixed bound whose coarse bound picks the warm-start groups.
-WARM_SAMPLE = 4096
+#: The groups with the least fixed bound whose relaxed tier ranks them for the coarse one (a
+#: sample of 4,096 missed the best groups of 910B2 fp16 77 x 333 x 1000: 59 groups scored
+#: against 12).
+WARM_SAMPLE = 16_384
 #: Warm start only where the incumbent is this far above the least coarse bound of the sample
 #: (closer, it could gain too little for its points).
 WARM_GAIN = 1.01
 #: Of the sample, the groups with the least relaxed tier whose coarse tier picks the warm-start
 #: groups: the coarse tier costs twice the relaxed one, and on 910A it was 0.3 s of every large
 #: shape's screening on the 2 x 16,384 groups of the sample.
-WARM_COARSE = 1024
+WARM_COARSE = 2048
 #: The first warm start picks from every s-th open group, at most this many.
 WARM_POOL = 65_536
 

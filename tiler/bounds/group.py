@@ -254,8 +254,9 @@ def _fixed_then_relaxed_of(
         for order in orders:
             tr = traffic.order_traffic(problem, preset, sub, order)
             fx = chains.fixed_paths(space, c, sub, terms, tr.cap)
-            part = np.minimum(part, _fixed_price(tr, fx))
-            per_order.append((order, tr, fx))
+            price = _fixed_price(tr, fx)
+            part = np.minimum(part, price)
+            per_order.append((order, tr, fx, price))
         dest = slice(None) if reach is None else reach
         fixed[dest] = np.minimum(fixed[dest], part)
         kept.append((reach, c, sub, terms, per_order))
@@ -266,21 +267,30 @@ def _fixed_then_relaxed_of(
     relaxed = np.full(n, np.inf)
     for reach, c, sub, terms, per_order in kept:
         size = sub["baseM"].shape[0]
-        rows = np.flatnonzero(live if reach is None else live[reach])
-        if rows.shape[0] == 0:
-            continue
-        if rows.shape[0] >= TAKE_ALL * size:
-            # Most groups left: the relaxed tier of every group of the path costs less than
-            # taking the terms at those (every figure is elementwise over the groups).
-            rows = np.arange(size)
         part = np.inf
-        for order, tr, fx in per_order:
+        for order, tr, fx, price in per_order:
+            # Only where this path and order's own fixed price is below the threshold: elsewhere
+            # that price (a bound of the path and order, at or above the threshold) stands in,
+            # so the least over them is the same figure wherever it is below the threshold
+            # (on 910A int8 128 x 11008 x 4096 one order's price rules out 44 % of the groups
+            # the other leaves).
+            rows = np.flatnonzero(_to_us(preset, price) < threshold)
+            if rows.shape[0] == 0:
+                part = np.minimum(part, price)
+                continue
+            if rows.shape[0] >= TAKE_ALL * size:
+                # Most groups left: the relaxed tier of every group of the path costs less than
+                # taking the terms at those (every figure is elementwise over the groups).
+                rows = np.arange(size)
             bound = cases.order_bound(
                 space, c, take_rows(sub, rows, size), order, take_rows(terms, rows, size),
                 splits=1, relaxed=True, pre=(take_rows(tr, rows, size), take_rows(fx, rows, size)),
             )  # fmt: skip
+            if rows.shape[0] < size:
+                bound, full = np.array(price, dtype=np.float64, copy=True), bound
+                bound[rows] = full
             part = np.minimum(part, bound)
-        dest = rows if reach is None else reach[rows]
+        dest = slice(None) if reach is None else reach
         relaxed[dest] = np.minimum(relaxed[dest], part)
     out[live] = np.maximum(out[live], _to_us(preset, relaxed[live]))
     return out

@@ -130,6 +130,40 @@ def test_one_operands_ub_floors_alone_are_those_of_both() -> None:
         np.testing.assert_array_equal(alone[key], both[key])
 
 
+def test_fixed_work_kept_between_a_batchs_operands_gives_the_same_floors() -> None:
+    # tiler.levels computes A's floors of a batch, then B's of some of the same groups: the
+    # work the groups fix is priced once and gathered for B's rows (and for rows of a group it
+    # has not seen, priced anew): the figures of each call alone.
+    problem = Problem(m=128, n=11008, k=4096, dtype="int8", soc="Ascend910A")
+    space = build_space(problem, load_preset(problem.soc), {})
+    rng = np.random.default_rng(5)
+    picked = rng.choice(space.size, size=8, replace=False)
+    parts = [space.l1_choices(int(g)) for g in picked]
+    rows = {f: np.concatenate([p[f] for p in parts]) for f in parts[0]}
+    later = {f: np.concatenate([p[f] for p in parts[2:5]]) for f in parts[0]}
+    unseen = space.l1_choices(int(next(g for g in range(space.size) if g not in picked)))
+    work: dict[bool, Any] = {}
+    for is_a, fields in ((True, rows), (False, later), (False, unseen), (True, rows)):
+        key = "time_a_us" if is_a else "time_b_us"
+        kept = ub_operand_floor_arrays(
+            problem, space.preset, fields, parts=True, operands=(is_a,), work=work
+        )
+        alone = ub_operand_floor_arrays(problem, space.preset, fields, parts=True)
+        assert kept is not None and alone is not None and fields["baseM"].shape[0] > 0
+        assert set(work) == {True, False} or set(work) == {True}
+        np.testing.assert_array_equal(kept[key], alone[key])
+        # The pair floor reads the parts: the same figures too.
+        for mine, theirs in zip(
+            kept["parts_a" if is_a else "parts_b"],
+            alone["parts_a" if is_a else "parts_b"],
+            strict=True,
+        ):
+            for x, y in zip(
+                [*mine.pipes, mine.makespan], [*theirs.pipes, theirs.makespan], strict=True
+            ):
+                np.testing.assert_array_equal(x, y)
+
+
 def test_least_span_is_the_both_buffered_chain_of_a_hand_checked_core() -> None:
     # One core of 32 x 32 in 16 x 16 blocks over K = 64 in 32-wide steps: 4 full blocks, 2 K
     # steps each, every step at max(mm, la + lb); below the fixed tier.

@@ -54,6 +54,7 @@ from simcore.pipeline.costs import ceil_div
 from simcore.version import MODEL_VERSION
 from tiler.bounds import (
     cube_lower_bounds,
+    fixed_lower_bounds,
     fixed_then_relaxed_bounds,
     group_lower_bounds,
 )
@@ -478,12 +479,9 @@ def _bound_groups(space: Space, top: _Top, cheap: Any, t: _Tally) -> tuple[Any, 
     # of all.
     cand = np.flatnonzero(cheap < top.threshold())
     pool = cand[:: max(1, -(-cand.shape[0] // WARM_POOL))]
-    # The pool's fixed and relaxed tiers in one pass (the least span first), as every other
-    # group gets them below: its sample is then ranked by the relaxed tier already.
-    lb[pool] = fixed_then_relaxed_bounds(space, pool, top.threshold() * (1.0 - TIE_RTOL))
+    lb[pool] = fixed_lower_bounds(space, pool)
     fixed_done = np.zeros(n, dtype=bool)
     fixed_done[pool] = True
-    relaxed_done[pool] = True
     warm_points = _warm_start(
         space, top, pool, lb, (coarse_done, relaxed_done, warmed), (t, WARM_POINTS)
     )

@@ -7,6 +7,8 @@
 * The full tier left out of the enumeration's windows where it rules nothing out
   (``tiler.screen._FullTier``): the same answer, certificate and groups scored.
 * One operand's UB floors computed alone (``operands``): the figures of both computed together.
+* The coarse and full tiers priced, per data path and iterate order, only where its fixed price is
+  below the runner-up: the same figures below it, the same groups ruled out.
 * A reuse case priced only at the groups it holds (``tiler.bounds.cases.CASE_TAKE``): the figures
   of every group priced.
 """
@@ -62,6 +64,29 @@ def test_one_pass_gives_the_two_tiers_figures(problem: Problem) -> None:
     assert np.all(both[out] <= two_tiers[out])
     # The relaxed tier raises some of them: the pass does more than the fixed tier alone.
     assert np.any(both[below] > fixed[below])
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+@pytest.mark.parametrize("splits", [1, 8])
+def test_coarse_and_full_tiers_below_a_threshold_give_their_figures(
+    problem: Problem, splits: int
+) -> None:
+    # The enumeration's windows price a data path and iterate order only where its fixed price
+    # is below the runner-up: every group's bound below it is the same figure, every group ruled
+    # out is ruled out still (by a figure no higher).
+    space = build_space(problem, load_preset(problem.soc), {})
+    groups = np.sort(np.random.default_rng(8).choice(space.size, size=2000, replace=False))
+    every = group_lower_bounds(space, groups, splits=splits)
+    distinct = np.unique(every)
+    threshold = float(distinct[distinct.shape[0] // 3])
+    below = group_lower_bounds(space, groups, splits=splits, threshold=threshold)
+    left = every < threshold
+    assert 0 < left.sum() < groups.shape[0]
+    np.testing.assert_array_equal(below[left], every[left])
+    assert np.all(below[~left] >= threshold)
+    assert np.all(below[~left] <= every[~left])
+    # Some group's path and order was left out (the cheaper figure stands in).
+    assert np.any(below[~left] < every[~left])
 
 
 @pytest.mark.parametrize("problem", PROBLEMS[:2])

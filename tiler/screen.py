@@ -419,14 +419,18 @@ def _warm_start(
     sample = live[np.argsort(lb[live], kind="stable")[:WARM_SAMPLE]]
     # The relaxed tier (half the coarse tier's cost) of the sample, then the coarse tier of the
     # WARM_COARSE with the least relaxed bound only: the warm groups are the first few of those.
+    # (Each data path and iterate order priced only where its fixed price is below the runner-up:
+    # the same figures below it, so the same warm groups.)
+    thr = top.threshold() * (1.0 - TIE_RTOL)
     todo = sample[~coarse_done[sample] & ~relaxed_done[sample]]
     if todo.shape[0]:
-        lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1, relaxed=True))
+        bound = group_lower_bounds(space, todo, splits=1, relaxed=True, threshold=thr)
+        lb[todo] = np.maximum(lb[todo], bound)
         relaxed_done[todo] = True
     sample = sample[np.argsort(lb[sample], kind="stable")[:WARM_COARSE]]
     todo = sample[~coarse_done[sample]]
     if todo.shape[0]:
-        lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1))
+        lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1, threshold=thr))
         coarse_done[todo] = True
     if not sample.shape[0] or top.threshold() <= WARM_GAIN * float(lb[sample].min()):
         return 0

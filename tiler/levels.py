@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from simcore.estimate.bounds import ub_operand_floor_arrays, ub_pair_floor_us
+from simcore.estimate.bounds import FixedWork, ub_operand_floor_arrays, ub_pair_floor_us
 from simcore.estimate.estimator import operand_floor_arrays
 from simcore.tiling.problem import Template
 from tiler.space import GROUP_FIELDS, Space, _Operand, operand_fields
@@ -156,12 +156,17 @@ def operand_rows(
 
 
 def operand_floor_values(
-    space: Space, rows: dict[str, npt.NDArray[np.int64]], is_a: bool | None = None
+    space: Space,
+    rows: dict[str, npt.NDArray[np.int64]],
+    is_a: bool | None = None,
+    work: dict[bool, FixedWork] | None = None,
 ) -> Any:
     """(A floors, B floors) of operand rows, or None where no per-operand floor exists.
 
     ``is_a``: the rows are A's options (True) or B's (False), and only that operand's floors
-    are needed (on UB-path chips only those are computed); None: both.
+    are needed (on UB-path chips only those are computed); None: both. ``work``: on UB-path
+    chips, the work the groups fix, kept between the calls of one batch (its A rows and its B
+    rows belong to the same groups: priced once, :class:`simcore.estimate.bounds.FixedWork`).
     """
     if not rows:
         return None
@@ -169,7 +174,7 @@ def operand_floor_values(
     if res is None:
         operands = (True, False) if is_a is None else (is_a,)
         res = ub_operand_floor_arrays(
-            space.problem, space.preset, rows, parts=True, operands=operands
+            space.problem, space.preset, rows, parts=True, operands=operands, work=work
         )
     return res
 
@@ -221,6 +226,7 @@ def operand_floors(
     maps: list[Any] = [None, None]
     live = np.ones(orders.shape[0] * n_groups, dtype=bool)
     computed = 0
+    work: dict[bool, FixedWork] = {}
     for which in (first, 1 - first):
         tab = tables[which]
         rows = operand_rows(space, opts, orders, tab, which == 0)
@@ -229,7 +235,7 @@ def operand_floors(
         values = np.full(cell.shape[0], np.inf)
         if need.any():
             sub = rows if need.all() else {name: arr[need] for name, arr in rows.items()}
-            res = operand_floor_values(space, sub, which == 0)
+            res = operand_floor_values(space, sub, which == 0, work)
             if res is None:
                 return None
             values[need] = np.asarray(res[keys[which]]) * (1.0 - FLOOR_RTOL)

@@ -419,14 +419,18 @@ def _warm_start(
     sample = live[np.argsort(lb[live], kind="stable")[:WARM_SAMPLE]]
     # The relaxed tier (half the coarse tier's cost) of the sample, then the coarse tier of the
     # WARM_COARSE with the least relaxed bound only: the warm groups are the first few of those.
+    # (Each data path and iterate order priced only where its fixed price is below the runner-up:
+    # the same figures below it, so the same warm groups.)
+    thr = top.threshold() * (1.0 - TIE_RTOL)
     todo = sample[~coarse_done[sample] & ~relaxed_done[sample]]
     if todo.shape[0]:
-        lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1, relaxed=True))
+        bound = group_lower_bounds(space, todo, splits=1, relaxed=True, threshold=thr)
+        lb[todo] = np.maximum(lb[todo], bound)
         relaxed_done[todo] = True
     sample = sample[np.argsort(lb[sample], kind="stable")[:WARM_COARSE]]
     todo = sample[~coarse_done[sample]]
     if todo.shape[0]:
-        lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1))
+        lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1, threshold=thr))
         coarse_done[todo] = True
     if not sample.shape[0] or top.threshold() <= WARM_GAIN * float(lb[sample].min()):
         return 0
@@ -549,23 +553,26 @@ def _refine(
     they are enumerated), so they face the runner-up found by then rather than the warm start's:
     on 310P3 int8 4095 x 4097 x 1023 the warm start's incumbent is 28 % above the optimum, and
     the full tier of the 19,000 groups it leaves cost more than the enumeration; at the
-    optimum 1,200 are left. Each tier only raises a group's bound. ``pending`` masks the groups
-    whose coarse and whose full tier are not computed yet; ``full`` (the enumeration's windows)
-    leaves the full tier out where it does not pay (:class:`_FullTier`; None: always computed).
+    optimum 1,200 are left. Each tier only raises a group's bound, and prices a data path and
+    iterate order only where its fixed price is below ``threshold`` (``group_lower_bounds``).
+    ``pending`` masks the groups whose coarse and whose full tier are not computed yet; ``full``
+    (the enumeration's windows) leaves the full tier out where it does not pay
+    (:class:`_FullTier`; None: always computed).
     """
     coarse_pending, full_pending = pending
     idx = groups[coarse_pending[groups]]
     coarse_pending[idx] = False
     idx = idx[lb[idx] < threshold]
     if idx.shape[0]:
-        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
+        bound = group_lower_bounds(space, idx, splits=1, threshold=threshold)
+        lb[idx] = np.maximum(lb[idx], bound)
     if full is not None and not full.pays():
         return
     idx = groups[full_pending[groups]]
     full_pending[idx] = False
     idx = idx[lb[idx] < threshold]
     if idx.shape[0]:
-        bound = group_lower_bounds(space, idx, splits=SPLITS)
+        bound = group_lower_bounds(space, idx, splits=SPLITS, threshold=threshold)
         if full is not None:
             full.computed += idx.shape[0]
             full.ruled_out += int((bound >= threshold).sum())

@@ -62,7 +62,7 @@ from simcore.pipeline.traffic import (
 from simcore.pipeline.transfer import chunk_cost_sum  # the estimator's V and DMA totals
 from simcore.tiling.problem import Problem
 
-__all__ = ["FloorParts", "ub_operand_floor_arrays", "ub_pair_floor_us"]
+__all__ = ["FixedWork", "FloorParts", "ub_operand_floor_arrays", "ub_pair_floor_us"]
 
 #: Relative margin against floating-point rounding (the estimator sums in another order).
 _ROUNDING = 1e-9
@@ -74,6 +74,7 @@ def ub_operand_floor_arrays(
     fields: dict[str, Any],
     parts: bool = False,
     operands: tuple[bool, ...] = (True, False),
+    work: dict[bool, FixedWork] | None = None,
 ) -> dict[str, Any] | None:
     """Lower bounds of the estimate that depend on one operand's L1 choice (UB-path chips).
 
@@ -92,6 +93,9 @@ def ub_operand_floor_arrays(
         operands: The operands whose floors to compute (True: A, False: B); a caller with the
             rows of one operand's options needs that operand's only (the other's figures of
             the same rows would be computed for nothing: half the cost).
+        work: The work fixed by the group per data path (:class:`FixedWork`), filled here and
+            reused by later calls on the same problem and chip (a batch's A rows, then its B
+            rows: the same groups); None: shared by this call's operands only.
 
     Returns:
         ``time_a_us`` and ``time_b_us`` per entry (launch overhead included; those of
@@ -121,6 +125,7 @@ def ub_operand_floor_arrays(
     ).astype(np.float64)
     one = np.ones_like(bm)
     out: dict[str, Any] = {}
+    work = {} if work is None else work
     for is_a in operands:
         # The partner's steps at their smallest and largest decide which paths it can reach.
         lo, hi = dict(f), dict(f)
@@ -135,7 +140,10 @@ def ub_operand_floor_arrays(
         for on_vector, reachable in ((True, vec_lo), (False, ~vec_hi)):
             if not reachable.any():
                 continue
-            part = _floor_parts(Costs(problem, preset, on_vector), problem, core, is_a, cap)
+            c = Costs(problem, preset, on_vector)
+            fixed = _fixed_work_by_group(c, k, core, cap, work.get(on_vector))
+            work[on_vector] = fixed
+            part = _floor_parts(c, problem, core, is_a, fixed.rows)
             floor = _combine(part.pipes, part.makespan)
             best = np.minimum(best, np.where(reachable, floor, np.inf))
             if parts:
@@ -228,14 +236,19 @@ def _take(x: Any, idx: Any) -> Any:
     return arr[idx] if arr.ndim else arr
 
 
-def _floor_parts(c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, cap: Any) -> FloorParts:
-    """One operand's choice on one data path, in the parts of ``min(max(MK, RB), SQ)``."""
+def _floor_parts(
+    c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, work: tuple[Any, ...]
+) -> FloorParts:
+    """One operand's choice on one data path, in the parts of ``min(max(MK, RB), SQ)``.
+
+    ``work``: :func:`_fixed_work` of the entries (with ``cap``, the bandwidth cap, last).
+    """
     p = c.preset
     k = problem.k
     rows, cols = f["singleCoreM"], f["singleCoreN"]
     bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
     m_iter, n_iter = ceil_div(rows, bm), ceil_div(cols, bn)
-    cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1 = _fixed_work_by_group(c, k, f, cap)
+    cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1, cap = work
     order0 = f["iterateOrder"] == 0
     reorder: Any
     if is_a:
@@ -293,27 +306,72 @@ def _floor_parts(c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, cap:
     )
 
 
-def _fixed_work_by_group(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...]:
+@dataclass(frozen=True)
+class FixedWork:
+    """:func:`_fixed_work` per distinct core split and base block, and at a call's entries.
+
+    Attributes:
+        radix: The code of an entry: its fields (``_KEY_FIELDS``) in these radices.
+        codes: The distinct codes, sorted.
+        values: :func:`_fixed_work` at each distinct code, with the bandwidth cap last.
+        rows: ``values`` at the entries of the call that computed or reused this.
+    """
+
+    radix: tuple[int, ...]
+    codes: Any
+    values: tuple[Any, ...]
+    rows: tuple[Any, ...]
+
+
+#: The fields that fix :func:`_fixed_work` (and the bandwidth cap, from the core count).
+_KEY_FIELDS = ("singleCoreM", "singleCoreN", "baseM", "baseN", "baseK")
+
+
+def _fixed_work_by_group(
+    c: Costs, k: int, f: dict[str, Any], cap: Any, known: FixedWork | None = None
+) -> FixedWork:
     """:func:`_fixed_work` once per distinct core split and base block among the entries.
 
     A caller passes the options of a few groups, hundreds each; the drain costs go through the
-    vector model, so pricing each group once and gathering is several times cheaper.
+    vector model, so pricing each group once and gathering is several times cheaper. ``known``:
+    the figures of an earlier call on the same path, problem and chip, gathered where they hold
+    every entry's code (the B rows of a batch after its A rows) instead of priced again.
     """
-    names = ("singleCoreM", "singleCoreN", "baseM", "baseN", "baseK")
-    code = np.zeros(f["baseM"].shape, dtype=np.int64)
-    span = 1
-    for name in names:
-        col = f[name]
-        radix = int(col.max()) + 1 if col.size else 1
-        if span * radix >= 2**62:
-            return _fixed_work(c, k, f, cap)
-        code = code * radix + col
-        span *= radix
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    if (
+        known is not None
+        and known.codes.shape[0]
+        and all(
+            not f[name].size or int(f[name].max()) < radix
+            for name, radix in zip(_KEY_FIELDS, known.radix, strict=True)
+        )
+    ):
+        code = _codes(f, known.radix)
+        at = np.minimum(np.searchsorted(known.codes, code), known.codes.shape[0] - 1)
+        if np.array_equal(known.codes[at], code):
+            rows = tuple(x[at] for x in known.values)
+            return dataclasses.replace(known, rows=rows)
+    radix = tuple(int(f[name].max()) + 1 if f[name].size else 1 for name in _KEY_FIELDS)
+    if np.prod(np.array(radix, dtype=np.float64)) >= 2.0**62:
+        work = (*_fixed_work(c, k, f, cap), cap)
+        rows = tuple(np.broadcast_to(x, f["baseM"].shape) for x in work)
+        return FixedWork(radix, np.zeros(0, dtype=np.int64), rows, rows)
+    code = _codes(f, radix)
+    codes, first, inverse = np.unique(code, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
-    sub = {name: f[name][first] for name in names}
+    sub = {name: f[name][first] for name in _KEY_FIELDS}
     cap_sub = np.broadcast_to(cap, code.shape)[first]
-    return tuple(np.broadcast_to(x, first.shape)[inverse] for x in _fixed_work(c, k, sub, cap_sub))
+    values = tuple(
+        np.broadcast_to(x, first.shape) for x in (*_fixed_work(c, k, sub, cap_sub), cap_sub)
+    )
+    return FixedWork(radix, codes, values, tuple(x[inverse] for x in values))
+
+
+def _codes(f: dict[str, Any], radix: tuple[int, ...]) -> Any:
+    """Each entry's :data:`_KEY_FIELDS` as one integer in the radices ``radix``."""
+    code = np.zeros(f["baseM"].shape, dtype=np.int64)
+    for name, base in zip(_KEY_FIELDS, radix, strict=True):
+        code = code * base + f[name]
+    return code
 
 
 def _fixed_work(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...]:

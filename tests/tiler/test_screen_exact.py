@@ -118,7 +118,9 @@ def test_certified_optimum_equals_brute_force(
     monkeypatch.setattr(
         screen_module,
         "group_lower_bounds",
-        lambda space, idx=None, splits=8, stalls=True, relaxed=False: cube_lower_bounds(space, idx),
+        lambda space, idx=None, splits=8, stalls=True, relaxed=False, threshold=np.inf: (
+            cube_lower_bounds(space, idx)
+        ),
     )
     monkeypatch.setattr(
         screen_module,

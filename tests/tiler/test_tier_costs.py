@@ -7,6 +7,8 @@
 * The full tier left out of the enumeration's windows where it rules nothing out
   (``tiler.screen._FullTier``): the same answer, certificate and groups scored.
 * One operand's UB floors computed alone (``operands``): the figures of both computed together.
+* The coarse and full tiers priced, per data path and iterate order, only where its fixed price is
+  below the runner-up: the same figures below it, the same groups ruled out.
 * A reuse case priced only at the groups it holds (``tiler.bounds.cases.CASE_TAKE``): the figures
   of every group priced.
 """
@@ -49,19 +51,56 @@ def test_one_pass_gives_the_two_tiers_figures(problem: Problem) -> None:
     # Ruled out either way: the least compute span (a first filter) or the fixed tier.
     assert np.all(both[~below] >= threshold)
     assert np.all(both[~below] <= fixed[~below])
-    np.testing.assert_array_equal(both[below], np.maximum(fixed, relaxed)[below])
+    # Where the fixed tier leaves a group, the two tiers' figure wherever it is below the
+    # threshold; a group the two tiers rule out is ruled out by the pass too, by a figure no
+    # higher than theirs (the relaxed tier of a data path and iterate order is priced only where
+    # that path and order's fixed price is below the threshold).
+    two_tiers = np.maximum(fixed, relaxed)
+    left = below & (two_tiers < threshold)
+    assert 0 < left.sum() < below.sum()
+    np.testing.assert_array_equal(both[left], two_tiers[left])
+    out = below & ~left
+    assert np.all(both[out] >= threshold)
+    assert np.all(both[out] <= two_tiers[out])
     # The relaxed tier raises some of them: the pass does more than the fixed tier alone.
     assert np.any(both[below] > fixed[below])
 
 
-@pytest.mark.parametrize("problem", PROBLEMS[:2])
-@pytest.mark.parametrize("threshold", [np.inf, 0.0])
-def test_one_pass_is_below_every_point_of_sampled_groups(
-    problem: Problem, threshold: float
+@pytest.mark.parametrize("problem", PROBLEMS)
+@pytest.mark.parametrize("splits", [1, 8])
+def test_coarse_and_full_tiers_below_a_threshold_give_their_figures(
+    problem: Problem, splits: int
 ) -> None:
-    # threshold inf: the fixed and relaxed tiers; 0: the least compute span alone.
+    # The enumeration's windows price a data path and iterate order only where its fixed price
+    # is below the runner-up: every group's bound below it is the same figure, every group ruled
+    # out is ruled out still (by a figure no higher).
+    space = build_space(problem, load_preset(problem.soc), {})
+    groups = np.sort(np.random.default_rng(8).choice(space.size, size=2000, replace=False))
+    every = group_lower_bounds(space, groups, splits=splits)
+    distinct = np.unique(every)
+    threshold = float(distinct[distinct.shape[0] // 3])
+    below = group_lower_bounds(space, groups, splits=splits, threshold=threshold)
+    left = every < threshold
+    assert 0 < left.sum() < groups.shape[0]
+    np.testing.assert_array_equal(below[left], every[left])
+    assert np.all(below[~left] >= threshold)
+    assert np.all(below[~left] <= every[~left])
+    # Some group's path and order was left out (the cheaper figure stands in).
+    assert np.any(below[~left] < every[~left])
+
+
+@pytest.mark.parametrize("problem", PROBLEMS[:2])
+@pytest.mark.parametrize("threshold", [np.inf, 0.0, None])
+def test_one_pass_is_below_every_point_of_sampled_groups(
+    problem: Problem, threshold: float | None
+) -> None:
+    # threshold inf: the fixed and relaxed tiers; 0: the least compute span alone; None: the
+    # median fixed tier of the groups, where a path and order's fixed price stands in for its
+    # relaxed tier at the groups that price rules out.
     space = build_space(problem, load_preset(problem.soc), {})
     groups = np.random.default_rng(17).choice(space.size, size=8, replace=False)
+    if threshold is None:
+        threshold = float(np.median(fixed_lower_bounds(space, groups)))
     bounds = fixed_then_relaxed_bounds(space, groups, threshold)
     for gi, bound in zip(groups.tolist(), bounds.tolist(), strict=True):
         points = space.with_l0_flags(space.l1_choices(gi))
@@ -114,6 +153,40 @@ def test_one_operands_ub_floors_alone_are_those_of_both() -> None:
         other = "time_b_us" if is_a else "time_a_us"
         assert other not in alone
         np.testing.assert_array_equal(alone[key], both[key])
+
+
+def test_fixed_work_kept_between_a_batchs_operands_gives_the_same_floors() -> None:
+    # tiler.levels computes A's floors of a batch, then B's of some of the same groups: the
+    # work the groups fix is priced once and gathered for B's rows (and for rows of a group it
+    # has not seen, priced anew): the figures of each call alone.
+    problem = Problem(m=128, n=11008, k=4096, dtype="int8", soc="Ascend910A")
+    space = build_space(problem, load_preset(problem.soc), {})
+    rng = np.random.default_rng(5)
+    picked = rng.choice(space.size, size=8, replace=False)
+    parts = [space.l1_choices(int(g)) for g in picked]
+    rows = {f: np.concatenate([p[f] for p in parts]) for f in parts[0]}
+    later = {f: np.concatenate([p[f] for p in parts[2:5]]) for f in parts[0]}
+    unseen = space.l1_choices(int(next(g for g in range(space.size) if g not in picked)))
+    work: dict[bool, Any] = {}
+    for is_a, fields in ((True, rows), (False, later), (False, unseen), (True, rows)):
+        key = "time_a_us" if is_a else "time_b_us"
+        kept = ub_operand_floor_arrays(
+            problem, space.preset, fields, parts=True, operands=(is_a,), work=work
+        )
+        alone = ub_operand_floor_arrays(problem, space.preset, fields, parts=True)
+        assert kept is not None and alone is not None and fields["baseM"].shape[0] > 0
+        assert set(work) == {True, False} or set(work) == {True}
+        np.testing.assert_array_equal(kept[key], alone[key])
+        # The pair floor reads the parts: the same figures too.
+        for mine, theirs in zip(
+            kept["parts_a" if is_a else "parts_b"],
+            alone["parts_a" if is_a else "parts_b"],
+            strict=True,
+        ):
+            for x, y in zip(
+                [*mine.pipes, mine.makespan], [*theirs.pipes, theirs.makespan], strict=True
+            ):
+                np.testing.assert_array_equal(x, y)
 
 
 def test_least_span_is_the_both_buffered_chain_of_a_hand_checked_core() -> None:

@@ -11,6 +11,7 @@ from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.records import CoreRecords
+from simcore.estimate.slot_a import tail_release
 from simcore.pipeline.costs import at_least
 
 if TYPE_CHECKING:
@@ -93,20 +94,23 @@ def a_pass_cycles(
     # which queues on MTE1 behind the B read of the step before, whose chunk came through every
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
     # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
-    n_star1 = np.floor(np.maximum(k_iter - 2, zero) / step_kb)  # B boundaries <= k - 2, less one
+    # (To the pass's release, the K-tail step's MMAD start, after that step's B read: B
+    # boundaries <= k - 1, less one; the floors end at the last A read: <= k - 2.)
+    n_star1 = np.floor(np.maximum(k_iter - (2 if r.floor else 1), zero) / step_kb)
     sigma = n_star1 * step_kb
     # B copies with no A copy between them (all in one A chunk) chain through B's reads too.
     no_a_between = sigma < step_ka
     b_nx = np.where(no_a_between, b_next_in, b_next)
     b_nx_l = np.where(no_a_between, b_next_in_l, b_next_l)
+    # (To that read's release, the K-tail step's MMAD start: B's read of the step before it.)
+    steps_w = k_iter - sigma
+    last_w = np.maximum(rab(steps_w) - la + la_kt, zero)
     w_pass = (
         np.where(a_many, wait_af, wait_al)
         + b_leg_f
         + n_star1 * b_nx
         + ((n_star1 == km1_b) & (n_star1 > 0)) * (b_nx_l - b_nx)
-        + rab(k_iter - sigma)
-        - la
-        + la_kt
+        + (last_w if r.floor else tail_release(r, last_w, avg.qb, steps_w))
     )
     # (The K-tail A copy's MTE2 leg less a full one's.)
     d_a0 = a_last[0] - a_full[0] if not (via_a and via_b) else 0.0
@@ -130,12 +134,15 @@ def a_pass_cycles(
     idx = np.flatnonzero((step_ka == 1) & (kc_a == slots_a + 1) & has_b)
     if idx.size:
         k_s = _sub(k_iter, idx)
+        # (Then that step's B read, before the MMAD start that releases the slot.)
+        kt_2 = k_s == 2
         w_next = (
             _sub(wait_af, idx)
             + _sub(b_leg_f, idx)
             + _sub(lb, idx)
             + _sub(wa * mm, idx)
-            + np.where(k_s == 2, _sub(la_kt, idx), _sub(la, idx))
+            + np.where(kt_2, _sub(la_kt, idx), _sub(la, idx))
+            + (0.0 if r.floor else np.where(kt_2, _sub(avg.lb_kt, idx), _sub(lb, idx)))
         )
         one_step = _divides(_sub(kc_a, idx), _sub(step_kb, idx))
         per_pass_a = _raise_at(
@@ -183,7 +190,7 @@ def a_streamed_chain(
     step_ka, step_kb, streamed_a = ch.step_ka, ch.step_kb, ch.streamed_a
     d_a0, per_pass_a = apc.d_a0, apc.per_pass_a
     hop_l = ao.hop_l
-    hop_l_a_own, hops_f, reads_al, stay_a = ah.hop_l_a_own, ah.hops_f, ah.reads_al, ah.stay_a
+    hop_l_a_own, hops_f, stay_a = ah.hop_l_a_own, ah.hops_f, ah.stay_a
     wait_af, wait_al = ah.wait_af, ah.wait_al
     kt_d, la_kt, lb_kt, mm, ra, rab = avg.kt_d, avg.la_kt, avg.lb_kt, avg.mm, avg.ra, avg.rab
     rb = avg.rb
@@ -191,10 +198,17 @@ def a_streamed_chain(
     thru_x = (kc_a - slots_a + 1) * step_ka
     thru_k = np.minimum(thru_x, k_iter)
     end_kt = (thru_k >= k_iter) * kt_d  # (the chain ends at the K-tail step)
+    # (To the chunk's release: its last step's MMAD start, the K-tail step's at least after
+    # that step's reads.)
+    qa, qb = avg.qa, avg.qb
+
+    def released(read_end: Any, q: Any, steps: Any) -> Any:
+        return np.where(thru_k >= k_iter, tail_release(r, read_end + end_kt, q, steps), q(steps))
+
     if floor:
         own_thru = wait_af + ra(np.minimum(thru_x, k_iter - 1))
     else:
-        own_thru = wait_af + ra(thru_k) + end_kt
+        own_thru = wait_af + released(ra(thru_k), qa, thru_k)
     per_pass_a = np.maximum(per_pass_a, streamed_a * own_thru)
     if not via_a:
         # In a pass that reloads B the same chain runs through MTE2 in program order: every A
@@ -215,14 +229,16 @@ def a_streamed_chain(
         if via_b:
             g_q = g_q + np.where(n_bq >= kc_b, b_last[1] + b_last[2], b_full[1] + b_full[2])
         r_q = thru_k - s_bq
-        thru_q = (r_q >= 2) * (g_q + rab(at_least(r_q, 2)) + end_kt)
+        r_q2 = at_least(r_q, 2)
+        reads_q = rab(r_q2) + end_kt if floor else released(rab(r_q2), qb, r_q2)
+        thru_q = (r_q >= 2) * (g_q + reads_q)
         if not floor:
             # Or through B's first chunk: A's first copy, B's behind it (its staging legs when
             # staged), then every read of the pass from that arrival up to chunk kc - slots's
             # last step; longer than the chain through the later B chunk where the reads take
             # longer than the B copies issued between (those run ahead on MTE2). (end_a >= 1 on
             # the streamed passes this counts on; elsewhere rab's _NEVER drops out.)
-            thru_0 = a_full[0] + b_first[0] + rab(thru_k) + end_kt
+            thru_0 = a_full[0] + b_first[0] + released(rab(thru_k), qb, thru_k)
             if via_b:
                 thru_0 = thru_0 + b_first[1] + b_first[2]
             thru_q = np.maximum(thru_q, thru_0)
@@ -249,7 +265,7 @@ def a_streamed_chain(
             + u_l,
             g_l + v_l + u_l,
         )
-        jump2 = wait_al + stage_b + lb_kt + reads_al + stay_a
+        jump2 = wait_al + stage_b + lb_kt + ah.rel_al + stay_a
         one_blk = single_a & (kc_a == 1) & (k_iter >= 2) & has_b
         per_pass_a = np.maximum(
             per_pass_a, one_blk * (hop_l + co_frac * np.maximum(jump2 - 2.0 * hop_l, 0.0))
@@ -285,7 +301,7 @@ def a_streamed_chain(
             hop_st = (
                 _sub(wait_al, idx) + np.where(kb_s > 1, g_f, g_l) + (n_pb - 1.0) * stage_blk
                 + part + rb.sub(idx)(np.maximum(ki - 1 - c_st * sk_b, 1))
-                + _sub(wa * mm + la_kt, idx)
+                + _sub(wa * mm + la_kt + lb_kt, idx)
             )  # fmt: skip
             per_pass_a = _raise_at(per_pass_a, idx, hop_st, step_ka.shape)
     # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).

@@ -153,7 +153,15 @@ def a_hops(
         b_after = np.maximum(b_last_start - a_last_start, zero)
         # (That B read's release, the MMAD start of its step; the floors keep the read's end.)
         after = np.maximum(b_after, ones)
-        b_wait = (ra(after) + lb if floor else qa(after)) * single_bf
+        if floor:
+            b_wait = (ra(after) + lb) * single_bf
+        else:
+            # (From the A copy, with one B slot: where a B chunk starts with the last A chunk,
+            # each B chunk up to the last one is copied after the release of the one before,
+            # then released: ``b_next_in`` each.)
+            co_last = _divides(a_last_start, step_kb) & has_b
+            chained = co_last * np.floor(b_after / step_kb) * lg.b_next_in
+            b_wait = np.maximum(qa(after), chained) * single_bf
         b_later = b_after > 0
         ahead = bias_cyc + b_later * has_b * co_frac * (b_wait + b_last[0])
     # B chunks that start with an A chunk or inside it queue behind the A copy, and the A
@@ -390,9 +398,12 @@ def a_one_slot_holds(
             b_tail_in = (
                 (_sub(kc_b, idx) > 1) & (bls < als) & (bls - np.floor(bls / sk_a) * sk_a != 0)
             )
+            # (The A chunk's release, its last step's MMAD start, also follows the B read of
+            # that step, from that B copy's arrival: at least one B read, ``lb``.)
+            lb_in, lbk_in = (0.0, 0.0) if floor else (_sub(avg.lb, idx), _sub(avg.lb_kt, idx))
             pipe_in = np.maximum(n_b_in - _sub(full_co, idx) - b_tail_in, 0) * np.maximum(
-                _sub(b_full[0], idx) - rf, 0.0
-            ) + b_tail_in * np.maximum(_sub(b_last[0], idx) - rf, 0.0)
+                _sub(b_full[0], idx) + lb_in - rf, 0.0
+            ) + b_tail_in * np.maximum(_sub(b_last[0], idx) + lbk_in - rf, 0.0)
             if not via_b and not floor:
                 # With one B slot too, such a B copy waits for B's read of the step before,
                 # inside this A chunk: the hop runs the A copy, the A reads up to that step, the

@@ -159,6 +159,30 @@ def a_pass_cycles(
     return APassCycles(d_a0=d_a0, gain_pass_a=gain_pass_a, per_pass_a=per_pass_a)
 
 
+def _thru_own_copy(r: CoreRecords, thru_k: Any, released: Any, d_a0: Any) -> Any:
+    """A streamed pass's chain to chunk ``kc - slots``'s release through its own copy on MTE2.
+
+    Direct copies issue in program order on MTE2: the pass's A copies up to that chunk's
+    (``kc - slots + 1``, the K-tail one's shorter leg where it is among them) and the B copies
+    of the boundaries before the chunk's first step (a B copy at that step follows the A copy),
+    then the chunk's steps from its arrival to its last step's MMAD start (``released``: the
+    full chunks' ``qa``, the K-tail chunk's :func:`tail_release`).
+    """
+    ch, lg = r.ch, r.lg
+    kc_a, kc_b, slots_a, step_ka = ch.kc_a, ch.kc_b, ch.slots_a, ch.step_ka
+    n_a = kc_a - slots_a + 1
+    a_start = (kc_a - slots_a) * step_ka
+    n_b = np.minimum(np.ceil(a_start / ch.step_kb), kc_b)
+    copies = (
+        n_a * lg.a_full[0]
+        + (n_a >= kc_a) * d_a0
+        + n_b * lg.b_full[0]
+        + (n_b >= kc_b) * (lg.b_last[0] - lg.b_full[0])
+    )
+    steps = np.maximum(thru_k - a_start, 1)
+    return copies + released(r.avg.ra(steps), r.avg.qa, steps)
+
+
 class AChain(NamedTuple):
     """What :func:`a_streamed_chain` gives the later terms (named as in its formulas)."""
 
@@ -242,6 +266,12 @@ def a_streamed_chain(
             if via_b:
                 thru_0 = thru_0 + b_first[1] + b_first[2]
             thru_q = np.maximum(thru_q, thru_0)
+            if not via_b:
+                # Or through chunk kc - slots's own copy: every copy issued before it on MTE2
+                # (the A copies of the pass up to it, the B copies of the boundaries before its
+                # first step), then its steps from its arrival to its release (the reads of
+                # its last step: the B chunk is in L1 by then).
+                thru_q = np.maximum(thru_q, _thru_own_copy(r, thru_k, released, d_a0))
         per_pass_a = np.maximum(
             per_pass_a,
             (streamed_a & has_b) * (co_frac * thru_q + co_rest * own_thru),

@@ -50,8 +50,8 @@ def tail_release(r: CoreRecords, read_end: Any, q: Any, steps: Any) -> Any:
 
     Its slot is released when the K-tail step's MMAD starts: after that step's B read, which
     follows the chunk's last read on MTE1 (``read_end``, an operand's; the B read of the K-tail
-    step takes ``lb_kt``), and after the MMAD before it (the full steps' release ``q`` one step
-    earlier, plus the full MMAD).
+    step takes ``lb_kt``) and, with one L0B buffer, the end of the MMAD before it; and after
+    that MMAD (the full steps' release ``q`` one step earlier, plus the full MMAD).
 
     Args:
         r: The records.
@@ -60,11 +60,12 @@ def tail_release(r: CoreRecords, read_end: Any, q: Any, steps: Any) -> Any:
         steps: The chunk's steps (>= 1).
 
     Returns:
-        ``max(read_end + lb_kt, (steps >= 2) x (q(steps - 1) + mm))``.
+        ``max(max(read_end, wb x before) + lb_kt, before)``, ``before`` the MMAD before's end
+        (0 for a one-step chunk), ``wb`` whether L0B has one buffer (or L0A).
     """
     avg = r.avg
     before = (steps >= 2) * (q(np.maximum(steps - 1, 1)) + avg.mm)
-    return np.maximum(read_end + avg.lb_kt, before)
+    return np.maximum(np.maximum(read_end, r.g.wb * before) + avg.lb_kt, before)
 
 
 def a_hops(

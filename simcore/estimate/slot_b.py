@@ -28,6 +28,7 @@ class BHops(NamedTuple):
     kc_b1: Any
     own_b: Any
     reads_bl: Any
+    rel_bl: Any
     wait_bf: Any
     wait_bl: Any
 
@@ -272,6 +273,7 @@ def b_hops(
         kc_b1=kc_b1,
         own_b=own_b,
         reads_bl=reads_bl,
+        rel_bl=rel_bl,
         wait_bf=wait_bf,
         wait_bl=wait_bl,
     )

@@ -181,7 +181,10 @@ def a_hops(
     # precedes: B's release from the last B chunk's arrival. A one-step A chunk's release waits
     # for the B read of its step too.)
     rab_ka = rab(step_ka)
-    in_reads = np.maximum(n_in1 * b_in + qb(r_in), qb(step_ka)) - rel_af
+    # (Where the last B chunk inside is B's K-tail chunk, its shorter copy.)
+    b_in_l = np.where(ka_div, lg.b_next_in_l, lg.b_next_l)
+    b_chain_in = n_in1 * b_in + ((n_in1 >= 1) & (n_in1 >= ch.kc_b - 1)) * (b_in_l - b_in)
+    in_reads = np.maximum(b_chain_in + qb(r_in), qb(step_ka)) - rel_af
     gain_f = np.maximum(b_leg_f + in_reads, zero)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start

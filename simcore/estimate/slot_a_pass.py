@@ -94,33 +94,42 @@ def a_pass_cycles(
     # which queues on MTE1 behind the B read of the step before, whose chunk came through every
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
     # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
-    # (To the pass's release, the K-tail step's MMAD start, after that step's B read: B
-    # boundaries <= k - 1, less one; the floors end at the last A read: <= k - 2.)
-    n_star1 = np.floor(np.maximum(k_iter - (2 if r.floor else 1), zero) / step_kb)
-    sigma = n_star1 * step_kb
-    # B copies with no A copy between them (all in one A chunk) chain through B's reads too.
-    no_a_between = sigma < step_ka
-    b_nx = np.where(no_a_between, b_next_in, b_next)
-    b_nx_l = np.where(no_a_between, b_next_in_l, b_next_l)
-    # (To that read's release, the K-tail step's MMAD start: B's read of the step before it.)
-    steps_w = k_iter - sigma
-    last_w = np.maximum(rab(steps_w) - la + la_kt, zero)
-    w_pass = (
-        np.where(a_many, wait_af, wait_al)
-        + b_leg_f
-        + n_star1 * b_nx
-        + ((n_star1 == km1_b) & (n_star1 > 0)) * (b_nx_l - b_nx)
-        + (last_w if r.floor else tail_release(r, last_w, avg.qb, steps_w))
-    )
-    # (The K-tail A copy's MTE2 leg less a full one's.)
     d_a0 = a_last[0] - a_full[0] if not (via_a and via_b) else 0.0
-    if not via_b:
-        # Direct B copies share MTE2 with the A copies issued between them.
-        w_pass = (
-            w_pass
-            + np.floor(sigma / step_ka) * a_full[0]
-            + ((a_last_start <= sigma) & a_many) * d_a0
+
+    def w_pass_of(to_release: bool) -> Any:
+        # To the last A read: B boundaries <= k - 2, less one; to the pass's release (the
+        # K-tail step's MMAD start, after that step's B read): <= k - 1, less one.
+        n_star1 = np.floor(np.maximum(k_iter - (1 if to_release else 2), zero) / step_kb)
+        sigma = n_star1 * step_kb
+        # B copies with no A copy between them (all in one A chunk) chain through B's reads.
+        no_a_between = sigma < step_ka
+        b_nx = np.where(no_a_between, b_next_in, b_next)
+        b_nx_l = np.where(no_a_between, b_next_in_l, b_next_l)
+        steps_w = k_iter - sigma
+        if to_release:
+            last_w = tail_release(r, np.maximum(rab(steps_w) - la + la_kt, zero), avg.qb, steps_w)
+        else:
+            last_w = rab(steps_w) - la + la_kt
+        w = (
+            np.where(a_many, wait_af, wait_al)
+            + b_leg_f
+            + n_star1 * b_nx
+            + ((n_star1 == km1_b) & (n_star1 > 0)) * (b_nx_l - b_nx)
+            + last_w
         )
+        if not via_b:
+            # Direct B copies share MTE2 with the A copies issued between them.
+            # (The K-tail A copy's MTE2 leg less a full one's: d_a0.)
+            w = (
+                w
+                + np.floor(sigma / step_ka) * a_full[0]
+                + ((a_last_start <= sigma) & a_many) * d_a0
+            )
+        return w
+
+    w_pass = w_pass_of(False)
+    if not r.floor:
+        w_pass = np.maximum(w_pass, w_pass_of(True))
     # One-step A chunks, one pass of slots + 1 chunks: the next step's A read (the last read of
     # the next chunk, which frees a slot) queues on MTE1 behind this step's B read, and with one
     # L0A buffer behind its MMAD too: the A copy, the B copy behind it, the B read, (the

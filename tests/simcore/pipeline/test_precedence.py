@@ -39,7 +39,7 @@ def test_a_chunks_slot_is_released_when_its_last_steps_mmad_starts() -> None:
     # The step's reads end at 12 (its B load), its MMAD waits for the cube until 20: the slot
     # is free at 20, not at 12 (the kernel frees it after the MMAD in program order).
     steps = rule.k_step(2.0, 20.0, 3.0, 3.0, 0.0, 0.0, (False, False), None, (4.0, 5.0, 7.0))
-    start_a, end_a, start_b, end_b, start_m, _ = steps
+    _, end_a, _, end_b, start_m, _ = steps
     assert (end_a, end_b, start_m) == (7.0, 12.0, 20.0)
     assert rule.l1_slot_release(end_b, start_m) == 20.0
     # A copy into that slot (one slot) waits for the release.

@@ -429,9 +429,11 @@ def a_one_slot_holds(
                     # (The B copy waits for the release of B's chunk before, the MMAD start of
                     # the step before; the A chunk's release, its last step's MMAD start,
                     # waits for the B read of that step, B's release from its arrival.)
+                    # (Less what ``pipe_in`` priced for that B copy: its copy and B read.)
+                    lb_i = np.where(mm_i == kcb_s - 1, _sub(avg.lb_kt, i_1), _sub(avg.lb, i_1))
                     d_i = (
                         qa_s(np.maximum(o_i, 1)) + b_i + qb_s(np.maximum(sa_1 - o_i, 1))
-                        - rf_1 - np.maximum(b_i - rf_1, 0.0)
+                        - rf_1 - np.maximum(b_i + lb_i - rf_1, 0.0)
                     )  # fmt: skip
                     ok_i = (s_i < als[one]) & (o_i > 0) & (mm_i < kcb_s)
                     d_sum = (ok_i * np.maximum(d_i, 0.0)).sum(axis=0)

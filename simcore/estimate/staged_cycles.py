@@ -112,6 +112,8 @@ def staged_block_cycle(
                     + a_0[1] + np.maximum(b_l[0], a_0[2]) + b_l[1] + b_l[2]
                 )  # fmt: skip
                 cyc = _raise_at(cyc, idx, cyc_b0, blocks.shape)
+        if not floor:
+            cyc = np.maximum(cyc, _one_slot_mte3_cycle(r, ah, bh, (per_a, per_b)))
         v_cycle = start + (n_blk >= 1.0) * (blocks - 1) * cyc + (k_iter - 1) * per + mm + dr_last
         if not floor:
             # The other operand staged and reloaded per pass of several blocks: at a pass's
@@ -248,3 +250,27 @@ def staged_first_chunk(
             c.c_ub_to_gm_cycles(g.rm_t, g.cn_t, cap),
         )  # fmt: skip
         mk.raise_at(idx, path, "staged_first_chunk")
+
+
+def _one_slot_mte3_cycle(r: CoreRecords, ah: AHops, bh: BHops, per: tuple[Any, Any]) -> Any:
+    """Per block through MTE3, an operand staged in every block in one L1 slot.
+
+    MTE3 runs the block before's UB->GM copy, then this block's UB->L1 legs; with one slot each
+    leg after the first waits for the release of the chunk before (its last step's MMAD start,
+    ``rel_af`` / ``qb_kb`` from its arrival), and the last chunk's release (``rel_al`` /
+    ``rel_bl``) precedes the K-tail MMAD and the drain's L0C->UB leg, which the next UB->GM
+    copy follows: ``drain + m3c + (kc - 1) x (u_full + rel_full) + u_last + rel_last + mm_kt``
+    (0 where it does not apply).
+    """
+    ch, lg, cp = r.ch, r.lg, r.cp
+    drain = r.bt.drain_total / r.g.blocks_n + r.typ.m3c + r.typ.mm_kt
+    out: Any = 0.0
+    for on, via, one, kc, full, last, rel_f, rel_l in (
+        (per[0], cp.via_a, ch.single_a, ch.kc_a, lg.a_full, lg.a_last, ah.rel_af, ah.rel_al),
+        (per[1], cp.via_b, ch.single_b, ch.kc_b, lg.b_full, lg.b_last, r.avg.qb_kb, bh.rel_bl),
+    ):
+        if not via:
+            continue
+        path = drain + (kc - 1.0) * (full[2] + rel_f) + last[2] + rel_l
+        out = np.maximum(out, (on & one) * path)
+    return out

@@ -345,7 +345,11 @@ def a_offset_gains(
         jj = np.arange(n_j, dtype=np.float64)[:, None]
         x = jj * sk_a
         g_j = (jj <= kc_s - 2) * gain_at(np.ceil(x / sk_b) * sk_b - x, x)
-        g_sum = g_j.sum(axis=0) * (1.0 + np.maximum(kc_s - 1 - n_j, 0) / np.clip(kc_s - 1, 1, n_j))
+        # (The later chunks at the average of chunks 1 .. n_j - 1: chunk 0 starts with a B
+        # boundary, which none of the later ones may, and holds one B chunk more, the one at
+        # its last step.)
+        rest = np.maximum(kc_s - 1 - n_j, 0)
+        g_sum = g_j.sum(axis=0) + rest * g_j[1:].sum(axis=0) / (n_j - 1)
         # Where the offsets cycle within n_j chunks (every lcm / stepKa chunks), count each
         # offset's full chunks exactly: the first n_j's average leans towards the offsets that
         # come first when the cycle does not divide n_j.

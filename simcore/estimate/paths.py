@@ -88,7 +88,7 @@ def copy_and_drain_paths(
     blk_types, dr_last, drain_total, m3_out = bt.types, bt.dr_last, bt.drain_total, bt.m3_out
     blocks, c1, k_iter, m_iter, n_iter = g.blocks, g.c1, g.k_iter, g.m_iter, g.n_iter
     order = g.order
-    inner, normal = st.inner, st.normal
+    normal = st.normal
     la, lb, mm, per = typ.la, typ.lb, typ.mm, typ.per
     loads_a, loads_b, single_a, single_b = ch.loads_a, ch.loads_b, ch.single_a, ch.single_b
     step_ka, step_kb, streamed_a, streamed_b = ch.step_ka, ch.step_kb, ch.streamed_a, ch.streamed_b
@@ -123,7 +123,7 @@ def copy_and_drain_paths(
             one_slot = (_sub(single_a, i_c) | ~_sub(streamed_a, i_c)) & (
                 _sub(single_b, i_c) | ~_sub(streamed_b, i_c)
             )
-            stall_blk = one_slot * _sub(inner, i_c) / np.maximum(_sub(blocks, i_c), 1)
+            stall_blk = one_slot * _sub(st.inner_rel, i_c) / np.maximum(_sub(blocks, i_c), 1)
             chain_c1 = c1_drain_chain(
                 {key: tuple(_sub(x, i_c) for x in v) for key, v in blk_types.items()},
                 _sub(m_iter, i_c), _sub(n_iter, i_c), _sub(order, i_c) == 0, _sub(normal, i_c),

@@ -464,6 +464,14 @@ class ExplainedRoofline(_Open):
     gap_us: float | None
 
 
+class Caveat(BaseModel):
+    """A known limit of the model that applies to the problem (docs/calibration.md)."""
+
+    id: str = Field(examples=["meta_conflict_stride"])
+    message: str
+    source: str
+
+
 class Explanation(_Open):
     """Why the tiling wins: the bottleneck, the full buffers, the limits on growing it."""
 
@@ -479,6 +487,10 @@ class Explanation(_Open):
         examples=[{"baseM": "L0A: 2 x baseM x baseK x 2 B would exceed 64 KiB"}],
     )
     roofline: ExplainedRoofline
+    caveats: list[Caveat] = Field(
+        default_factory=list,
+        description="The model's known limits that apply to this problem (empty when none).",
+    )
     runner_up: RunnerUp | None = None
     answer_source: str | None = None
 

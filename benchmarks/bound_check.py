@@ -8,8 +8,9 @@ below
 
 * the group bound of their core split and base block (:func:`tiler.bounds.group_lower_bounds`,
   rounding margin 1e-9 as in the tests), its cheap first tier
-  (:func:`tiler.bounds.fixed_lower_bounds`) and its relaxed coarse tier (one interval of L1,
-  ``relaxed=True``);
+  (:func:`tiler.bounds.fixed_lower_bounds`), its relaxed coarse tier (one interval of L1,
+  ``relaxed=True``) and the least compute span that filters the first tier
+  (:func:`tiler.bounds.fixed_then_relaxed_bounds` at a threshold of 0: the span alone);
 * the floor of their A and of their B L1 choice (:func:`simcore.estimate.estimator.
   operand_floor_arrays`, or :func:`simcore.estimate.bounds.ub_operand_floor_arrays` on UB-path
   chips; margin :data:`tiler.screen.FLOOR_RTOL`), and on UB-path chips the floor of their pair
@@ -48,7 +49,7 @@ from simcore.estimate.estimator import (
 from simcore.hardware.presets import load_preset
 from simcore.tiling.problem import Problem
 from tests.support.random_tilings import random_tiling
-from tiler.bounds import fixed_lower_bounds, group_lower_bounds
+from tiler.bounds import fixed_lower_bounds, fixed_then_relaxed_bounds, group_lower_bounds
 from tiler.screen import FLOOR_RTOL
 from tiler.space import GROUP_FIELDS, build_space
 
@@ -96,6 +97,7 @@ def _group_bounds(problem: Problem, tilings: list[Any]) -> tuple[np.ndarray, ...
         np.asarray(group_lower_bounds(space)),
         np.asarray(fixed_lower_bounds(space)),
         np.asarray(group_lower_bounds(space, splits=1, relaxed=True)),
+        np.asarray(fixed_then_relaxed_bounds(space, None, 0.0)),
     )
 
 
@@ -106,11 +108,12 @@ def check(problem: Problem, count: int, seed: int) -> dict[str, Any]:
     tilings = [random_tiling(problem, preset, rng) for _ in range(count)]
     fields = _fields(tilings)
     times = np.asarray(estimate_arrays(problem, preset, fields)["time_us"])
-    group, fixed, relaxed = _group_bounds(problem, tilings)
+    group, fixed, relaxed, span = _group_bounds(problem, tilings)
     levels: dict[str, tuple[np.ndarray, float]] = {
         "group": (group, GROUP_RTOL),
         "group (fixed tier)": (fixed, GROUP_RTOL),
         "group (relaxed tier)": (relaxed, GROUP_RTOL),
+        "group (least span)": (span, GROUP_RTOL),
     }
     floors = ub_operand_floor_arrays(problem, preset, fields, parts=True)
     if floors is not None:

@@ -8,8 +8,10 @@ each base-block dimension or L1 depth from growing, and how far the time is from
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
+from simcore.caveats import model_caveats
 from simcore.estimate.binding import MECHANISMS
 from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
@@ -136,7 +138,8 @@ def explain_tiling(
         full buffers), ``growth_limits`` (what stops baseM/baseN/baseK/stepKa/stepKb from
         growing), ``roofline`` (bound, limit, gap as time / bound) and ``binding_term`` (the
         estimator's term that sets the time: ``name``, ``mechanism`` and a ``sentence``; None
-        when the estimate has none).
+        when the estimate has none) and ``caveats`` (the model's known limits that apply to
+        this problem: ``id``, ``message``, ``source``; :func:`simcore.caveats.model_caveats`).
     """
     buffers = _buffers(problem, tiling, preset)
     roof = estimate.get("roofline", {})
@@ -155,6 +158,10 @@ def explain_tiling(
             "gap_us": (time_us - bound) if bound else None,
         },
         "binding_term": _binding_term(estimate.get("binding_term")),
+        "caveats": [
+            asdict(c)
+            for c in model_caveats(problem, preset, float(estimate.get("device_time_us", time_us)))
+        ],
     }
 
 

@@ -155,13 +155,22 @@ def operand_rows(
     return rows
 
 
-def operand_floor_values(space: Space, rows: dict[str, npt.NDArray[np.int64]]) -> Any:
-    """(A floors, B floors) of operand rows, or None where no per-operand floor exists."""
+def operand_floor_values(
+    space: Space, rows: dict[str, npt.NDArray[np.int64]], is_a: bool | None = None
+) -> Any:
+    """(A floors, B floors) of operand rows, or None where no per-operand floor exists.
+
+    ``is_a``: the rows are A's options (True) or B's (False), and only that operand's floors
+    are needed (on UB-path chips only those are computed); None: both.
+    """
     if not rows:
         return None
     res = operand_floor_arrays(space.problem, space.preset, rows)
     if res is None:
-        res = ub_operand_floor_arrays(space.problem, space.preset, rows, parts=True)
+        operands = (True, False) if is_a is None else (is_a,)
+        res = ub_operand_floor_arrays(
+            space.problem, space.preset, rows, parts=True, operands=operands
+        )
     return res
 
 
@@ -220,13 +229,14 @@ def operand_floors(
         values = np.full(cell.shape[0], np.inf)
         if need.any():
             sub = rows if need.all() else {name: arr[need] for name, arr in rows.items()}
-            res = operand_floor_values(space, sub)
+            res = operand_floor_values(space, sub, which == 0)
             if res is None:
                 return None
             values[need] = np.asarray(res[keys[which]]) * (1.0 - FLOOR_RTOL)
             computed += int(need.sum())
-            if "parts_a" in res:
-                parts[which] = res["parts_a" if which == 0 else "parts_b"]
+            part_key = "parts_a" if which == 0 else "parts_b"
+            if part_key in res:
+                parts[which] = res[part_key]
                 maps[which] = np.cumsum(need) - 1
         floors[which] = values
         open_cells = np.zeros(live.shape[0], dtype=bool)

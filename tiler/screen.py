@@ -52,7 +52,12 @@ from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays
 from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.pipeline.costs import ceil_div
 from simcore.version import MODEL_VERSION
-from tiler.bounds import cube_lower_bounds, fixed_lower_bounds, group_lower_bounds
+from tiler.bounds import (
+    cube_lower_bounds,
+    fixed_lower_bounds,
+    fixed_then_relaxed_bounds,
+    group_lower_bounds,
+)
 from tiler.bounds.slots import SPLITS
 from tiler.levels import (
     FLOOR_RTOL,
@@ -92,6 +97,9 @@ TIE_GROUPS_LISTED = 4096
 #: Groups whose deferred coarse and full tiers (:func:`_refine`) are computed at once, just
 #: before the first of them is enumerated.
 REFINE_WINDOW = 2048
+#: The enumeration's windows compute the full tier only while it rules out at least this share
+#: of the groups it is computed on (:class:`_FullTier`).
+FULL_TIER_MIN_SHARE = 0.02
 #: Groups probed (two points each) for the first incumbent.
 PROBE_GROUPS = 4000
 #: Groups scored in full, best cube bound first, when pins filter out every probe.
@@ -105,11 +113,17 @@ PIN_FALLBACK_GROUPS = 64
 #: least coarse bound there.
 WARM_GROUPS = 8
 WARM_POINTS = 100_000
-#: The groups with the least fixed bound whose coarse bound picks the warm-start groups.
+#: The groups with the least fixed bound whose relaxed tier ranks them for the coarse one (a
+#: sample of 4,096 missed the best groups of 910B2 fp16 77 x 333 x 1000: 59 groups scored
+#: against 12).
 WARM_SAMPLE = 16_384
 #: Warm start only where the incumbent is this far above the least coarse bound of the sample
 #: (closer, it could gain too little for its points).
 WARM_GAIN = 1.01
+#: Of the sample, the groups with the least relaxed tier whose coarse tier picks the warm-start
+#: groups: the coarse tier costs twice the relaxed one, and on 910A it was 0.3 s of every large
+#: shape's screening on the 2 x 16,384 groups of the sample.
+WARM_COARSE = 2048
 #: The first warm start picks from every s-th open group, at most this many.
 WARM_POOL = 65_536
 
@@ -381,26 +395,35 @@ def _warm_start(
     top: _Top,
     groups: Any,
     lb: Any,
-    masks: tuple[Any, Any],
+    masks: tuple[Any, Any, Any],
     budget: tuple[_Tally, int],
 ) -> int:
     """Scores the few ``groups`` with the least coarse bound first (see :data:`WARM_GROUPS`).
 
-    The coarse bound (one interval of L1, with the pass-start stalls) of the
-    :data:`WARM_SAMPLE` open groups with the least bound so far, then, where the incumbent is
+    The relaxed tier of the :data:`WARM_SAMPLE` open groups with the least bound so far, the
+    coarse bound (one interval of L1, with the pass-start stalls) of the :data:`WARM_COARSE` of
+    them with the least relaxed bound, then, where the incumbent is
     more than :data:`WARM_GAIN` above the least of them, their best groups, within ``allowance``
     points (``budget``: the tally and the allowance). Each is scored as the enumeration scores a
     group (:func:`_score_groups`: only the points whose floors are below the runner-up), so it is
-    done. ``lb`` (the bounds so far), ``masks`` (coarse bound computed, warmed) and the tally are
+    done. ``lb`` (the bounds so far), ``masks`` (coarse tier computed, relaxed tier computed,
+    warmed) and the tally are
     updated in place.
 
     Returns:
         The points the warmed groups have (scored or ruled out by their floors).
     """
-    coarse_done, warmed = masks
+    coarse_done, relaxed_done, warmed = masks
     t, allowance = budget
     live = groups[(lb[groups] < top.threshold() * (1.0 - TIE_RTOL)) & ~warmed[groups]]
     sample = live[np.argsort(lb[live], kind="stable")[:WARM_SAMPLE]]
+    # The relaxed tier (half the coarse tier's cost) of the sample, then the coarse tier of the
+    # WARM_COARSE with the least relaxed bound only: the warm groups are the first few of those.
+    todo = sample[~coarse_done[sample] & ~relaxed_done[sample]]
+    if todo.shape[0]:
+        lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1, relaxed=True))
+        relaxed_done[todo] = True
+    sample = sample[np.argsort(lb[sample], kind="stable")[:WARM_COARSE]]
     todo = sample[~coarse_done[sample]]
     if todo.shape[0]:
         lb[todo] = np.maximum(lb[todo], group_lower_bounds(space, todo, splits=1))
@@ -449,6 +472,7 @@ def _bound_groups(space: Space, top: _Top, cheap: Any, t: _Tally) -> tuple[Any, 
     # never below the one before and run only on the groups that one leaves.
     lb = np.full(n, np.inf)
     coarse_done = np.zeros(n, dtype=bool)
+    relaxed_done = np.zeros(n, dtype=bool)
     warmed = np.zeros(n, dtype=bool)
     # Warm start (see WARM_GROUPS), first from every s-th open group (the cube bound and the
     # fixed tier of every group then face a closer incumbent), then from the least fixed tier
@@ -458,20 +482,29 @@ def _bound_groups(space: Space, top: _Top, cheap: Any, t: _Tally) -> tuple[Any, 
     lb[pool] = fixed_lower_bounds(space, pool)
     fixed_done = np.zeros(n, dtype=bool)
     fixed_done[pool] = True
-    warm_points = _warm_start(space, top, pool, lb, (coarse_done, warmed), (t, WARM_POINTS))
+    warm_points = _warm_start(
+        space, top, pool, lb, (coarse_done, relaxed_done, warmed), (t, WARM_POINTS)
+    )
     cand = np.flatnonzero((cheap < top.threshold()) & ~warmed)
     cheap_pruned = n - cand.shape[0] - int(warmed.sum())
     # What the group fixes alone (no reuse case, no split of L1): several times cheaper than
-    # the coarse bound and never above it, it rules out most groups of the UB-path chips.
+    # the coarse bound and never above it, it rules out most groups of the UB-path chips; the
+    # relaxed coarse tier (one figure per split of L1, no one-slot chains, no stalls) of the
+    # groups it leaves in the same pass, from the same terms.
     rest = cand[~fixed_done[cand]]
     for start in range(0, rest.shape[0], CHUNK_POINTS):
         idx = rest[start : start + CHUNK_POINTS]
-        lb[idx] = fixed_lower_bounds(space, idx)
-    _warm_start(space, top, cand, lb, (coarse_done, warmed), (t, WARM_POINTS - warm_points))
+        lb[idx] = fixed_then_relaxed_bounds(space, idx, top.threshold() * (1.0 - TIE_RTOL))
+    relaxed_done[rest] = True
+    _warm_start(
+        space, top, cand, lb, (coarse_done, relaxed_done, warmed), (t, WARM_POINTS - warm_points)
+    )
     cand = cand[~warmed[cand]]
-    # The relaxed coarse pass (one figure per split of L1, no one-slot chains, no stalls); the
-    # coarse and full tiers of the groups it leaves wait for the enumeration (_refine).
-    coarse = cand[(lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand]]
+    # The relaxed tier of the warm starts' pool; the coarse and full tiers of the groups it
+    # leaves wait for the enumeration (_refine).
+    coarse = cand[
+        (lb[cand] < top.threshold() * (1.0 - TIE_RTOL)) & ~coarse_done[cand] & ~relaxed_done[cand]
+    ]
     for start in range(0, coarse.shape[0], CHUNK_POINTS):
         idx = coarse[start : start + CHUNK_POINTS]
         lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1, relaxed=True))
@@ -480,21 +513,72 @@ def _bound_groups(space: Space, top: _Top, cheap: Any, t: _Tally) -> tuple[Any, 
     return lb, cand, warmed, cheap_pruned
 
 
-def _refine(space: Space, lb: FloatArray, pending: Any, groups: Any, threshold: float) -> None:
-    """The coarse and then the full tier of the ``pending`` ones among ``groups`` (in place).
+@dataclass
+class _FullTier:
+    """Whether the full tier still pays in the enumeration's windows (:func:`_refine`).
+
+    The full tier (:data:`SPLITS` intervals of L1) costs 3-10 times the coarse one; where the
+    coarse tier leaves only groups that it cannot rule out either, it is pure cost (910A int8
+    333 x 12345 x 777: 1.3 s on 10,000 groups, none ruled out; fp16 77 x 333 x 1000: 0.65 s,
+    none). Once it has been computed on :data:`REFINE_WINDOW` groups and ruled out less than
+    :data:`FULL_TIER_MIN_SHARE` of them, the windows leave it out: their groups are enumerated
+    (exact either way), and the groups that may tie or are left on a truncated search still
+    get it at the end.
+    """
+
+    computed: int = 0
+    ruled_out: int = 0
+
+    def pays(self) -> bool:
+        return (
+            self.computed < REFINE_WINDOW or self.ruled_out >= FULL_TIER_MIN_SHARE * self.computed
+        )
+
+
+def _refine(
+    space: Space,
+    lb: FloatArray,
+    pending: tuple[Any, Any],
+    groups: Any,
+    threshold: float,
+    full: _FullTier | None = None,
+) -> None:
+    """The coarse and then the full tier of the pending ones among ``groups`` (in place).
 
     Deferred from the bound phase to the enumeration (a window of groups at a time, just before
     they are enumerated), so they face the runner-up found by then rather than the warm start's:
     on 310P3 int8 4095 x 4097 x 1023 the warm start's incumbent is 28 % above the optimum, and
     the full tier of the 19,000 groups it leaves cost more than the enumeration; at the
-    optimum 1,200 are left. Each tier only raises a group's bound.
+    optimum 1,200 are left. Each tier only raises a group's bound. ``pending`` masks the groups
+    whose coarse and whose full tier are not computed yet; ``full`` (the enumeration's windows)
+    leaves the full tier out where it does not pay (:class:`_FullTier`; None: always computed).
     """
-    idx = groups[pending[groups]]
-    pending[idx] = False
-    for splits in (1, SPLITS):
-        idx = idx[lb[idx] < threshold]
-        if idx.shape[0]:
-            lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=splits))
+    coarse_pending, full_pending = pending
+    idx = groups[coarse_pending[groups]]
+    coarse_pending[idx] = False
+    idx = idx[lb[idx] < threshold]
+    if idx.shape[0]:
+        lb[idx] = np.maximum(lb[idx], group_lower_bounds(space, idx, splits=1))
+    if full is not None and not full.pays():
+        return
+    idx = groups[full_pending[groups]]
+    full_pending[idx] = False
+    idx = idx[lb[idx] < threshold]
+    if idx.shape[0]:
+        bound = group_lower_bounds(space, idx, splits=SPLITS)
+        if full is not None:
+            full.computed += idx.shape[0]
+            full.ruled_out += int((bound >= threshold).sum())
+        lb[idx] = np.maximum(lb[idx], bound)
+
+
+def _floor_bound(space: Space, top: _Top) -> bool:
+    """Whether the best point's estimate is a resource floor (its pipeline path below it)."""
+    if top.times.shape[0] == 0:
+        return False
+    one = {f: v[:1] for f, v in top.fields.items()}
+    est = estimate_arrays(space.problem, space.preset, one)
+    return bool(float(est["path_cycles"][0]) < float(est["core_cycles"][0]))
 
 
 def screen(
@@ -565,7 +649,9 @@ def screen(
     # sorts the whole range (half a second on 600k groups).
     done = np.ones(n, dtype=bool)
     done[cand] = False
-    pending = ~done  # the coarse and full tiers not computed yet (_refine)
+    pending = ~done  # the coarse tier not computed yet (_refine)
+    full_pending = ~done  # the full tier not computed yet
+    full = _FullTier()
     groups_scored = int(warmed.sum())
     truncated = False
     pos = 0
@@ -581,7 +667,8 @@ def screen(
             gi = int(order[pos])
             if pending[gi] and t.use_bound:
                 thr = top.threshold() * (1.0 - TIE_RTOL)
-                _refine(space, lb, pending, order[pos : pos + REFINE_WINDOW], thr)
+                window = order[pos : pos + REFINE_WINDOW]
+                _refine(space, lb, (pending, full_pending), window, thr, full)
             pos += 1
             done[gi] = True
             if t.use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):
@@ -602,9 +689,18 @@ def screen(
             break
     best = float(top.times[0]) if top.times.shape[0] else float("inf")
     if truncated:
-        _refine(space, lb, pending, np.flatnonzero(~done), top.threshold() * (1.0 - TIE_RTOL))
+        open_groups = np.flatnonzero(~done)
+        thr = top.threshold() * (1.0 - TIE_RTOL)
+        _refine(space, lb, (pending, full_pending), open_groups, thr)
     # (The groups that might tie get their full bound, as if it had not been deferred.)
-    _refine(space, lb, pending, np.flatnonzero(lb <= best * (1.0 + TIE_RTOL)), np.inf)
+    ties = np.flatnonzero(lb <= best * (1.0 + TIE_RTOL))
+    if not full.pays() and not _floor_bound(space, top):
+        # The tuner reads the tie groups only for a floor-bound optimum
+        # (tiler.tune._tied_kernels); otherwise the groups the windows left without the full
+        # tier keep the coarse one (a valid bound, so the list still holds every group that
+        # may tie).
+        full_pending[ties] = False
+    _refine(space, lb, (pending, full_pending), ties, np.inf)
     left = lb[~done]
     floor = float(left.min()) if left.shape[0] else best
     exact = t.violations == 0 and (not truncated or floor >= top.threshold() * (1.0 - TIE_RTOL))

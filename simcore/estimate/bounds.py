@@ -69,7 +69,11 @@ _ROUNDING = 1e-9
 
 
 def ub_operand_floor_arrays(
-    problem: Problem, preset: HardwarePreset, fields: dict[str, Any], parts: bool = False
+    problem: Problem,
+    preset: HardwarePreset,
+    fields: dict[str, Any],
+    parts: bool = False,
+    operands: tuple[bool, ...] = (True, False),
 ) -> dict[str, Any] | None:
     """Lower bounds of the estimate that depend on one operand's L1 choice (UB-path chips).
 
@@ -85,10 +89,14 @@ def ub_operand_floor_arrays(
             operand's own L1 fields are read for its floor.
         parts: Also return, as ``parts_a`` and ``parts_b``, each operand's :class:`FloorParts`
             per data path it can reach (for :func:`ub_pair_floor_us`).
+        operands: The operands whose floors to compute (True: A, False: B); a caller with the
+            rows of one operand's options needs that operand's only (the other's figures of
+            the same rows would be computed for nothing: half the cost).
 
     Returns:
-        ``time_a_us`` and ``time_b_us`` per entry (launch overhead included), or None on chips
-        without a UB path (there :func:`simcore.estimate.estimator.operand_floor_arrays` applies).
+        ``time_a_us`` and ``time_b_us`` per entry (launch overhead included; those of
+        ``operands``), or None on chips without a UB path (there
+        :func:`simcore.estimate.estimator.operand_floor_arrays` applies).
     """
     f = {name: np.asarray(v, dtype=np.int64) for name, v in fields.items()}
     if vector_path_array(problem, f, preset) is None:
@@ -113,7 +121,7 @@ def ub_operand_floor_arrays(
     ).astype(np.float64)
     one = np.ones_like(bm)
     out: dict[str, Any] = {}
-    for is_a in (True, False):
+    for is_a in operands:
         # The partner's steps at their smallest and largest decide which paths it can reach.
         lo, hi = dict(f), dict(f)
         step, step_k = ("stepN", "stepKb") if is_a else ("stepM", "stepKa")

@@ -237,6 +237,11 @@ class Copies:
     #: Direct copies' MTE2 legs per operand (full-K, K-tail), averaged over the groups' shapes
     #: (None for a staged or column-path operand).
     directs: tuple[tuple[Any, Any] | None, tuple[Any, Any] | None]
+    #: Per operand copied directly, the MTE2 cycles of one pass over a full group's K chunks
+    #: and over the tail group's (None for a staged or column-path operand): with one block per
+    #: group (stepM = 1 for A, stepN = 1 for B), one block's panel of the full and of the tail
+    #: row (column).
+    panels: tuple[tuple[Any, Any] | None, tuple[Any, Any] | None]
     #: DMA copies of A and of B (per base block under Norm): the scalar pipe's copy counts.
     dma_copies: tuple[Any, Any]
 
@@ -264,8 +269,9 @@ def _direct_copies(
 
     DMA copies (the scalar pipe's per-copy work): one per chunk, one per base block (Norm).
     The direct copies' cycles (:func:`direct_copy_costs`) price the same copy pieces, computed
-    once per shape. Returns ``(dma copies, (total, full-K leg, K-tail leg))``, the second empty
-    on the UB path or the column path (priced by the caller).
+    once per shape. Returns ``(dma copies, (total, full-K leg, K-tail leg, group passes))``
+    (:func:`direct_copy_costs`), the second empty on the UB path or the column path (priced by
+    the caller).
     """
     if c.a_via_ub if is_a else c.b_via_ub:
         return loads, ()
@@ -286,7 +292,9 @@ def copy_totals_of(
     a_args = (g.rows, g.bm, f["stepM"], ch.slots_a, g.n_iter, order == 0, g.k, g.bk, ch.step_ka)
     b_args = (g.cols, g.bn, f["stepN"], ch.slots_b, g.m_iter, order == 1, g.k, g.bk, ch.step_kb)
     # Each operand's chunk shapes, shared by the sums over its copies below.
-    shapes_a, shapes_b = chunk_shapes(*a_args), chunk_shapes(*b_args)
+    # (Their K chunks and blocks are the chunking's and the grid's.)
+    shapes_a = chunk_shapes(*a_args, (ch.kc_a, g.m_iter))
+    shapes_b = chunk_shapes(*b_args, (ch.kc_b, g.n_iter))
     direct_a = not (c.a_via_ub or c.a_by_column)
     direct_b = not (c.b_via_ub or c.b_by_column)
     # (A direct operand's MTE2 total is priced per shape below, with no V or MTE3 legs.)
@@ -299,20 +307,22 @@ def copy_totals_of(
     reorders_a: tuple[Any, Any] | None = None
     reorders_b: tuple[Any, Any] | None = None
     if c.a_via_ub:
-        va, ra_f, ra_l = shape_costs(c.nd2nz_a_cycles, shapes_a)
+        va, ra_f, ra_l = shape_costs(c.nd2nz_shape_cycles(True), shapes_a)
         reorders_a = (ra_f, ra_l)
     if c.b_via_ub:
-        vb, rb_f, rb_l = shape_costs(c.nd2nz_b_cycles, shapes_b)
+        vb, rb_f, rb_l = shape_costs(c.nd2nz_shape_cycles(False), shapes_b)
         reorders_b = (rb_f, rb_l)
     fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"])
     dma_a, direct_legs_a = _direct_copies(c, True, cap, fa, shapes_a, (g.bm, g.bk), loads_a)
     dma_b, direct_legs_b = _direct_copies(c, False, cap, fb, shapes_b, (g.bn, g.bk), loads_b)
     directs_a: tuple[Any, Any] | None = None
     directs_b: tuple[Any, Any] | None = None
+    panels_a: tuple[Any, Any] | None = None
+    panels_b: tuple[Any, Any] | None = None
     if direct_a:
-        ga, directs_a = direct_legs_a[0], direct_legs_a[1:]
+        ga, directs_a, panels_a = direct_legs_a[0], direct_legs_a[1:3], direct_legs_a[3]
     if direct_b:
-        gb, directs_b = direct_legs_b[0], direct_legs_b[1:]
+        gb, directs_b, panels_b = direct_legs_b[0], direct_legs_b[1:3], direct_legs_b[3]
     dma = (dma_a, dma_b)
     if c.a_by_column:
         dmas_a = shape_cost_sum(lambda r, kk: c.load_instructions(True, r, kk), shapes_a)
@@ -344,6 +354,7 @@ def copy_totals_of(
         bias_cyc=c.bias_load_cycles(np.minimum(g.bn, g.cols), cap) if bias else 0.0,
         contention=(fa, fb),
         directs=(directs_a, directs_b),
+        panels=(panels_a, panels_b),
         dma_copies=dma,
     )  # fmt: skip
 

@@ -8,6 +8,7 @@ copy at its pass starts, and the last two drains behind the slot chains.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -95,6 +96,28 @@ def corner_drain_path(
     )
 
 
+def _in_order(
+    blk_types: dict[tuple[int, int], tuple[Any, Any, Any]], order0: Any
+) -> Callable[[int, int], tuple[Any, Any, Any]]:
+    """The block types by (inner type, outer type) in the iterate order, each selected once.
+
+    (The chains below meet some types several times; each selection is three ``np.where``.)
+    """
+    got: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+    def get(inner_t: int, outer_t: int) -> tuple[Any, Any, Any]:
+        hit = got.get((inner_t, outer_t))
+        if hit is None:
+            x = blk_types[(inner_t, outer_t)]
+            y = blk_types[(outer_t, inner_t)]
+            a0, a1, a2 = (np.where(order0, a, b) for a, b in zip(x, y, strict=True))
+            hit = (a0, a1, a2)
+            got[(inner_t, outer_t)] = hit
+        return hit
+
+    return get
+
+
 def c1_drain_chain(
     blk_types: dict[tuple[int, int], tuple[Any, Any, Any]],
     m_iter: Any,
@@ -102,6 +125,7 @@ def c1_drain_chain(
     order0: Any,
     normal: Any,
     stall_cycles: Any = 0.0,
+    in_order: Callable[[int, int], tuple[Any, Any, Any]] | None = None,
 ) -> Any:
     """The L0C drain chain without FixPipe and with one L0C buffer (dbL0C = 1).
 
@@ -126,15 +150,14 @@ def c1_drain_chain(
             behind the drain (seen: 310P3 int8 1500^2 x 700 with a one-slot B in two K chunks
             per block, the second copy's 5768 cycles in every full block's chain: -8.3 %).
 
+        in_order: The block types in the iterate order (:func:`_in_order` of ``blk_types``
+            and ``order0``) where the caller has them.
+
     Returns:
         Cycles from the first block's first MMAD start to the last UB->GM copy's end.
     """
     normal = normal - stall_cycles
-
-    def get(inner_t: int, outer_t: int) -> tuple[Any, Any, Any]:
-        x = blk_types[(inner_t, outer_t)]
-        y = blk_types[(outer_t, inner_t)]
-        return tuple(np.where(order0, a, b) for a, b in zip(x, y, strict=True))
+    get = in_order if in_order is not None else _in_order(blk_types, order0)
 
     def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
         return np.maximum(cur[0] - normal, prev[2]) + cur[1]
@@ -176,14 +199,11 @@ def c1_chain_after_first_line(
     Returns:
         Cycles from that block's last MMAD to the last UB->GM copy's end.
     """
-    chain = c1_drain_chain(blk_types, m_iter, n_iter, order0, normal)
+    in_order = _in_order(blk_types, order0)
+    chain = c1_drain_chain(blk_types, m_iter, n_iter, order0, normal, in_order=in_order)
 
     def get(inner_t: int, outer_t: Any) -> tuple[Any, Any, Any]:
-        out = []
-        for o in (0, 1):
-            x = blk_types[(inner_t, o)]
-            y = blk_types[(o, inner_t)]
-            out.append(tuple(np.where(order0, a, b) for a, b in zip(x, y, strict=True)))
+        out = [in_order(inner_t, o) for o in (0, 1)]
         return tuple(np.where(outer_t == 0, a, b) for a, b in zip(*out, strict=True))
 
     i_full = np.where(order0, m_iter, n_iter) - 1
@@ -243,11 +263,7 @@ def c1_pass_start_extra(
     Returns:
         The extra cycles, >= 0.
     """
-
-    def get(inner_t: int, outer_t: int) -> tuple[Any, Any, Any]:
-        x = blk_types[(inner_t, outer_t)]
-        y = blk_types[(outer_t, inner_t)]
-        return tuple(np.where(order0, a, b) for a, b in zip(x, y, strict=True))
+    get = _in_order(blk_types, order0)
 
     def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
         return np.maximum(cur[0] - normal, prev[2]) + cur[1]
@@ -261,7 +277,7 @@ def c1_pass_start_extra(
     prev = get(1, 0)
     pp = first(0)
     out: Any = 0.0
-    for cur, count in ((first(0), np.maximum(boundaries - 1.0, 0.0)), (first(1), 1.0)):
+    for cur, count in ((pp, np.maximum(boundaries - 1.0, 0.0)), (first(1), 1.0)):
         two = prev[0] - normal + gap_cycles + cur[0] - normal + cur[1]
         out = out + count * np.maximum(two - step(prev, pp) - step(cur, prev), 0.0)
     return out

@@ -76,7 +76,7 @@ from simcore.pipeline.scalar import scalar_cycles
 from simcore.pipeline.traffic import (
     c_gm_bytes_per_element,
     chip_bandwidth_cap,
-    core_share,
+    core_share_of,
     hbm_floor_cycles,
     k_chunking,
     kernel_times,
@@ -250,8 +250,20 @@ def estimate_arrays(
     # Every field and every product of fields the formulas form stays far below 2**53, where
     # float64 holds integers exactly, so sums, products, comparisons and floor divisions give
     # the same values as in int64 (checked bit for bit on random tilings of five chips).
-    f = {name: np.asarray(fields[name], dtype=np.float64) for name in ESTIMATOR_FIELDS}
-    return _estimate_blocks(problem, preset, f, False)
+    # (Converted block by block in _estimate_blocks: the whole input converted at once wrote
+    # 15 arrays of fresh memory, one page fault per 4 KiB, about 5 % of the time on 910B2.)
+    f = {name: _exact_array(fields[name]) for name in ESTIMATOR_FIELDS}
+    return _estimate_blocks(problem, preset, f, False, np.float64)
+
+
+def _exact_array(x: Any) -> np.ndarray:
+    """``x`` as an int64 array where it holds integers, else as float64 (without a copy if so)."""
+    a = np.asarray(x)
+    return (
+        a.astype(np.int64, copy=False)
+        if a.dtype.kind in "biu"
+        else a.astype(np.float64, copy=False)
+    )
 
 
 def makespan_floor_arrays(
@@ -393,12 +405,18 @@ def operand_floor_arrays(
 
 
 def _estimate_blocks(
-    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray], floor: bool
+    problem: Problem,
+    preset: HardwarePreset,
+    f: dict[str, np.ndarray],
+    floor: bool,
+    dtype: type[np.generic] | None = None,
 ) -> dict[str, Any]:
-    """:func:`_estimate_block` over long inputs, block by block."""
+    """:func:`_estimate_block` over long inputs, block by block (the fields cast to ``dtype``)."""
     size = f["baseM"].size
     queue = ReplayQueue()
     if f["baseM"].ndim != 1 or size <= _BLOCK:
+        if dtype is not None:
+            f = {name: a.astype(dtype, copy=False) for name, a in f.items()}
         finish = _estimate_block(problem, preset, f, floor, queue)
         queue.flush()
         return finish()
@@ -425,6 +443,8 @@ def _estimate_blocks(
     for n, (at, path) in enumerate(blocks):
         queued = queue.size
         sub = {name: a[at] if isinstance(at, slice) else a.take(at) for name, a in f.items()}
+        if dtype is not None:
+            sub = {name: a.astype(dtype, copy=False) for name, a in sub.items()}
         finish = _estimate_block(problem, preset, sub, floor, queue, path)
         if queue.size == queued:
             write(at, finish())  # no replay queued: done now (its arrays are freed sooner)
@@ -556,27 +576,31 @@ def _estimate_block(
             )  # fmt: skip
             parts.append((idx, res))
 
+    # (The cores' mean share of the work from the cores and tails above.)
+    share = core_share_of(
+        (m_cores, n_cores), (ceil_div(sm, bm), ceil_div(sn, bn)), (m_iter_t, n_iter_t)
+    )
+
     def finish() -> dict[str, Any]:
-        return _finish_block(preset, problem, f, parts, (cap, hbm, read))
+        return _finish_block(preset, f, parts, (cap, hbm, read, share))
 
     return finish
 
 
 def _finish_block(
     preset: HardwarePreset,
-    problem: Problem,
     f: dict[str, np.ndarray],
     parts: list[tuple[Any, dict[str, Any]]],
-    chip: tuple[Any, Any, Any],
+    chip: tuple[Any, Any, Any, Any],
 ) -> dict[str, Any]:
     """The outputs of one block from its cores' makespans and busy totals (``parts``).
 
     ``parts`` has one (None, result) of :func:`_core` for the whole block, or one (indices,
-    result) per data path; ``chip`` is the bandwidth cap, the HBM bytes and the bytes read.
+    result) per data path; ``chip`` is the bandwidth cap, the HBM bytes, the bytes read and
+    the cores' mean share of the work (:func:`simcore.pipeline.traffic.core_share`).
     """
-    cap, hbm, read = chip
-    m, n = problem.m, problem.n
-    sm, sn, bm, bn = f["singleCoreM"], f["singleCoreN"], f["baseM"], f["baseN"]
+    cap, hbm, read, share = chip
+    sm = f["singleCoreM"]
     if parts[0][0] is None:
         res = parts[0][1]
         busy = {p: np.broadcast_to(res["busy"][p], sm.shape) for p in PIPE_NAMES}
@@ -612,7 +636,7 @@ def _finish_block(
     worst = {"span": span, "seq": seq, "res": rb, "busy": busy}
     launch = preset.launch_overhead_us * preset.clock_mhz
     cycles = worst["span"] + launch
-    times = kernel_times(preset, worst["span"], core_share(m, n, sm, sn, bm, bn))
+    times = kernel_times(preset, worst["span"], share)
     out: dict[str, Any] = {
         "cycles": cycles,
         "time_us": times.time_us,

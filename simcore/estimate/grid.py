@@ -242,6 +242,9 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
     m3_bt: dict[tuple[int, int], Any] = {}
     seq_bt: dict[tuple[int, int], Any] = {}
     types: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+    if not fix:
+        # (Each row and column type's own part of the L0C->UB legs once, not once per pair.)
+        c_to_ub = c.c_to_ub_table([rt[0] for rt in row_types], [ct[0] for ct in col_types])
     for j, (col, fc, nc) in enumerate(col_types):
         lb_f, lb_t, wlb_f, wlb_t = loads_c[j]
         for i, (r, fr, nr) in enumerate(row_types):
@@ -263,7 +266,7 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
             if fix:
                 drain_bt[(i, j)] = _times(count, c.fix_cycles(r, col, cap))
             else:
-                dr_rc = c.c_to_ub_cycles(r, col)
+                dr_rc = c_to_ub[(i, j)]
                 m3_rc = c.c_ub_to_gm_cycles(r, col, cap)
                 drain_bt[(i, j)] = _times(count, dr_rc)
                 m3_bt[(i, j)] = _times(count, m3_rc)

@@ -14,9 +14,6 @@ import numpy as np
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import ceil_div
-from simcore.pipeline.costs import Costs
-from simcore.pipeline.transfer import copy_pieces
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_a import AHops
@@ -61,34 +58,46 @@ def line_stay_path(
     kc, n_slots, m_it, n_it, db_c, o_one, o_many, o_blk = dims
     n_out, n_in = (m_it, n_it) if is_a else (n_it, m_it)
     others = n_in - 1
+    # (What does not depend on the line type, once: the masks as 0 / 1 floats where they
+    # weigh a product, the same values as the bools.)
+    full = kc == n_slots
+    full_w = np.asarray(full, dtype=np.float64)
+    many = kc > 1
+    behind = others - db_c
+    enters = np.asarray(others >= db_c, dtype=np.float64)
+    reads_wf, reads_wl = wait_f + reads_f, wait_l + reads_l
+    first_w = np.where(many, wait_f, wait_l) + o_blk
+    km = kc - 1
     path = start
     for t, count in ((0, n_out - 1), (1, 1.0)):
         # The line's blocks: n_in - 1 full inner blocks and one tail inner block.
         keys = ((t, 0), (t, 1)) if is_a else ((0, t), (1, t))
         x, y = (tuple(_sub(v, idx) for v in blk_types[key]) for key in keys)
-        step_per = ((n_in - 1) * x[0] + y[0]) / n_in
-        l0c_per = ((n_in - 1) * x[1] + y[1]) / n_in
-        drain_per = ((n_in - 1) * (x[1] + x[2]) + y[1] + y[2]) / n_in
+        step_per = (others * x[0] + y[0]) / n_in
+        l0c_per = (others * x[1] + y[1]) / n_in
+        drain_per = (others * (x[1] + x[2]) + y[1] + y[2]) / n_in
         if t == 0:
             step_0 = step_per
         # (The other operand's copy and reads priced for a full block; a tail line's blocks
         # read faster by what their steps are shorter.)
         inner = np.maximum(step_per, np.maximum(o_one + step_per - step_0, o_many))
-        held = np.maximum(others * inner, (others - db_c) * drain_per)
-        enter = (others >= db_c) * (l0c_per + step_per)
-        stay = np.maximum(held, (others - db_c) * drain_per + enter)
-        hop_f = wait_f + reads_f + stay
-        hop_l = wait_l + reads_l + stay
+        behind_dr = behind * drain_per
+        held = np.maximum(others * inner, behind_dr)
+        enter = enters * (l0c_per + step_per)
+        stay = np.maximum(held, behind_dr + enter)
+        hop_f = reads_wf + stay
+        hop_l = reads_wl + stay
         per_pass = np.where(
-            kc == n_slots,
-            np.where(kc > 1, np.maximum(hop_f, hop_l), hop_l),
-            ((kc - 1) * hop_f + hop_l) / n_slots,
+            full,
+            np.where(many, np.maximum(hop_f, hop_l), hop_l),
+            (km * hop_f + hop_l) / n_slots,
         )
-        first = np.where(kc > 1, wait_f, wait_l) + o_blk + step_per - step_0 + stay
-        one_pass = np.maximum(per_pass + gain, (kc == n_slots) * first)
+        first = first_w + step_per - step_0 + stay
+        per_gain = per_pass + gain
+        one_pass = np.maximum(per_gain, full_w * first)
         # The core's first line: this type where there are full lines, else the tail line.
         is_first = (n_out >= 2) if t == 0 else (n_out < 2)
-        lead_pass = np.maximum(per_pass + gain, (kc == n_slots) * (first - o_lead))
+        lead_pass = np.maximum(per_gain, full_w * (first - o_lead))
         path = path + count * one_pass + is_first * (lead_pass - one_pass)
     return path
 
@@ -150,36 +159,6 @@ def line_phase_path(
     return total
 
 
-def panel_copy_cycles(
-    c: Costs,
-    is_a: bool,
-    rows: Any,
-    bases: tuple[Any, Any],
-    k: Any,
-    step_k: Any,
-    cap: Any,
-    contention: Any,
-) -> Any:
-    """MTE2 cycles of one block's direct copies of an operand's panel (``stepM = stepN = 1``).
-
-    ``kc - 1`` full-K chunks and the K-tail chunk of ``rows`` rows (``bases``: the operand's
-    base rows and baseK), each priced by :meth:`Costs.direct_load_cycles` with the template's
-    copy pieces and the same-address factor ``contention``, as the simulator prices them: an
-    on-the-fly ND->NZ copy is bound by its ND rows when they are short, so a narrow tail block's
-    panel is not its bytes' share of the full one's.
-    """
-    base, base_k = bases
-    kc = ceil_div(ceil_div(k, base_k), step_k)
-    chunk_k = step_k * base_k
-    k_last = k - (kc - 1) * chunk_k
-
-    def cost(kk: Any) -> Any:
-        pieces = copy_pieces(c.norm, rows, base, kk, base_k)
-        return c.direct_load_cycles(is_a, rows, kk, cap, pieces, contention)
-
-    return (kc - 1) * cost(chunk_k) + cost(k_last)
-
-
 def both_reloaded_phase_gain(
     copies: tuple[Any, Any, Any, Any],
     iters: tuple[Any, Any],
@@ -201,8 +180,8 @@ def both_reloaded_phase_gain(
     boundary and chunk stalls, spread evenly over the blocks. Direct copies (no UB, no column
     DMA) and stepM = stepN = 1 only (the caller passes those candidates, or masks the others'
     gains). ``copies`` holds one block's A panel copies (full, tail row) and B's (full, tail
-    column), :func:`panel_copy_cycles`; ``iters`` m_iter and n_iter; ``blocks_n`` is
-    max(m_iter x n_iter, 1).
+    column), :attr:`simcore.estimate.copies.Copies.panels`; ``iters`` m_iter and n_iter;
+    ``blocks_n`` is max(m_iter x n_iter, 1).
     """
     a_f, a_t, b_f, b_t = copies
     m_iter, n_iter = iters

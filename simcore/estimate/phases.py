@@ -11,7 +11,6 @@ from simcore.estimate.binding import Makespan
 from simcore.estimate.lines import (
     both_reloaded_phase_gain,
     line_phase_path,
-    panel_copy_cycles,
 )
 from simcore.estimate.records import CoreRecords
 
@@ -26,24 +25,23 @@ if TYPE_CHECKING:
 def _panels(r: CoreRecords, idx: np.ndarray | None) -> tuple[Any, Any, Any, Any]:
     """One block's A panel copies (full, tail row) and B's (full, tail column), on ``idx``.
 
-    Priced by :func:`panel_copy_cycles` (the simulator's copy cost) on all candidates where
-    ``idx`` is None.
+    The copies' own passes over a group's K chunks (:attr:`Copies.panels`, the simulator's copy
+    cost per chunk): where the gain applies (stepM = stepN = 1) a group is one block's rows
+    (columns) and the tail group the tail row's (column's), so a pass is the panel, bit for
+    bit. Elsewhere these are other finite cycles, and the caller's mask takes the gain to 0
+    there. On all candidates where ``idx`` is None.
     """
-    g, ch, c = r.g, r.ch, r.c
+    (a_f, a_t), (b_f, b_t) = _direct(r.cp.panels[0]), _direct(r.cp.panels[1])
+    if idx is None:
+        return a_f, a_t, b_f, b_t
+    return _sub(a_f, idx), _sub(a_t, idx), _sub(b_f, idx), _sub(b_t, idx)
 
-    def on(x: Any) -> Any:
-        return x if idx is None else _sub(x, idx)
 
-    fa, fb = r.cp.contention
-    cap, bk = on(r.cap), on(g.bk)
-    a_args = ((on(g.bm), bk), g.k, on(ch.step_ka), cap, on(fa))
-    b_args = ((on(g.bn), bk), g.k, on(ch.step_kb), cap, on(fb))
-    return (
-        panel_copy_cycles(c, True, on(g.bm), *a_args),
-        panel_copy_cycles(c, True, on(g.rm_t), *a_args),
-        panel_copy_cycles(c, False, on(g.bn), *b_args),
-        panel_copy_cycles(c, False, on(g.cn_t), *b_args),
-    )
+def _direct(panels: tuple[Any, Any] | None) -> tuple[Any, Any]:
+    """An operand's panels; the callers price them for direct copies only."""
+    if panels is None:
+        raise ValueError("panels are priced for operands copied directly to L1 only")
+    return panels
 
 
 def phase_terms(

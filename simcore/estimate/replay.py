@@ -81,7 +81,12 @@ def replay_rows(
     # replay's arrays; a candidate-major write strides over all inputs, ~10x slower.)
     cols = np.empty((len(inputs), idx.size))
     for j, x in enumerate(inputs):
-        cols[j] = _sub(x, idx)
+        if isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype == np.float64:
+            # Gathered into the row itself, without a temporary and its copy. (``clip``: the
+            # indices are in range, and a ``raise`` gather into ``out`` goes through a buffer.)
+            x.take(idx, out=cols[j], mode="clip")
+        else:
+            cols[j] = _sub(x, idx)
     return ReplayRows(cols, _sub(chunking[7], idx), _sub(steps[8], idx))
 
 

@@ -15,11 +15,76 @@ written once here. The simulator's M, MTE1 and FIX busy cycles of the core are t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from simcore.pipeline.costs import Costs, ceil_div
 
-__all__ = ["block_types", "compute_busy", "cube_busy", "drain_busy"]
+__all__ = [
+    "BlockSteps",
+    "block_steps",
+    "block_types",
+    "compute_busy",
+    "compute_busy_of",
+    "cube_busy",
+    "drain_busy",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockSteps:
+    """One block type's K steps, priced once.
+
+    Its extent and count on the core (``rows``, ``cols``, ``count``), then the MTE1 cycles of a
+    step's A and B slices and the step's MMAD cycles: at a full step of baseK (``la``, ``lb``,
+    ``mm``) and at the K tail (``la_t``, ``lb_t``, ``mm_t``).
+    """
+
+    rows: Any
+    cols: Any
+    count: Any
+    la: Any
+    lb: Any
+    mm: Any
+    la_t: Any
+    lb_t: Any
+    mm_t: Any
+
+
+def block_steps(
+    c: Costs, k: int, rows: Any, cols: Any, base_m: Any, base_n: Any, base_k: Any
+) -> list[BlockSteps]:
+    """Each block type's (:func:`block_types`) full-K and K-tail step costs, priced once.
+
+    For callers that need the busy totals and more of the same figures (the search's compute
+    chain): :func:`compute_busy_of` gives the totals from them.
+    """
+    k_iter = ceil_div(k, base_k)
+    k_t = k - (k_iter - 1) * base_k
+    return [
+        BlockSteps(
+            r,
+            col,
+            count,
+            c.la_cycles(r, base_k),
+            c.lb_cycles(col, base_k),
+            c.mmad_cycles(r, col, base_k),
+            c.la_cycles(r, k_t),
+            c.lb_cycles(col, k_t),
+            c.mmad_cycles(r, col, k_t),
+        )
+        for r, col, count in block_types(rows, cols, base_m, base_n)
+    ]
+
+
+def compute_busy_of(steps: list[BlockSteps], k_iter: Any) -> tuple[Any, Any]:
+    """:func:`compute_busy` from :func:`block_steps` (the same sums, term by term)."""
+    cube: Any = 0.0
+    mte1: Any = 0.0
+    for b in steps:
+        cube = cube + b.count * ((k_iter - 1) * b.mm + b.mm_t)
+        mte1 = mte1 + b.count * ((k_iter - 1) * (b.la + b.lb) + b.la_t + b.lb_t)
+    return cube, mte1
 
 
 def block_types(rows: Any, cols: Any, base_m: Any, base_n: Any) -> list[tuple[Any, Any, Any]]:
@@ -60,9 +125,8 @@ def compute_busy(
     Returns:
         (M cycles, MTE1 cycles).
     """
-    return (
-        cube_busy(c, k, rows, cols, base_m, base_n, base_k),
-        _mte1_busy(c, k, rows, cols, base_m, base_n, base_k),
+    return compute_busy_of(
+        block_steps(c, k, rows, cols, base_m, base_n, base_k), ceil_div(k, base_k)
     )
 
 
@@ -76,21 +140,6 @@ def cube_busy(c: Costs, k: int, rows: Any, cols: Any, base_m: Any, base_n: Any, 
             (k_iter - 1) * c.mmad_cycles(r, col, base_k) + c.mmad_cycles(r, col, k_t)
         )
     return cube
-
-
-def _mte1_busy(
-    c: Costs, k: int, rows: Any, cols: Any, base_m: Any, base_n: Any, base_k: Any
-) -> Any:
-    k_iter = ceil_div(k, base_k)
-    k_t = k - (k_iter - 1) * base_k
-    mte1: Any = 0.0
-    for r, col, count in block_types(rows, cols, base_m, base_n):
-        mte1 = mte1 + count * (
-            (k_iter - 1) * (c.la_cycles(r, base_k) + c.lb_cycles(col, base_k))
-            + c.la_cycles(r, k_t)
-            + c.lb_cycles(col, k_t)
-        )
-    return mte1
 
 
 def drain_busy(

@@ -32,6 +32,7 @@ preset (see ``simcore/hardware/data/model_constants.json`` for their sources):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,7 @@ from simcore.pipeline.drain import (
     fixpipe_cycles,
     fixpipe_to_ub_cycles,
     l0c_to_ub_cycles,
+    l0c_to_ub_table,
     ub_to_gm_cycles,
 )
 from simcore.pipeline.mmad import mmad_cycles
@@ -306,7 +308,7 @@ class Costs:
         """
         p = self.preset
         trans = self.trans_a if is_a else not self.trans_b
-        nd_rows, _ = self.a_nd_rows(rows, k) if is_a else self.b_nd_rows(rows, k)
+        nd_rows = self.nd_row_count(is_a, rows, k)
         # The contiguous dimension is K for A (M x K) and for B transposed (N x K), else M / N.
         split = pieces[0] if trans else pieces[1]
         eff = self.a_eff if is_a else self.b_eff
@@ -344,6 +346,13 @@ class Costs:
             cap_bpc, p.gm_to_ub_peak_bytes_per_cycle * eff
         )
 
+    def nd_row_count(self, is_a: bool, rows: Num, k: Num) -> Num:
+        """The ND rows of :meth:`a_nd_rows` (:meth:`b_nd_rows` for B) without their bytes."""
+        # (The row bytes cost a multiply and a ceiling division per call, unused here.)
+        if is_a:
+            return k if self.trans_a else rows
+        return rows if self.trans_b else k
+
     def a_nd_rows(self, rows: Num, k: Num) -> tuple[Num, Num]:
         """(rows, row bytes) of an A chunk of ``rows`` x ``k`` as it lies in GM (ND)."""
         if self.trans_a:
@@ -362,6 +371,27 @@ class Costs:
         return reorder.nd2nz_reorder_cycles(
             nd_rows, row_bytes, ub_nd_pitch_bytes(row_bytes), self.preset
         )
+
+    def nd2nz_shape_cycles(self, is_a: bool) -> Callable[[Num, Num], Num]:
+        """:meth:`nd2nz_a_cycles` (B: :meth:`nd2nz_b_cycles`) of an operand's chunk shapes.
+
+        A function ``(rows, k) -> cycles`` over arrays, the same values, that computes the
+        share of the reorder each rows and each K object decides once (the ND rows come from
+        one, the row bytes from the other: :meth:`a_nd_rows`, :meth:`b_nd_rows`).
+        """
+        in_bits = self.in_bits
+        # The ND rows are the chunk's rows (A, or B transposed), else its K.
+        rows_first = not self.trans_a if is_a else self.trans_b
+        shapes = reorder.nd2nz_reorder_shapes(self.preset)
+
+        def layout(src: Any) -> tuple[Any, Any]:
+            row_bytes = ceil_div(src * in_bits, 8)
+            return row_bytes, ub_nd_pitch_bytes(row_bytes)
+
+        def cycles(rows: Num, k: Num) -> Num:
+            return shapes(rows, k, layout) if rows_first else shapes(k, rows, layout)
+
+        return cycles
 
     def nd2nz_b_cycles(self, cols: Num, k: Num) -> Num:
         """Vector cycles to reorder a B chunk (``k`` x ``cols``) from ND into NZ in UB."""
@@ -424,6 +454,13 @@ class Costs:
         See :func:`simcore.pipeline.drain.l0c_to_ub_cycles`.
         """
         return l0c_to_ub_cycles(self.preset, rows, cols, bits(self.c_dtype), self.vector_path)
+
+    def c_to_ub_table(self, rows: Sequence[Num], cols: Sequence[Num]) -> dict[tuple[int, int], Num]:
+        """:meth:`c_to_ub_cycles` of every block ``rows[i] x cols[j]``, keyed ``(i, j)``.
+
+        See :func:`simcore.pipeline.drain.l0c_to_ub_table`.
+        """
+        return l0c_to_ub_table(self.preset, rows, cols, bits(self.c_dtype), self.vector_path)
 
     def c_ub_to_gm_cycles(self, rows: Num, cols: Num, cap_bpc: Num) -> Num:
         """MTE3 cycles to write a block UB->GM (chips without FixPipe).

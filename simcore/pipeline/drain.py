@@ -8,6 +8,7 @@ path) and copy it UB->GM with MTE3, through one C staging buffer. The simulator 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,42 @@ def l0c_to_ub_cycles(
         + acc / p.l0c_to_ub_bytes_per_cycle
         + reorder.nz2nd_reorder_cycles(rows, row_bytes, align_up(row_bytes, FRACTAL_ROW_BYTES), p)
     )
+
+
+def l0c_to_ub_table(
+    preset: HardwarePreset,
+    rows: Sequence[Any],
+    cols: Sequence[Any],
+    c_bits: int,
+    vector_path: bool,
+) -> dict[tuple[int, int], Any]:
+    """:func:`l0c_to_ub_cycles` of every block ``rows[i] x cols[j]``, keyed ``(i, j)``.
+
+    Each rows' and each columns' share of the work (the alignments, the row bytes and their
+    reorder parts) is computed once: the estimator's block types pair two of each.
+    """
+    p = preset
+    rows_al = [align_up(r, FRACTAL_ROWS) for r in rows]
+    cols_al = [align_up(col, FRACTAL_ROWS) for col in cols]
+    out: dict[tuple[int, int], Any] = {}
+    if not vector_path:
+        for j, ac in enumerate(cols_al):
+            for i, ar in enumerate(rows_al):
+                acc = ar * ac * ACCUMULATOR_BYTES
+                out[(i, j)] = p.vector_issue_overhead_cycles + acc / p.l0c_to_ub_bytes_per_cycle
+        return out
+    row_bytes = [ceil_div(col * c_bits, 8) for col in cols]
+    pitches = [align_up(rb, FRACTAL_ROW_BYTES) for rb in row_bytes]
+    reorders = reorder.nz2nd_reorder_table(rows, row_bytes, pitches, p)
+    for j, ac in enumerate(cols_al):
+        for i, ar in enumerate(rows_al):
+            acc = ar * ac * ACCUMULATOR_BYTES
+            out[(i, j)] = (
+                p.vector_issue_overhead_cycles
+                + acc / p.l0c_to_ub_bytes_per_cycle
+                + reorders[(i, j)]
+            )
+    return out
 
 
 def ub_to_gm_cycles(

@@ -76,16 +76,27 @@ def slots(depth: Any, step_blocks: Any, step_k: Any) -> Any:
 
 
 def pass_coefficients(
-    extent: Any, base: Any, step: Any, n_slots: Any, k_chunks: Any, inner: Any
+    extent: Any,
+    base: Any,
+    step: Any,
+    n_slots: Any,
+    k_chunks: Any,
+    inner: Any,
+    counts: tuple[Any, Any] | None = None,
 ) -> tuple[Any, Any, Any, Any]:
     """:func:`operand_passes` as affine functions of the other operand's block count.
+
+    ``counts`` gives the operand's blocks and groups, ``ceil(extent / base)`` and
+    ``ceil(blocks / step)``, where the caller has them.
 
     Returns:
         ``(full0, full1, tail0, tail1)`` with ``full = full0 + full1 x other_blocks`` and
         ``tail = tail0 + tail1 x other_blocks``: one evaluation serves every core shape.
     """
-    blocks = ceil_div(extent, base)
-    groups = ceil_div(blocks, step)
+    if counts is None:
+        blocks = ceil_div(extent, base)
+        counts = (blocks, ceil_div(blocks, step))
+    blocks, groups = counts
     last_blocks = blocks - (groups - 1) * step
     all_fit = k_chunks * groups <= n_slots
     k_fits = k_chunks <= n_slots
@@ -104,7 +115,14 @@ def pass_coefficients(
 
 
 def operand_passes(
-    extent: Any, base: Any, step: Any, n_slots: Any, k_chunks: Any, other_blocks: Any, inner: Any
+    extent: Any,
+    base: Any,
+    step: Any,
+    n_slots: Any,
+    k_chunks: Any,
+    other_blocks: Any,
+    inner: Any,
+    counts: tuple[Any, Any] | None = None,
 ) -> tuple[Any, Any]:
     """How many times the full row groups and the tail row group of an operand are loaded.
 
@@ -121,12 +139,16 @@ def operand_passes(
         k_chunks: K chunks per group, ceil(ceil(K / baseK) / stepK).
         other_blocks: Blocks of the other operand on the core (nIter for A, mIter for B).
         inner: True where this operand changes on every block (A when iterateOrder is 0).
+        counts: The operand's blocks and groups where the caller has them
+            (:func:`pass_coefficients`).
 
     Returns:
         (full_passes, tail_passes): passes over full groups (``step x base`` rows) and over the
         last group (the rest of ``extent``).
     """
-    full0, full1, tail0, tail1 = pass_coefficients(extent, base, step, n_slots, k_chunks, inner)
+    full0, full1, tail0, tail1 = pass_coefficients(
+        extent, base, step, n_slots, k_chunks, inner, counts
+    )
     return full0 + full1 * other_blocks, tail0 + tail1 * other_blocks
 
 
@@ -474,8 +496,20 @@ def core_share(m: Any, n: Any, single_m: Any, single_n: Any, base_m: Any, base_n
     n_cores = ceil_div(n, single_n)
     rows_t = m - (m_cores - 1) * single_m
     cols_t = n - (n_cores - 1) * single_n
-    full_m, tail_m = ceil_div(single_m, base_m), ceil_div(rows_t, base_m)
-    full_n, tail_n = ceil_div(single_n, base_n), ceil_div(cols_t, base_n)
+    return core_share_of(
+        (m_cores, n_cores),
+        (ceil_div(single_m, base_m), ceil_div(single_n, base_n)),
+        (ceil_div(rows_t, base_m), ceil_div(cols_t, base_n)),
+    )
+
+
+def core_share_of(cores: tuple[Any, Any], full: tuple[Any, Any], tail: tuple[Any, Any]) -> Any:
+    """:func:`core_share` from the cores along M and N and a full and the tail core's blocks.
+
+    ``full`` holds ``ceil(singleCoreM / baseM)`` and ``ceil(singleCoreN / baseN)``, ``tail`` the
+    same of the last core's rows and columns (the estimator has the cores and the tails).
+    """
+    (m_cores, n_cores), (full_m, full_n), (tail_m, tail_n) = cores, full, tail
     blocks_m = (m_cores - 1) * full_m + tail_m
     blocks_n = (n_cores - 1) * full_n + tail_n
     return blocks_m * blocks_n / (m_cores * n_cores * full_m * full_n)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import align_up, at_most, ceil_div
 from simcore.pipeline.traffic import operand_passes
@@ -76,7 +77,7 @@ def direct_copy_costs(
     contention: Any,
     shapes: ChunkShapes,
     pieces: Callable[[Any, Any], tuple[Any, Any]],
-) -> tuple[Any, Any, Any]:
+) -> tuple[Any, Any, Any, tuple[Any, Any]]:
     """MTE2 cycles of all direct GM->L1 chunk copies of one operand, priced per chunk shape.
 
     ``shapes`` are the operand's chunk shapes (:func:`chunk_shapes`) and ``pieces`` their copy
@@ -86,13 +87,34 @@ def direct_copy_costs(
     copy are averages over the shapes too, not the cost at the average rows.
 
     Returns:
-        ``(total, per full-K chunk copy, per K-tail chunk copy)``.
+        ``(total, per full-K chunk copy, per K-tail chunk copy, per pass)``: the last, one
+        pass over the K chunks of a full group and of the tail group
+        (:func:`shape_costs_by_group`).
     """
+    tile = _shape_tile_bytes(c, shapes)
 
     def cost(rows: Any, kk: Any) -> Any:
-        return c.direct_load_cycles(is_a, rows, kk, cap, pieces(rows, kk), contention)
+        return c.direct_load_cycles(
+            is_a, rows, kk, cap, pieces(rows, kk), contention, tile(rows, kk)
+        )
 
-    return shape_costs(cost, shapes)
+    return shape_costs_by_group(cost, shapes)
+
+
+def _shape_tile_bytes(c: Costs, shapes: ChunkShapes) -> Callable[[Any, Any], Any]:
+    """:meth:`Costs.l1_tile_bytes` of each shape of ``shapes`` (rows, K) -> bytes.
+
+    Each rows' and each K's alignment is computed once (the four shapes pair two of each),
+    then multiplied in :meth:`Costs.l1_tile_bytes`' order.
+    """
+    rows_al = {id(rows): align_up(rows, FRACTAL_ROWS) for rows, _ in shapes.groups}
+    ks_al = {id(kk): align_up(kk, c.c0) for kk in shapes.ks}
+
+    def tile(rows: Any, kk: Any) -> Any:
+        # (Keyed by the shapes' own objects, alive as long as ``shapes``.)
+        return rows_al[id(rows)] * ks_al[id(kk)] * c.in_bytes
+
+    return tile
 
 
 def norm_step_handoff(
@@ -208,20 +230,26 @@ def chunk_shapes(
     k: int,
     base_k: Any,
     step_k: Any,
+    counts: tuple[Any, Any] | None = None,
 ) -> ChunkShapes:
     """An operand's chunk copies by shape (:class:`ChunkShapes`), for the sums over them.
 
     Built once per operand, they are shared by every cost summed over the same copies (the
-    estimator sums three or four: cycles, DMA pieces, reorders, instructions).
+    estimator sums three or four: cycles, DMA pieces, reorders, instructions). ``counts`` gives
+    the K chunks per pass and the operand's blocks, ``ceil(ceil(k / base_k) / step_k)`` and
+    ``ceil(extent / base)``, where the caller has them.
     """
-    k_iter = ceil_div(k, base_k)
-    kc = ceil_div(k_iter, step_k)
+    if counts is None:
+        counts = (ceil_div(ceil_div(k, base_k), step_k), ceil_div(extent, base))
+    kc, blocks = counts
     chunk_k = step_k * base_k
     k_last = k - (kc - 1) * chunk_k
     group_rows = step * base
-    groups = ceil_div(ceil_div(extent, base), step)
+    groups = ceil_div(blocks, step)
     last_rows = extent - (groups - 1) * group_rows
-    full, tail = operand_passes(extent, base, step, n_slots, kc, other_blocks, inner)
+    full, tail = operand_passes(
+        extent, base, step, n_slots, kc, other_blocks, inner, (blocks, groups)
+    )
     return ChunkShapes(kc, (chunk_k, k_last), ((group_rows, full), (last_rows, tail)))
 
 
@@ -244,18 +272,33 @@ def shape_costs(cost: Callable[[Any, Any], Any], shapes: ChunkShapes) -> tuple[A
     Returns:
         ``(total, per full-K chunk, per K-tail chunk)``.
     """
+    total, per_f, per_l, _ = shape_costs_by_group(cost, shapes)
+    return total, per_f, per_l
+
+
+def shape_costs_by_group(
+    cost: Callable[[Any, Any], Any], shapes: ChunkShapes
+) -> tuple[Any, Any, Any, tuple[Any, Any]]:
+    """:func:`shape_costs` and the cost of one pass of each group: all its K chunks.
+
+    Returns:
+        ``(total, per full-K chunk, per K-tail chunk, (full group's pass, tail group's pass))``.
+    """
     kc, (chunk_k, k_last) = shapes.kc, shapes.ks
     total: Any = 0.0
     sum_f: Any = 0.0
     sum_l: Any = 0.0
+    per_pass = []
     for rows, passes in shapes.groups:
         c_f = cost(rows, chunk_k)
         c_l = cost(rows, k_last)
-        total = total + passes * ((kc - 1) * c_f + c_l)
+        one = (kc - 1) * c_f + c_l
+        per_pass.append(one)
+        total = total + passes * one
         sum_f = sum_f + passes * c_f
         sum_l = sum_l + passes * c_l
     n = np.maximum(shapes.groups[0][1] + shapes.groups[1][1], 1)
-    return total, sum_f / n, sum_l / n
+    return total, sum_f / n, sum_l / n, (per_pass[0], per_pass[1])
 
 
 def shape_pieces(
@@ -265,15 +308,15 @@ def shape_pieces(
 
     The DMA count and the direct copies' cycles of an operand price the same pieces.
     """
-    table = {
-        (id(rows), id(kk)): copy_pieces(norm, rows, base, kk, base_k)
-        for rows, _ in shapes.groups
-        for kk in shapes.ks
-    }
+    if not norm:
+        return lambda rows, kk: copy_pieces(norm, rows, base, kk, base_k)
+    # Each rows' pieces and each K's are computed once: the four shapes pair two of each.
+    by_rows = {id(rows): ceil_div(rows, base) for rows, _ in shapes.groups}
+    by_k = {id(kk): ceil_div(kk, base_k) for kk in shapes.ks}
 
     def pieces(rows: Any, kk: Any) -> tuple[Any, Any]:
         # (Keyed by the shapes' own objects, alive as long as ``shapes``.)
-        return table[(id(rows), id(kk))]
+        return by_rows[id(rows)], by_k[id(kk)]
 
     return pieces
 

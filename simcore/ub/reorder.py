@@ -16,7 +16,8 @@ strides), seed 000 (bank conflicts, tables 2 and 4); the instruction model is
 from __future__ import annotations
 
 from collections import Counter
-from typing import overload
+from collections.abc import Callable, Sequence
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +33,13 @@ from simcore.ub.banks import (
 )
 from simcore.ub.vector import MAX_REPEAT, REPEAT_BYTES, UINT8_MAX
 
-__all__ = ["nd2nz_reorder_cycles", "nz2nd_reorder_cycles", "strided_repeat_cycles"]
+__all__ = [
+    "nd2nz_reorder_cycles",
+    "nd2nz_reorder_shapes",
+    "nz2nd_reorder_cycles",
+    "nz2nd_reorder_table",
+    "strided_repeat_cycles",
+]
 
 #: log2 of the 32 B block and of the 8 rows of a repeat (the ceilings below are shifts).
 _BLOCK_SHIFT = BLOCK_BYTES.bit_length() - 1
@@ -116,13 +123,36 @@ def _reorder_cycles(
 ) -> float | npt.NDArray[np.float64]:
     """Cycles of a strided-row reorder (ND->NZ or NZ->ND): the kernel both reorders share."""
     scalar = all(np.ndim(x) == 0 for x in (rows, row_bytes, pitch_bytes))
+    cycles = _reorder_of(
+        _reorder_rows(rows, rule), _reorder_columns(row_bytes, pitch_bytes, preset, rule), preset
+    )
+    if scalar:
+        return float(cycles)
+    return cycles
+
+
+def _reorder_rows(rows: npt.ArrayLike, rule: str) -> tuple[Any, Any]:
+    """What a reorder's cost takes from its rows alone: (at most 255 rows, groups of 8 rows)."""
     r = np.asarray(rows, dtype=np.int64)
-    rb = np.asarray(row_bytes, dtype=np.int64)
-    p = np.asarray(pitch_bytes, dtype=np.int64)
     # (The checks as reductions without temporaries where they can be: the estimator calls this
     # on every candidate's chunk shapes, a few hundred times per block of 16,384.)
     if r.size and r.min() < 1:
         raise InputError("rows", f"{rule}_rows", "rows must be at least 1", rows, 1)
+    # (Positive integers from here: ceilings by 32 B and 8 rows as shifts, the same values.)
+    # (The NZ side's repeat stride is ``rows`` blocks, a uint8: see _reorder_of.)
+    return r <= UINT8_MAX, (r + (BLOCKS_PER_REPEAT - 1)) >> _REPEAT_SHIFT
+
+
+def _reorder_columns(
+    row_bytes: npt.ArrayLike, pitch_bytes: npt.ArrayLike, preset: HardwarePreset, rule: str
+) -> tuple[Any, Any, Any]:
+    """What a reorder's cost takes from its row bytes and pitch alone.
+
+    Returns:
+        (32 B columns, cycles per repeat, instructions per group of 8 rows at most 255 rows).
+    """
+    rb = np.asarray(row_bytes, dtype=np.int64)
+    p = np.asarray(pitch_bytes, dtype=np.int64)
     if rb.size and rb.min() < 1:
         raise InputError(
             "row_bytes", f"{rule}_row_bytes", "row_bytes must be at least 1", row_bytes, 1
@@ -135,24 +165,80 @@ def _reorder_cycles(
             pitch_bytes,
             BLOCK_BYTES,
         )
-    # (Positive integers from here: ceilings by 32 B and 8 rows as shifts, the same values.)
     columns = (rb + (BLOCK_BYTES - 1)) >> _BLOCK_SHIFT
     if np.any(columns * BLOCK_BYTES > p):
         raise InputError(
             "pitch_bytes", f"{rule}_pitch", "pitch_bytes must be at least row_bytes", pitch_bytes
         )
-    per_repeat = strided_repeat_cycles(p, preset)
-    row_groups = (r + (BLOCKS_PER_REPEAT - 1)) >> _REPEAT_SHIFT
-    repeats = row_groups * columns
+    return columns, strided_repeat_cycles(p, preset), -(-columns // MAX_REPEAT)
+
+
+def _reorder_of(
+    rows: tuple[Any, Any], columns: tuple[Any, Any, Any], preset: HardwarePreset
+) -> npt.NDArray[np.float64]:
+    """A reorder's cycles from its rows' part (:func:`_reorder_rows`) and its columns'."""
+    short, row_groups = rows
+    cols, per_repeat, col_issues = columns
+    repeats = row_groups * cols
     # The NZ side's repeat stride is ``rows`` blocks, a uint8: beyond 255 rows each column is
     # its own instruction.
-    issues = np.where(r <= UINT8_MAX, row_groups * -(-columns // MAX_REPEAT), repeats)
+    issues = np.where(short, row_groups * col_issues, repeats)
     cycles: npt.NDArray[np.float64] = (
         repeats * per_repeat + issues * preset.vector_issue_overhead_cycles
     ).astype(np.float64)
-    if scalar:
-        return float(cycles)
     return cycles
+
+
+def nd2nz_reorder_shapes(
+    preset: HardwarePreset,
+) -> Callable[[Any, Any, Callable[[Any], tuple[Any, Any]]], npt.NDArray[np.float64]]:
+    """:func:`nd2nz_reorder_cycles` of tiles whose rows and row layout come from shared objects.
+
+    The returned function takes ``(rows_key, bytes_key, layout)``: the tile's ND rows are (a
+    function of) the object ``rows_key`` and its row bytes and pitch ``layout(bytes_key)``. The
+    rows' and the layout's shares of the work are computed once per object (kept alive here):
+    an operand's chunk shapes pair two row counts with two K sizes.
+    """
+    rows_parts: dict[int, tuple[Any, tuple[Any, Any]]] = {}
+    cols_parts: dict[int, tuple[Any, tuple[Any, Any, Any]]] = {}
+
+    def cycles(
+        rows_key: Any, bytes_key: Any, layout: Callable[[Any], tuple[Any, Any]]
+    ) -> npt.NDArray[np.float64]:
+        hit_r = rows_parts.get(id(rows_key))
+        if hit_r is None:
+            hit_r = (rows_key, _reorder_rows(rows_key, "nd2nz"))
+            rows_parts[id(rows_key)] = hit_r
+        hit_c = cols_parts.get(id(bytes_key))
+        if hit_c is None:
+            hit_c = (bytes_key, _reorder_columns(*layout(bytes_key), preset, "nd2nz"))
+            cols_parts[id(bytes_key)] = hit_c
+        return _reorder_of(hit_r[1], hit_c[1], preset)
+
+    return cycles
+
+
+def nz2nd_reorder_table(
+    rows: Sequence[Any],
+    row_bytes: Sequence[Any],
+    pitch_bytes: Sequence[Any],
+    preset: HardwarePreset,
+) -> dict[tuple[int, int], npt.NDArray[np.float64]]:
+    """:func:`nz2nd_reorder_cycles` of every pair ``(rows[i], (row_bytes[j], pitch_bytes[j]))``.
+
+    Keyed ``(i, j)``; each rows' and each row bytes' share of the work is computed once (the
+    estimator's block types pair two of each). Arrays.
+    """
+    parts_r = [_reorder_rows(r, "nz2nd") for r in rows]
+    parts_c = [
+        _reorder_columns(rb, p, preset, "nz2nd")
+        for rb, p in zip(row_bytes, pitch_bytes, strict=True)
+    ]
+    return {
+        (i, j): _reorder_of(pr, pc, preset)
+        for j, pc in enumerate(parts_c)
+        for i, pr in enumerate(parts_r)
+    }
 
 
 @overload

@@ -264,6 +264,22 @@ def test_validate_and_evaluate_answer_as_the_cli_does(server: Server) -> None:
     assert {v["id"] for v in illegal.json()["violations"]} >= {"L0A_CAPACITY"}
 
 
+def test_evaluate_names_the_models_caveats_for_the_problem(server: Server) -> None:
+    # A 16384-element row pitch on 910B: catlass pads it ("meta conflicts"), the model does not.
+    problem = {**BIG, "n": 16384, "k": 16384}
+    tiling = {**GOOD_TILING, "singleCoreN": 2736}
+    with server.client() as client:
+        body = {"problem": problem, "tiling": tiling}
+        conflicted = client.post("/v1/tilings:evaluate", json=body)
+        plain = client.post("/v1/tilings:evaluate", json={"problem": BIG, "tiling": GOOD_TILING})
+    assert conflicted.status_code == 200, conflicted.text
+    caveats = conflicted.json()["explanation"]["caveats"]
+    assert caveats[0]["id"] == "meta_conflict_stride"
+    assert "A (inner axis 16384, outer 4096)" in caveats[0]["message"]
+    ids = [c["id"] for c in plain.json()["explanation"]["caveats"]]
+    assert "meta_conflict_stride" not in ids
+
+
 def test_hardware_and_ub_analyze(server: Server) -> None:
     with server.client() as client:
         listing = client.get("/v1/hardware").json()

@@ -34,3 +34,18 @@ def test_explanation_without_a_binding_term() -> None:
     tiling = complete_tiling(SPEC, problem, preset)
     estimate = {"time_us": 1.0}
     assert explain_tiling(problem, tiling, preset, estimate)["binding_term"] is None
+
+
+def test_explanation_carries_the_problems_caveats() -> None:
+    problem = Problem(soc="Ascend910B2", m=4096, n=16384, k=16384)
+    preset = load_preset(problem.soc)
+    tiling = complete_tiling({**SPEC, "singleCoreM": 1024, "singleCoreN": 2736}, problem, preset)
+    estimate = estimate_dict(problem, tiling, preset, simulate_if_cheap=False)
+    caveats = explain_tiling(problem, tiling, preset, estimate)["caveats"]
+    assert caveats[0]["id"] == "meta_conflict_stride"
+    assert "16384" in caveats[0]["message"] and "select_kernel_b16.h" in caveats[0]["source"]
+    plain = Problem(soc="Ascend910B2", m=4096, n=3584, k=4096)
+    tiling = complete_tiling(SPEC, plain, preset)
+    estimate = estimate_dict(plain, tiling, preset, simulate_if_cheap=False)
+    ids = [c["id"] for c in explain_tiling(plain, tiling, preset, estimate)["caveats"]]
+    assert "meta_conflict_stride" not in ids and "serial_startup" not in ids

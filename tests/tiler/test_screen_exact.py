@@ -108,21 +108,27 @@ def test_certified_optimum_equals_brute_force(
     assert n_legal > 100
     assert result.top[0].time_us == pytest.approx(best, rel=1e-12)
     assert result.bound_violations == 0
-    # The lower levels on their own: with the group level (both its tiers, the fixed one and
-    # the full bound) cut down to the cube bound (on these small shapes the group level rules
-    # out every group the L1-choice floor would; since the scalar pipe of issue 17 the fixed
-    # tier alone does on the scalar-bound 32 x 40 x 48), the operand and L1-choice floors must
+    # The lower levels on their own: with the group level (all its tiers: the fixed one, the
+    # relaxed one, both in one pass, and the full bound) cut down to the cube bound (on these
+    # small shapes the group level rules out every group the L1-choice floor would; since the
+    # scalar pipe of issue 17 the fixed tier alone does on the scalar-bound 32 x 40 x 48),
+    # the operand and L1-choice floors must
     # find the same optimum; the L1-choice floor took part (some points were never scored),
     # and none broke a bound.
     monkeypatch.setattr(
         screen_module,
         "group_lower_bounds",
-        lambda space, idx=None, splits=8, stalls=True: cube_lower_bounds(space, idx),
+        lambda space, idx=None, splits=8, stalls=True, relaxed=False: cube_lower_bounds(space, idx),
     )
     monkeypatch.setattr(
         screen_module,
         "fixed_lower_bounds",
         lambda space, idx=None: cube_lower_bounds(space, idx),
+    )
+    monkeypatch.setattr(
+        screen_module,
+        "fixed_then_relaxed_bounds",
+        lambda space, idx, threshold: cube_lower_bounds(space, idx),
     )
     floors_only = screen(build_space(problem, preset, {}))
     assert floors_only.exact

@@ -35,6 +35,7 @@ so).
 from tiler.bounds.group import (
     cube_lower_bounds,
     fixed_lower_bounds,
+    fixed_then_relaxed_bounds,
     group_lower_bounds,
     pass_start_stalls_apply,
 )
@@ -42,6 +43,7 @@ from tiler.bounds.group import (
 __all__ = [
     "cube_lower_bounds",
     "fixed_lower_bounds",
+    "fixed_then_relaxed_bounds",
     "group_lower_bounds",
     "pass_start_stalls_apply",
 ]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from simcore.hardware.dtypes import FRACTAL_ROWS
-from simcore.pipeline.busy import block_types, drain_busy
+from simcore.pipeline.busy import BlockSteps, drain_busy
 from simcore.pipeline.costs import Costs, ceil_div
 from simcore.pipeline.mmad import mmad_cycles
 from simcore.pipeline.scalar import scalar_cycles
@@ -35,6 +35,7 @@ __all__ = [
     "chain_classes",
     "fixed_paths",
     "last_chunk_steps",
+    "least_span",
 ]
 
 #: Whether the makespan (compute chain) terms are used; they rely on the structure of the
@@ -68,7 +69,12 @@ def average_step(c: Costs, g: dict[str, Any]) -> Any:
 
 
 def chain_classes(
-    c: Costs, k: int, g: dict[str, Any], fixed: dict[str, int], ready: tuple[Any, Any]
+    c: Costs,
+    k: int,
+    g: dict[str, Any],
+    fixed: dict[str, int],
+    ready: tuple[Any, Any],
+    types: list[BlockSteps],
 ) -> list[tuple[Any, Any, Any, Any]]:
     """Per L0 class: the sum of the K-step periods plus the start-up's least share.
 
@@ -101,6 +107,9 @@ def chain_classes(
     = 1, ``max(la + lb - mm_kt, 0)`` with both 2 (with one L0C buffer the estimator adds
     ``max(dr - normal, 0)`` at every block boundary, see :func:`tiler.bounds.cases.order_bound`).
 
+    ``types`` are the groups' block types with their step costs
+    (:func:`simcore.pipeline.busy.block_steps`).
+
     Returns:
         One ``(chain, A offset, B offset, normal)`` per L0 class the pins and the group allow.
     """
@@ -111,11 +120,9 @@ def chain_classes(
     bm, bn = g["baseM"], g["baseN"]
     span = {"a1": 0.0, "b1": 0.0, "both": 0.0}
     spans: dict[str, Any] = dict(span)
-    for r, col, count in block_types(rows, cols, bm, bn):
-        for kk, steps in ((bk, k_iter - 1), (k_t, 1)):
-            la = c.la_cycles(r, kk)
-            lb = c.lb_cycles(col, kk)
-            mm = c.mmad_cycles(r, col, kk)
+    for b in types:
+        count = b.count
+        for la, lb, mm, steps in ((b.la, b.lb, b.mm, k_iter - 1), (b.la_t, b.lb_t, b.mm_t, 1)):
             spans["a1"] = spans["a1"] + count * steps * (mm + la + lb)
             spans["b1"] = spans["b1"] + count * steps * np.maximum(np.maximum(mm, la) + lb, la + lb)
             spans["both"] = spans["both"] + count * steps * np.maximum(mm, la + lb)
@@ -155,6 +162,23 @@ def chain_classes(
         (span + np.maximum(ga1 + off_a, ga1 + gb1 + off_b), off_a, off_b, normal)
         for span, off_a, off_b, normal in offsets
     ]
+
+
+def least_span(types: list[BlockSteps], k_iter: Any) -> Any:
+    """The least compute chain over the L0 classes, at least: every step at ``max(mm, la + lb)``.
+
+    Each class's span (:func:`chain_classes`) sums per step ``mm + la + lb``, ``max(max(mm, la)
+    + lb, la + lb)`` or ``max(mm, la + lb)``, each at least the last; its chain adds ``ga1``
+    plus the A offset (both >= 0), and the group bound's makespan is at least the least chain.
+    The busy totals' sum (M + MTE1, in the sum of work) is at least this too (``max(a, b) <= a
+    + b``) and the busiest pipe only raises ``max(MK, RB)``, so ``min(max(MK, RB), SQ)`` of
+    every tiling of the group is at least it: a first filter before the group's other terms.
+    """
+    span: Any = 0.0
+    for b in types:
+        span = span + b.count * (k_iter - 1) * np.maximum(b.mm, b.la + b.lb)
+        span = span + b.count * np.maximum(b.mm_t, b.la_t + b.lb_t)
+    return span
 
 
 def last_chunk_steps(per: Any, k_iter: Any, lat: Any, passes: Any, chunk: Any, priced: Any) -> Any:
@@ -273,6 +297,11 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
     fixed_busy = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in fixed])
     fixed_sum = sum(fixed)
     classes = terms.chain_classes
+    # Without FixPipe a block's staged copies queue behind the previous block's drain legs
+    # (tiler.bounds.stalls.pass_start_stalls): the full block's L0C->UB leg.
+    dr_block = (
+        0.0 if p.has_fixpipe else c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
+    )
     makespan: Any = 0.0
     drain_ex: list[Any] = [0.0 for _ in classes]
     if USE_CHAIN_BOUND:
@@ -290,7 +319,7 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
         dr_full = (
             c.fix_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap)
             if p.has_fixpipe
-            else c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
+            else dr_block
         )
         drain_ex = [
             np.where(one_c, (m_iter * n_iter - 1) * np.maximum(dr_full - cl[3], 0.0), 0.0)
@@ -300,11 +329,6 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
             [cl[0] + ex for cl, ex in zip(classes, drain_ex, strict=True)]
         )
         makespan = np.maximum(makespan, drain_chain + dr_last)
-    # Without FixPipe a block's staged copies queue behind the previous block's drain legs
-    # (tiler.bounds.stalls.pass_start_stalls): the full block's L0C->UB leg.
-    dr_block = (
-        0.0 if p.has_fixpipe else c.c_to_ub_cycles(np.minimum(bm, rows), np.minimum(bn, cols))
-    )
     return FixedPaths(
         drain=drain, c_out=c_out, dr_last=dr_last, bias_mte2=bias_mte2, fixed_busy=fixed_busy,
         fixed_sum=fixed_sum, makespan=makespan, drain_ex=drain_ex, dr_block=dr_block,

@@ -15,17 +15,19 @@ import numpy as np
 import numpy.typing as npt
 
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.busy import block_types, compute_busy, cube_busy
+from simcore.pipeline.busy import BlockSteps, block_steps, compute_busy_of, cube_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.traffic import kernel_us, l2_share_most
 from simcore.pipeline.transfer import operand_contention
 from simcore.tiling.problem import Problem
 from tiler.bounds import cases, chains, copies, slots, traffic
+from tiler.bounds.rows import TAKE_ALL, take_rows
 
 __all__ = [
     "GroupTerms",
     "cube_lower_bounds",
     "fixed_lower_bounds",
+    "fixed_then_relaxed_bounds",
     "group_lower_bounds",
     "group_terms",
     "pass_start_stalls_apply",
@@ -135,8 +137,13 @@ def _least_over_paths(space: Any, g: dict[str, Any], price: Any) -> FloatArray:
             best = np.minimum(best, part)
         else:
             best[reach] = np.minimum(best[reach], part)
+    return _to_us(preset, best)
+
+
+def _to_us(preset: HardwarePreset, cycles: Any) -> FloatArray:
+    """A bound in cycles as microseconds, with the launch overhead and the rounding margin."""
     # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
-    out = kernel_us(preset, best / preset.clock_mhz)
+    out = kernel_us(preset, cycles / preset.clock_mhz)
     return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
 
 
@@ -163,12 +170,120 @@ def _fixed_bound(space: Any, g: dict[str, Any]) -> FloatArray:
         part: Any = np.inf
         for order in orders:
             tr = traffic.order_traffic(problem, preset, sub, order)
-            fx = chains.fixed_paths(space, c, sub, terms, tr.cap)
-            busiest = np.maximum(np.maximum(fx.makespan, fx.fixed_busy), tr.hbm_floor)
-            part = np.minimum(part, np.minimum(busiest, np.maximum(fx.fixed_sum, tr.hbm_floor)))
+            part = np.minimum(
+                part, _fixed_price(tr, chains.fixed_paths(space, c, sub, terms, tr.cap))
+            )
         return part
 
     return _least_over_paths(space, g, price)
+
+
+def _fixed_price(tr: traffic.OrderTraffic, fx: chains.FixedPaths) -> Any:
+    """``min(max(MK, RB), SQ)`` from what a group fixes (cycles, :func:`fixed_lower_bounds`)."""
+    busiest = np.maximum(np.maximum(fx.makespan, fx.fixed_busy), tr.hbm_floor)
+    return np.minimum(busiest, np.maximum(fx.fixed_sum, tr.hbm_floor))
+
+
+def fixed_then_relaxed_bounds(space: Any, idx: Any, threshold: float) -> FloatArray:
+    """The fixed tier, raised by the relaxed tier where the fixed tier is below ``threshold`` (us).
+
+    Equal, group by group, to :func:`fixed_lower_bounds` where that is not below ``threshold``
+    and to its larger with ``group_lower_bounds(splits=1, relaxed=True)`` elsewhere: the same
+    figures, in one pass. The relaxed tier's order-free terms (:func:`group_terms`), traffic
+    (:func:`tiler.bounds.traffic.order_traffic`) and fixed paths
+    (:func:`tiler.bounds.chains.fixed_paths`) are the fixed tier's, so they are computed once
+    and taken at the groups the fixed tier leaves (they were a third of the relaxed tier's cost
+    on 910A fp16 4096 x 28672 x 8192).
+
+    Args:
+        space: A :class:`tiler.space.Space`.
+        idx: Indices of the groups to bound (None: every group).
+        threshold: The time a group's fixed tier must be below for its relaxed tier, us.
+
+    Returns:
+        One bound per selected group, in microseconds (launch overhead included).
+    """
+    return _in_blocks(space, idx, lambda g: _fixed_then_relaxed(space, g, threshold))
+
+
+def _fixed_then_relaxed(space: Any, g: dict[str, Any], threshold: float) -> FloatArray:
+    """:func:`fixed_then_relaxed_bounds` of the groups ``g`` (one block).
+
+    First the least span of the compute chain (:func:`tiler.bounds.chains.least_span`, from the
+    block types' step costs the fixed tier prices anyway): the groups it puts at or above
+    ``threshold`` keep it (ruled out either way) and get no other term.
+    """
+    problem, preset = space.problem, space.preset
+    # The step costs (L1->L0 loads, MMAD) do not depend on the data path.
+    types = block_steps(
+        Costs(problem, preset), problem.k, g["core_rows"], g["core_cols"], g["baseM"],
+        g["baseN"], g["baseK"],
+    )  # fmt: skip
+    if not chains.USE_CHAIN_BOUND:
+        return _fixed_then_relaxed_of(space, g, threshold, types)
+    out = _to_us(preset, chains.least_span(types, g["k_iter"]))
+    keep = np.flatnonzero(out < threshold)
+    n = out.shape[0]
+    if keep.shape[0] >= TAKE_ALL * n:
+        # It rules out few: taking the groups it leaves would cost more than it saves.
+        return _fixed_then_relaxed_of(space, g, threshold, types)
+    if keep.shape[0]:
+        out[keep] = _fixed_then_relaxed_of(
+            space, take_rows(g, keep, n), threshold, take_rows(types, keep, n)
+        )
+    return out
+
+
+def _fixed_then_relaxed_of(
+    space: Any, g: dict[str, Any], threshold: float, types: list[BlockSteps]
+) -> FloatArray:
+    """The fixed tier, then the relaxed one where it is below ``threshold`` (one block)."""
+    problem, preset = space.problem, space.preset
+    orders = [space.fixed["iterateOrder"]] if "iterateOrder" in space.fixed else [0, 1]
+    n = g["baseM"].shape[0]
+    fixed = np.full(n, np.inf)
+    kept = []
+    for vector_path, reach in _reachable_paths(space, g):
+        sub = g if reach is None else {name: arr[reach] for name, arr in g.items()}
+        if sub["baseM"].shape[0] == 0:
+            continue
+        c = Costs(problem, preset, vector_path)
+        terms = group_terms(space, c, sub, types if reach is None else take_rows(types, reach, n))
+        part: Any = np.inf
+        per_order = []
+        for order in orders:
+            tr = traffic.order_traffic(problem, preset, sub, order)
+            fx = chains.fixed_paths(space, c, sub, terms, tr.cap)
+            part = np.minimum(part, _fixed_price(tr, fx))
+            per_order.append((order, tr, fx))
+        dest = slice(None) if reach is None else reach
+        fixed[dest] = np.minimum(fixed[dest], part)
+        kept.append((reach, c, sub, terms, per_order))
+    out = _to_us(preset, fixed)
+    live = out < threshold
+    if not live.any():
+        return out
+    relaxed = np.full(n, np.inf)
+    for reach, c, sub, terms, per_order in kept:
+        size = sub["baseM"].shape[0]
+        rows = np.flatnonzero(live if reach is None else live[reach])
+        if rows.shape[0] == 0:
+            continue
+        if rows.shape[0] >= TAKE_ALL * size:
+            # Most groups left: the relaxed tier of every group of the path costs less than
+            # taking the terms at those (every figure is elementwise over the groups).
+            rows = np.arange(size)
+        part = np.inf
+        for order, tr, fx in per_order:
+            bound = cases.order_bound(
+                space, c, take_rows(sub, rows, size), order, take_rows(terms, rows, size),
+                splits=1, relaxed=True, pre=(take_rows(tr, rows, size), take_rows(fx, rows, size)),
+            )  # fmt: skip
+            part = np.minimum(part, bound)
+        dest = rows if reach is None else reach[rows]
+        relaxed[dest] = np.minimum(relaxed[dest], part)
+    out[live] = np.maximum(out[live], _to_us(preset, relaxed[live]))
+    return out
 
 
 def pass_start_stalls_apply(space: Any) -> bool:
@@ -205,8 +320,12 @@ class GroupTerms:
     mmads: tuple[tuple[Any, Any], ...]
 
 
-def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
+def group_terms(
+    space: Any, c: Costs, g: dict[str, Any], types: list[BlockSteps] | None = None
+) -> GroupTerms:
     """The terms of the groups ``g`` on the path of ``c`` that no iterate order moves.
+
+    ``types``: the groups' :func:`simcore.pipeline.busy.block_steps` where the caller has them.
 
     The compute chain's L0 classes take the first copies' bytes at the largest bandwidth share
     any order allows (the L2 share with every reload hitting). The one-slot chains take the MMAD
@@ -231,17 +350,20 @@ def group_terms(space: Any, c: Costs, g: dict[str, Any]) -> GroupTerms:
     ready = copies.first_copy_legs(
         c, k, (rm_t, cn_t), k_iter, cap, operand_contention(c, rows, cols), (bm, bn, bk)
     )
-    cube, mte1 = compute_busy(c, k, rows, cols, bm, bn, bk)
+    # Each block type's step costs, priced once for the busy totals, the chain and the MMADs.
+    if types is None:
+        types = block_steps(c, k, rows, cols, bm, bn, bk)
+    cube, mte1 = compute_busy_of(types, k_iter)
     mm_max = c.mmad_cycles(np.where(m_iter > 1, bm, rm_t), np.where(n_iter > 1, bn, cn_t), bk)
     mm_steps: Any = 0.0
-    for r, col, count in block_types(rows, cols, bm, bn):
-        mm_steps = mm_steps + count * np.maximum(k_iter - 1, 0) * c.mmad_cycles(r, col, bk)
+    for b in types:
+        mm_steps = mm_steps + b.count * np.maximum(k_iter - 1, 0) * b.mm
     steps = m_iter * n_iter * np.maximum(k_iter - 1, 0)
     mm_min = c.mmad_cycles(rm_t, cn_t, bk)
     return GroupTerms(
         cube=cube,
         mte1=mte1,
-        chain_classes=chains.chain_classes(c, k, g, space.fixed, ready),
+        chain_classes=chains.chain_classes(c, k, g, space.fixed, ready, types),
         step1=la1 + lb1 + mm1,
         per_lo=np.maximum(mm1, la1 + lb1),
         step_avg=chains.average_step(c, g),

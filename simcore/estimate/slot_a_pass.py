@@ -206,6 +206,7 @@ def a_streamed_chain(
     ah: AHops,
     ao: AOneSlot,
     apc: APassCycles,
+    rel_bl: Any,
 ) -> AChain:
     """A streamed pass's chain through chunk ``kc - slots``, and A's whole slot chain.
 
@@ -213,6 +214,7 @@ def a_streamed_chain(
     chunks 0 .. kc - slots run in order from chunk 0's arrival (in a pass that reloads B, through
     MTE2 in program order). One A slot holding a block's K with B staged: A's chain over two
     blocks runs through B's staging chain. ``chain_a`` = passes x per-pass cycle + bias slice.
+    ``rel_bl`` is B's K-tail chunk's release from its arrival (``BHops.rel_bl``).
     """
     g, avg, ch, cp, lg, floor = r.g, r.avg, r.ch, r.cp, r.lg, r.floor
     a_full, b_first, b_full, b_last = lg.a_full, lg.b_first, lg.b_full, lg.b_last
@@ -337,10 +339,18 @@ def a_streamed_chain(
                 + (c_st >= 1) * np.where(at_l, v_l, v_f)
                 + np.where(at_l, u_l, u_f)
             )
+            # To A's release, the K-tail step's MMAD start: after A's last read and that
+            # step's B read, which waits for B's K-tail chunk when it is not chunk c_st.
+            to_rel = np.maximum(
+                rb.sub(idx)(np.maximum(ki - 1 - c_st * sk_b, 1))
+                + _sub(wa * mm + la_kt + lb_kt, idx),
+                later_b_chunks_to_release(
+                    kb_s - 1.0 - c_st, ((g_f, v_f, u_f), (g_l, v_l, u_l)), _sub(rel_bl, idx)
+                ),
+            )
             hop_st = (
                 _sub(wait_al, idx) + np.where(kb_s > 1, g_f, g_l) + (n_pb - 1.0) * stage_blk
-                + part + rb.sub(idx)(np.maximum(ki - 1 - c_st * sk_b, 1))
-                + _sub(wa * mm + la_kt + lb_kt, idx)
+                + part + to_rel
             )  # fmt: skip
             per_pass_a = _raise_at(per_pass_a, idx, hop_st, step_ka.shape)
     # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).
@@ -350,3 +360,32 @@ def a_streamed_chain(
     # (rounds - 1) x hop_f + hop_l >= it otherwise (hop_l - hop_f >= (hop_l - hop_f) / slots).
     own_a = passes_a * (hops_f + hop_l_a_own) / slots_a + bias_cyc if floor else 0.0
     return AChain(chain_a=chain_a, own_a=own_a, per_pass_a=per_pass_a)
+
+
+def later_b_chunks_to_release(
+    n_after: Any, legs: tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]], rel_bl: Any
+) -> Any:
+    """From a staged full B chunk's arrival, B's ``n_after`` later chunks to the block's release.
+
+    One staging buffer links B's copies in a block: a chunk's GM->UB leg waits for the reorder
+    before it (the source half), its reorder for the UB->L1 leg before it (the destination
+    half), so each later chunk arrives ``max(u_prev, g) + v + u - u_prev`` after the one before
+    (full chunks, then the K-tail one). The K-tail chunk is released (the K-tail step's MMAD
+    start, which releases A's chunk under that step too) ``rel_bl`` after its arrival:
+    ``(n - 1) x (max(u_f, g_f) + v_f) + max(u_f, g_l) + v_l + u_l - u_f + rel_bl``, 0 with no
+    later chunk (``n = 0``). (Seen: the pinned case staged_b_chain_through_a_rows_blocks, 910A:
+    A's copy at a row start waits for the release behind the row's last B chunk, 254 cycles
+    after the chunk before's arrival, priced at that chunk's reads, 152: -4.0 %.)
+
+    Args:
+        n_after: B's chunks after the one the path has reached (per candidate, >= 0).
+        legs: (GM->UB, reorder, UB->L1) cycles of B's full and of its K-tail chunk.
+        rel_bl: B's K-tail chunk's release from its arrival.
+
+    Returns:
+        The cycles from the full chunk's arrival to the release.
+    """
+    (g_f, v_f, u_f), (g_l, v_l, u_l) = legs
+    mid = np.maximum(n_after - 1.0, 0.0) * (np.maximum(u_f, g_f) + v_f)
+    last = np.maximum(u_f, g_l) + v_l + u_l - u_f + rel_bl
+    return (n_after >= 1) * (mid + last)

@@ -38,7 +38,8 @@ def chunk_stalls(
 
     Returns:
         ``inner`` (the stalls inside blocks) and ``bound_ex`` (at block boundaries), and the
-        parts other terms reuse.
+        parts other terms reuse (``inner_rel``: the inner stalls from the releases, one-slot
+        copies without a read lead and without overlapping jumps).
     """
     g, typ, ch, cp, fix = r.g, r.typ, r.ch, r.cp, r.fix
     b_after_a, ua1, ub1, va1, vb1, via_a = cp.b_after_a, cp.ua1, cp.ub1, cp.va1, cp.vb1, cp.via_a
@@ -57,7 +58,7 @@ def chunk_stalls(
     # with two, for the one before it (a chunk of compute of slack). Operands whose K chunks fill
     # the slots exactly reload the whole panel at a group change, each copy waiting for the old
     # chunk at the same K position: a burst with a block minus a chunk of slack.
-    def inner_of(lead_a: Any, lead_b: Any) -> tuple[Any, ...]:
+    def inner_of(lead_a: Any, lead_b: Any, runs: bool = True) -> tuple[Any, ...]:
         base_a = wait_a + la + lb - lead_a - per
         base_a_b = wait_a + np.maximum(la, b_after_a) + lb - lead_a - per
         base_b = wait_b + lb - lead_b - per
@@ -71,8 +72,13 @@ def chunk_stalls(
         # MMAD with one slot (a chunk more with two). Where boundaries come at every step (or the
         # two slots keep one chunk of slack) the jumps overlap: over a long run of boundaries the
         # step chain grows by the jump's excess once per m boundaries, m = slots + (stepK == 1).
-        m_a = slots_a + (step_ka == 1)
-        m_b = slots_b + (step_kb == 1)
+        # From the release (``runs`` False) a one-slot copy is anchored on the MMAD start of
+        # the step just before the one it delays: no overlap, every boundary's stall adds up
+        # (m = 1). (Seen: the pinned case b_pass_start_behind_one_slot_a_between_drains, 910A:
+        # A's second copy puts 1229.5 cycles from one MMAD start to the next in every block,
+        # its stall priced at half: -2.6 %.)
+        m_a = slots_a + (step_ka == 1) * (runs | ~single_a)
+        m_b = slots_b + (step_kb == 1) * (runs | ~single_b)
         ex_a_alone = ex_a_alone / m_a
         ex_a_with_b = ex_a_with_b / m_a
         ex_b_alone = ex_b_alone / m_b
@@ -91,9 +97,10 @@ def chunk_stalls(
         lead_a, lead_b
     )
     # With one slot a copy waits for the release of the chunk the step before read, its MMAD
-    # start (precedence.l1_slot_release): no lead beyond it. Only the one-L0C drain chain
-    # takes these (``inner_rel``; the other terms price the release on their own paths).
-    inner_rel = inner if r.floor else inner_of(lead_a * ~single_a, lead_b * ~single_b)[0]
+    # start (precedence.l1_slot_release): no lead beyond it, and no overlap of the jumps. Only
+    # the one-L0C drain chain takes these (``inner_rel``; the other terms price the release on
+    # their own paths).
+    inner_rel = inner if r.floor else inner_of(lead_a * ~single_a, lead_b * ~single_b, False)[0]
 
     def burst(base: Any, wait: Any, step_k: Any, chunk: Any, kc: Any, km: Any, n_slots: Any) -> Any:
         # (Zero where streamed: kc == slots is not streamed.)

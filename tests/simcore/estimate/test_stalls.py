@@ -50,6 +50,12 @@ def test_a_one_slot_copy_stalls_from_the_release_in_the_drain_chain() -> None:
     cp = replace(r.cp, wait_a=arr(200))
     typ = replace(r.typ, la=arr(30), lb=arr(50), per=arr(100), lead_a=arr(25), lead_b=arr(0))
     st = chunk_stalls(replace(r, ch=ch, cp=cp, typ=typ), arr(3), arr(0))
-    # Three copies after the first, m = slots + 1 = 2 boundaries per jump: 3 x stall / 2.
-    assert st.inner_rel[0] == 3 * (200 + 30 + 50 - 100) / 2
+    # Three copies after the first. From the release each copy starts at the MMAD start of the
+    # step before, so MMAD j + 1 starts copy + la + lb after MMAD j: the stalls add up, one per
+    # boundary (m = 1). The read-based stall keeps m = slots + 1 = 2 boundaries per jump.
+    assert st.inner_rel[0] == 3 * (200 + 30 + 50 - 100)
     assert st.inner[0] == 3 * (200 + 30 + 50 - 25 - 100) / 2
+    # A in two slots: a copy waits for the release two chunks back, the jumps overlap as before.
+    two = replace(ch, slots_a=arr(2), single_a=np.array([False]), single_af=arr(0))
+    st2 = chunk_stalls(replace(r, ch=two, cp=cp, typ=typ), arr(3), arr(0))
+    assert st2.inner_rel[0] == st2.inner[0] == 3 * max(200 + 30 + 50 - 25 - 100 - 100, 0) / 3

@@ -14,7 +14,7 @@ profiler kernels, the quantities that decide whether a candidate mechanism can c
 * ``release at MMAD start``: the task-time error of every case with an L1 slot released when
   the MMAD of the last K step reading its chunk starts, not when that MTE1 read ends (the slot's
   release, FreeTensor's flag, follows the step's MMAD in the kernel's program order, and seed
-  004 issues instructions in order; an experiment, not the model).
+  004 issues instructions in order; the model's rule since 2026.11.27.7, so both columns agree).
 * torch.mm: the per-core MTE2 rate the board's time implies against the model's cap.
 
     uv run --frozen python -m scripts.probe_open_items [--delays 0,275,550]

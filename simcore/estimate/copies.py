@@ -408,7 +408,7 @@ class ChunkLegs:
 
 
 def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: Any) -> ChunkLegs:
-    """Both operands' chunk legs (``rb_kb``: B's last read of a full chunk from its arrival)."""
+    """Both operands' chunk legs (``rb_kb``: a full B chunk's release from its arrival)."""
     via_a, via_b, bk, k = cp.via_a, cp.via_b, g.bk, g.k
     step_ka, step_kb = ch.step_ka, ch.step_kb
     # Each operand's full K chunk and its last (K-tail) one, in K elements as given and as L1
@@ -440,8 +440,8 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     # A further B copy queued behind the previous one (MTE2 order, or the UB staging chain).
     b_next = (np.maximum(b_full[0], b_full[2]) + b_full[1]) if via_b else b_full[0]
     b_next_l = (np.maximum(b_last[0], b_full[2]) + b_last[1]) if via_b else b_last[0]
-    # With one B slot the next B copy's slot-waiting leg also waits for the last read of the
-    # previous B chunk (a full one): the copies arrive a chunk's reads plus that leg apart.
+    # With one B slot the next B copy's slot-waiting leg also waits for the release of the
+    # previous B chunk (a full one): the copies arrive a chunk's steps plus that leg apart.
     b_slot_f = rb_kb + (b_full[2] if via_b else b_full[0])
     b_slot_l = rb_kb + (b_last[2] if via_b else b_last[0])
     # (``max(b_next, b_slot x single)`` is the select: b_next, a copy's cycles, is >= 0.)

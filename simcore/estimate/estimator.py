@@ -165,8 +165,8 @@ def _core(
     a_offset_gains(r, ah)
     ao = a_one_slot_holds(r, ah)
     apc = a_pass_cycles(r, ah, ao, km_a, km_b)
-    ac = a_streamed_chain(r, sl, ah, ao, apc)
     bh = b_hops(r, ah)
+    ac = a_streamed_chain(r, sl, ah, ao, apc, bh.rel_bl)
     bc = b_chain(r, ah, ac, bh, mk)
     if drains:
         b_chain_at_a_pass_start(r, bc, mk)

@@ -227,9 +227,10 @@ def line_stay(
     gain_pass_a = apc.gain_pass_a
     has_b, kc_a, kc_b, passes_a, passes_b = ch.has_b, ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
     slots_a, slots_b = ch.slots_a, ch.slots_b
-    la, la_kt, lb, lb_kt, mm, rb_kb = avg.la, avg.la_kt, avg.lb, avg.lb_kt, avg.mm, avg.rb_kb
-    reads_af, reads_al, wait_af, wait_al = ah.reads_af, ah.reads_al, ah.wait_af, ah.wait_al
-    reads_bl, wait_bf, wait_bl = bh.reads_bl, bh.wait_bf, bh.wait_bl
+    la, la_kt, lb, lb_kt, mm, rb_kb = avg.la, avg.la_kt, avg.lb, avg.lb_kt, avg.mm, avg.qb_kb
+    # (The slot hops run to the releases, the MMAD start of a chunk's last step.)
+    reads_af, reads_al, wait_af, wait_al = ah.rel_af, ah.rel_al, ah.wait_af, ah.wait_al
+    reads_bl, wait_bf, wait_bl = bh.rel_bl, bh.wait_bf, bh.wait_bl
     if not fix and not floor and blk_types:
         # An outer operand that stays for a whole line of blocks (one pass per line) holds its
         # slots over the line's blocks: the stay above averages their drains over all lines,

@@ -54,10 +54,10 @@ def mte2_gap_path(
         b_last: See ``b_full``.
         chunking: (kc_a, kc_b, stepKa, stepKb, single_a, single_b, passes_a, passes_b,
             has_b, a_many), single_x: the operand has one L1 slot, a_many: kc_a > 1.
-        reads: From a chunk's arrival (:func:`_restart_reads`): A's last read of a stepKa
-            chunk, B's of a stepKb chunk, A's last read of a stepKa chunk from the arrival of
-            the B chunk that starts with it, and B's read of step stepKb - 1 from A's arrival
-            (None with ``via_b``: unused).
+        reads: From a chunk's arrival, to its slot's release (the MMAD start of its last
+            step; the floors: its last read's end): a stepKa A chunk's, a stepKb B chunk's, a
+            stepKa A chunk's from the arrival of the B chunk that starts with it, and a stepKb
+            B chunk's from A's arrival (None with ``via_b``: unused).
 
     Returns:
         The path's cycles (``base`` where no gap applies).
@@ -102,12 +102,13 @@ def mte2_gap_path(
 
 
 def b_slot_gap_behind_a(
-    chunking: tuple[Any, Any, Any], legs: tuple[Any, Any], reads: tuple[Any, Any, Any]
+    chunking: tuple[Any, Any, Any], legs: tuple[Any, Any], reads: tuple[Any, Any]
 ) -> Any:
     """MTE2's idle time per pass before B's second copy, one direct B slot, A chunks shorter.
 
-    B's copy of chunk 1 (issued at step stepKb) waits for B's read of step stepKb - 1, which
-    follows the arrival of the A chunk under that step. MTE2 runs A's and B's step-0 copies,
+    B's copy of chunk 1 (issued at step stepKb) waits for the release of B's chunk 0, the MMAD
+    start of step stepKb - 1, which follows the arrival of the A chunk under that step. MTE2
+    runs A's and B's step-0 copies,
     then the A copies of the chunks starting up to step stepKb (A's copy first at a step), and
     idles until that read: the reads of the steps from the A chunk's start on, after its copy
     (or B's chunk 0's reads from its arrival, if later). :func:`mte2_gap_path` prices the gap
@@ -119,15 +120,15 @@ def b_slot_gap_behind_a(
     Args:
         chunking: ``(kc_a, stepKa, stepKb)`` on the candidates priced.
         legs: The MTE2 legs (direct copies) of a full and of the K-tail A chunk.
-        reads: ``(ra, rb_kb, lb)``: A's last read of an ``r``-step chunk from its arrival
-            (:func:`_restart_reads`), B's last read of a full chunk from its arrival, a B read.
+        reads: ``(qa, qb_kb)``: the release of an ``r``-step chunk from A's arrival
+            (:func:`simcore.estimate.steps.restart_releases`), a full B chunk's from its own.
 
     Returns:
         The idle cycles per pass where both operands reload (>= 0).
     """
     kc_a, sk_a, sk_b = chunking
     ga_f, ga_l = legs
-    ra, rb_kb, lb = reads
+    qa, qb_kb = reads
     # The A chunk under step stepKb - 1 and the last A chunk copied before B's.
     x = np.floor((sk_b - 1) / sk_a)
     x_m = np.floor(sk_b / sk_a)
@@ -135,7 +136,7 @@ def b_slot_gap_behind_a(
     # A's copies of chunks 1 .. x (the K-tail one when x reaches it), and up to x_m.
     c_x = x * ga_f + (x >= kc_a - 1) * d_l
     c_m = x_m * ga_f + (x_m >= kc_a - 1) * d_l
-    read = np.maximum(c_x + ra(sk_b - x * sk_a) + lb, rb_kb)
+    read = np.maximum(c_x + qa(sk_b - x * sk_a), qb_kb)
     out: Any = np.maximum(read - c_m, 0.0)
     return out
 
@@ -163,12 +164,18 @@ def mte2_gap_terms(
     lb, ra, rb_kb = avg.lb, avg.ra, avg.rb_kb
     rab_ka, reads_af = ah.rab_ka, ah.reads_af
     via_a, via_b = cp.via_a, cp.via_b
+    # The copies wait for their slots' releases (the MMAD start of a chunk's last step); the
+    # floors keep the reads' ends.
+    if floor:
+        reads = (reads_af, rb_kb, rab_ka, None if via_b else ra(step_kb) + lb)
+    else:
+        reads = (ah.rel_af, avg.qb_kb, avg.qb(step_ka), None if via_b else avg.qa(step_kb))
     mk.raise_all(
         mte2_gap_path(
             copy_path, via_a, via_b, (a_first0, lg.b_first[0]), a_full, a_last, b_full, b_last,
             (kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b,
              ch.a_many),
-            (reads_af, rb_kb, rab_ka, None if via_b else ra(step_kb) + lb),
+            reads,
         ),
         "mte2_gap",
     )  # fmt: skip
@@ -182,7 +189,7 @@ def mte2_gap_terms(
             idle_b = b_slot_gap_behind_a(
                 (_sub(kc_a, idx), _sub(step_ka, idx), _sub(step_kb, idx)),
                 (_sub(a_full[0], idx), _sub(a_last[0], idx)),
-                (ra.sub(idx), _sub(rb_kb, idx), _sub(lb, idx)),
+                (avg.qa.sub(idx), _sub(avg.qb_kb, idx)),
             )
             co_s = np.minimum(_sub(passes_a, idx), _sub(passes_b, idx))
             path_s = _sub(copy_path, idx) + co_s * idle_b
@@ -205,7 +212,7 @@ def mte2_behind_slot_waiting_b(
     streamed_b = ch.streamed_b
     bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
     dr_last = bt.dr_last
-    lb, mm, ra = avg.lb, avg.mm, avg.ra
+    mm = avg.mm
     if not floor and not via_b:
         # A chunks longer than B's slots hold: B streams its chunks through its slots, so the
         # B copy issued at the A chunk's last step waits for the B read slots_b chunks back, a
@@ -218,16 +225,17 @@ def mte2_behind_slot_waiting_b(
         idx = np.flatnonzero(q_ok)
         if idx.size:
             af, al = (tuple(_sub(x, idx) for x in legs) for legs in (a_full, a_last))
-            lb_s, ra_s = _sub(lb, idx), ra.sub(idx)
+            # (The B copy waits for the release of its slot: the MMAD start of that step.)
+            qa_s = avg.qa.sub(idx)
             sl_b, sk_b = _sub(slots_b, idx), _sub(step_kb, idx)
             j_l = _sub(r_last_a, idx) - sl_b * sk_b - 1
             a_arr_f = af[0] + (af[1] + af[2] if via_a else 0.0)
             a_arr_l = al[0] + (al[1] + al[2] if via_a else 0.0)
             a_next_l = al[0] + (al[1] if via_a else 0.0)
-            q_f = a_arr_f + ra_s(np.maximum(_sub(j_f, idx) + 1, 1)) + lb_s + _sub(b_full[0], idx)
+            q_f = a_arr_f + qa_s(np.maximum(_sub(j_f, idx) + 1, 1)) + _sub(b_full[0], idx)
             q_l = np.where(
                 j_l >= 0,
-                a_arr_l + ra_s(np.maximum(j_l + 1, 1)) + lb_s + _sub(b_last[0], idx),
+                a_arr_l + qa_s(np.maximum(j_l + 1, 1)) + _sub(b_last[0], idx),
                 a_next_l,
             )
             q_path = (

@@ -172,7 +172,6 @@ def linked_pair_gaps(
     has_b, kc_a, kc_b = ch.has_b, ch.kc_a, ch.kc_b
     passes_a, passes_b, slots_a, step_ka = ch.passes_a, ch.passes_b, ch.slots_a, ch.step_ka
     step_kb = ch.step_kb
-    rab = avg.rab
     tail_plain = qp.tail_plain
     if via_a == via_b:
         return
@@ -214,10 +213,10 @@ def linked_pair_gaps(
         # A direct and reloaded every block, B staged and reloaded per pass of several
         # blocks: at a B pass's first block the reads after its step-0 A read wait for B's
         # GM->UB, reorder and UB->L1 legs, and A's copy S (A's slots) copies after the
-        # first A chunk read after step 0 waits for that read (FIFO slots). MTE2 runs B's
+        # first A chunk read after step 0 waits for that chunk's release (FIFO slots). MTE2 runs B's
         # GM->UB leg and the A copies in between (with their blocks' bias slices), then
-        # idles for the rest, once per B pass. (A's last read of that chunk from B's
-        # arrival: rab, its steps from step 0 on.)
+        # idles for the rest, once per B pass. (That chunk's release, the MMAD start of its
+        # last step, from B's arrival: qb, its steps from step 0 on.)
         j_st = (step_ka == 1) * 1.0
         t_st = j_st * step_ka + step_ka
         n_between = j_st + slots_a - 1
@@ -227,7 +226,7 @@ def linked_pair_gaps(
         a_between = n_between * a_full[0] + n_tail * (a_last[0] - a_full[0])
         idle = (
             b_stage
-            + rab(np.minimum(t_st, k_iter))
+            + avg.qb(np.minimum(t_st, k_iter))
             - a_between
             - np.floor(n_between / kc_a) * bias_1
         )

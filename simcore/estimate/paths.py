@@ -31,7 +31,7 @@ class QueuePaths(NamedTuple):
 def rotating_slot_idle(r: CoreRecords) -> Any:
     """MTE2's idle cycles where B streams its direct chunk copies through two or more L1 slots.
 
-    With ``S`` slots the copy of B's chunk ``j + S`` waits for the last read of chunk ``j``;
+    With ``S`` slots the copy of B's chunk ``j + S`` waits for the release of chunk ``j``;
     MTE2 runs the ``S - 1`` copies between, then idles until that read if B's reads of chunk
     ``j`` from its arrival outlast them. The short K-tail copy among them leaves the gap (seen:
     910B2 fp16 128 x 4096 x 4096, two B slots, chunks of 2, 2 and 1 steps, row-bound 7407-cycle
@@ -51,8 +51,9 @@ def rotating_slot_idle(r: CoreRecords) -> Any:
         return out
     s_b, kc, pb = _sub(slots_b, idx), _sub(kc_b, idx), _sub(passes_b, idx)
     g_f, g_l = _sub(lg.b_full[0], idx), _sub(lg.b_last[0], idx)
-    rb_kb = _sub(avg.rb_kb, idx)
-    rb_tail = avg.rb.sub(idx)(_sub(ch.r_last_b, idx))
+    # (A copy waits for the release of the chunk two slots back: its last step's MMAD start.)
+    rb_kb = _sub(avg.qb_kb, idx)
+    rb_tail = avg.qb.sub(idx)(_sub(ch.r_last_b, idx))
     # A's MTE2 per B copy, and the next block's bias slice at a pass change.
     a_per = _sub(cp.ga, idx) / np.maximum(_sub(ch.loads_b, idx), 1.0)
     bias = _sub(cp.bias_cyc, idx) if problem.bias else 0.0
@@ -87,7 +88,7 @@ def copy_and_drain_paths(
     blk_types, dr_last, drain_total, m3_out = bt.types, bt.dr_last, bt.drain_total, bt.m3_out
     blocks, c1, k_iter, m_iter, n_iter = g.blocks, g.c1, g.k_iter, g.m_iter, g.n_iter
     order = g.order
-    inner, normal = st.inner, st.normal
+    normal = st.normal
     la, lb, mm, per = typ.la, typ.lb, typ.mm, typ.per
     loads_a, loads_b, single_a, single_b = ch.loads_a, ch.loads_b, ch.single_a, ch.single_b
     step_ka, step_kb, streamed_a, streamed_b = ch.step_ka, ch.step_kb, ch.streamed_a, ch.streamed_b
@@ -122,7 +123,7 @@ def copy_and_drain_paths(
             one_slot = (_sub(single_a, i_c) | ~_sub(streamed_a, i_c)) & (
                 _sub(single_b, i_c) | ~_sub(streamed_b, i_c)
             )
-            stall_blk = one_slot * _sub(inner, i_c) / np.maximum(_sub(blocks, i_c), 1)
+            stall_blk = one_slot * _sub(st.inner_rel, i_c) / np.maximum(_sub(blocks, i_c), 1)
             chain_c1 = c1_drain_chain(
                 {key: tuple(_sub(x, i_c) for x in v) for key, v in blk_types.items()},
                 _sub(m_iter, i_c), _sub(n_iter, i_c), _sub(order, i_c) == 0, _sub(normal, i_c),

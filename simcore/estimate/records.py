@@ -77,5 +77,6 @@ def core_records(
     return CoreRecords(
         c=c, problem=problem, f=f, cap=cap, fix=c.has_fixpipe, floor=floor, g=g, bt=bt,
         typ=typical_steps(c, g, cap), avg=avg, ch=ch, cp=cp,
-        lg=chunk_legs_of(c, g, ch, cp, avg.rb_kb, cap),
+        # (B's one-slot copies wait for the previous chunk's release; the floors: its last read.)
+        lg=chunk_legs_of(c, g, ch, cp, avg.rb_kb if floor else avg.qb_kb, cap),
     )  # fmt: skip

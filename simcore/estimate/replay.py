@@ -271,16 +271,14 @@ def _replay_group(
     # operands' chunk arrivals, and the last two MMADs (M's end; the L0 buffers' releases): at
     # a block's start mm_x holds the last MMAD's end and mm_y the one's before; over its steps
     # they alternate (``last``), so after it they are swapped where the K steps are odd.
-    mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm_x, mm_y = np.zeros((9, n))
+    mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm_x, mm_y, mm_start = np.zeros((10, n))
     # The UB half a GM->UB leg waits for (the last reorder) and the one a reorder waits for (the
     # last UB->L1 leg), kept over the drain.
     ub_src, ub_dst = np.zeros(n), np.zeros(n)
-    # Per operand the last reads of its chunks, oldest first, as many as its most slots: the
-    # last is the chunk read now (A's: the last L0A load's end; B's: MTE1's, the L0B load's).
-    hist = [
-        [np.zeros(n) for _ in range(int(sl.max()) - 1)] + [now]
-        for sl, now in ((sl_a, read_a), (sl_b, mte1))
-    ]
+    # Per operand the slot releases of its chunks, oldest first, as many as its most slots: the
+    # last is the chunk read now, released at the last MMAD's start (rule.l1_slot_release: the
+    # MMAD starts after the step's reads, so its start is the release; k_step writes it).
+    hist = [[np.zeros(n) for _ in range(int(sl.max()) - 1)] + [mm_start] for sl in (sl_a, sl_b)]
     masks = [rule.slot_masks(sl, len(h)) for sl, h in zip((sl_a, sl_b), hist, strict=True)]
     # The candidates (a prefix, as they are sorted) sharing the first's slot counts and L0 flags.
     uniform = [_prefix_equal(sl) for sl in (sl_a, sl_b)]
@@ -308,7 +306,7 @@ def _replay_group(
             views = (hist_p, slot, (ready_a, ready_b)[o][:p])
             for i in np.flatnonzero(issued.any(axis=1)).tolist():
                 copies[i].append((o, issued[i], gvu[0][i], gvu[1][i], gvu[2][i], *views))
-        state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b))
+        state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm_start))
         # The run's last step is the K-tail step of the candidates from p1 on.
         cycles = (la[:p], lb[:p], mm[:p])
         cycles_last = (
@@ -341,7 +339,7 @@ def _replay_group(
         c_wait = rule.l0c_buffer_free(drains, db_l0c)
         last = 0
         for s0, s1, state, mm_v, copies, single_p, cycles, cycles_last in runs:
-            mte2_p, mte1_p, read_a_p, vec_p, mte3_p, ready_a_p, ready_b_p = state
+            mte2_p, mte1_p, read_a_p, vec_p, mte3_p, ready_a_p, ready_b_p, mm_start_p = state
             for s, per_op in zip(range(s0, s1), copies, strict=True):
                 for o, new, g, v, u, hist_p, slot, ready_p in per_op:
                     free = slot if isinstance(slot, np.ndarray) else slot_free_of(hist_p, slot)
@@ -369,7 +367,7 @@ def _replay_group(
                 k_step(
                     mte1_p, mm_v[last], ready_a_p, ready_b_p, mm_v[last], mm_v[1 - last],
                     single_p, c_wait if s == 0 else None, cycles if s < s1 - 1 else cycles_last,
-                    out=(read_a_p, mte1_p, mm_v[1 - last]),
+                    out=(read_a_p, mte1_p, mm_v[1 - last], mm_start_p),
                 )  # fmt: skip
                 last = 1 - last
         if any_odd:  # back to mm_x last, mm_y before

@@ -36,11 +36,36 @@ class AHops(NamedTuple):
     rab_ka: Any
     reads_af: Any
     reads_al: Any
+    rel_af: Any
+    rel_al: Any
     rs_a: Any
     stay_a: Any
     stay_b: Any
     wait_af: Any
     wait_al: Any
+
+
+def tail_release(r: CoreRecords, read_end: Any, q: Any, steps: Any) -> Any:
+    """When a K-tail chunk of ``steps`` steps is released, from its arrival (a lower bound).
+
+    Its slot is released when the K-tail step's MMAD starts: after that step's B read, which
+    follows the chunk's last read on MTE1 (``read_end``, an operand's; the B read of the K-tail
+    step takes ``lb_kt``) and, with one L0B buffer, the end of the MMAD before it; and after
+    that MMAD (the full steps' release ``q`` one step earlier, plus the full MMAD).
+
+    Args:
+        r: The records.
+        read_end: The chunk's last A read's end from its arrival (before the step's B read).
+        q: The full chunks' release, ``r -> cycles`` (``qa`` or ``qb``).
+        steps: The chunk's steps (>= 1).
+
+    Returns:
+        ``max(max(read_end, wb x before) + lb_kt, before)``, ``before`` the MMAD before's end
+        (0 for a one-step chunk), ``wb`` whether L0B has one buffer (or L0A).
+    """
+    avg = r.avg
+    before = (steps >= 2) * (q(np.maximum(steps - 1, 1)) + avg.mm)
+    return np.maximum(np.maximum(read_end, r.g.wb * before) + avg.lb_kt, before)
 
 
 def a_hops(
@@ -49,10 +74,13 @@ def a_hops(
 ) -> AHops:
     """A's slot-chain hops: the copy's slot-waiting leg, the reads from its arrival, the stay.
 
-    A copy waits for the last read of the chunk ``slots`` copies back, so A's copies chain
+    A copy waits for the release of the chunk ``slots`` copies back, so A's copies chain
     through their chunks' reads: per chunk the slot-waiting leg (MTE2, or MTE3 through UB), the
-    reads restarting at the arrival (MTE1, M) and, for a chunk several blocks read, their compute
-    or drains (``stay``). B chunks that start with an A chunk add their copies (``gain``).
+    steps restarting at the arrival (MTE1, M) up to the MMAD start of the chunk's last step (the
+    slot's release, :func:`simcore.pipeline.precedence.l1_slot_release`: ``rel_af``,
+    ``rel_al``, the reads' ends ``reads_af``, ``reads_al`` plus at least the step's B read)
+    and, for a chunk several blocks read, their compute or drains (``stay``). B chunks that
+    start with an A chunk add their copies (``gain``).
     """
     g, bt, avg, ch, cp, lg, f = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.f
     fix, floor = r.fix, r.floor
@@ -69,6 +97,7 @@ def a_hops(
     zero = g.zero
     drain_total, m3_out, span = bt.drain_total, bt.m3_out, bt.span
     la, la_kt, lb, mm, ra, rab = avg.la, avg.la_kt, avg.lb, avg.mm, avg.ra, avg.rab
+    qa, qb = avg.qa, avg.qb
     via_a, via_b = cp.via_a, cp.via_b
 
     # A: hops of its full chunks and of its last (K-tail) chunk.
@@ -77,6 +106,10 @@ def a_hops(
     r_last_a = r.ch.r_last_a
     reads_af = ra(step_ka)
     reads_al = ra(r_last_a) - la + la_kt
+    # The slots' releases: the MMAD start of the chunk's last step (the floors keep the reads'
+    # ends: the lag is not monotone in the L0 flags).
+    rel_af = reads_af if floor else qa(step_ka)
+    rel_al = reads_al if floor else tail_release(r, reads_al, qa, r_last_a)
     # A chunk that several blocks read before its slot is reused (an operand that stays for
     # a group of blocks) is read last in the last of them: the hop spans their compute too.
     # (Each block takes its step chain; the drain chain holds the MMADs back by at most dbL0C
@@ -103,10 +136,10 @@ def a_hops(
 
     stay_a = stay(passes_a)
     stay_b = stay(passes_b)
-    hop_f = wait_af + reads_af + stay_a
+    hop_f = wait_af + rel_af + stay_a
     hops_f = km1_a * hop_f  # a pass's full chunks
-    hop_l = wait_al + reads_al + stay_a
-    rs_a = reads_al + stay_a
+    hop_l = wait_al + rel_al + stay_a
+    rs_a = rel_al + stay_a
     # A block's bias slice on MTE2 (before its chunk copies).
     bias_cyc = r.cp.bias_cyc
     # A's chain without what B adds (per-operand floor, see operand_floor_arrays): the last
@@ -119,55 +152,81 @@ def a_hops(
         # this pass's last A copy: B's last copy when it starts later (with one B slot it waits
         # for the B read of the step before), then the bias slice of the next block.
         b_after = np.maximum(b_last_start - a_last_start, zero)
-        b_wait = (ra(np.maximum(b_after, ones)) + lb) * single_bf
+        # (That B read's release, the MMAD start of its step; the floors keep the read's end.)
+        after = np.maximum(b_after, ones)
+        if floor:
+            b_wait = (ra(after) + lb) * single_bf
+        else:
+            # (From the A copy, with one B slot: where a B chunk starts with the last A chunk,
+            # each B chunk up to the last one is copied after the release of the one before,
+            # then released: ``b_next_in`` each.)
+            co_last = _divides(a_last_start, step_kb) & has_b
+            chained = co_last * np.floor(b_after / step_kb) * lg.b_next_in
+            b_wait = np.maximum(qa(after), chained) * single_bf
         b_later = b_after > 0
         ahead = bias_cyc + b_later * has_b * co_frac * (b_wait + b_last[0])
-        hop_l = np.where(single_a, wait_al + np.maximum(rs_a, ahead), hop_l)
-    # B chunks that start with an A chunk or inside it (up to its second-to-last step: the
-    # last A read precedes the B read of its own step on MTE1) queue behind the A copy, and the
-    # last A read waits for the last of them; with one slot the next A copy also queues on MTE2
-    # behind them.
-    n_in1 = np.floor((at_least(step_ka, 2) - 2) / step_kb)  # their count less one
+    # B chunks that start with an A chunk or inside it queue behind the A copy, and the A
+    # chunk's release (its last step's MMAD start, after that step's B read) waits for the last
+    # of them, up to one starting at its last step (the floors end at the last A read, which
+    # precedes the B read of its own step on MTE1: up to its second-to-last step); with one
+    # slot the next A copy also queues on MTE2 behind them.
+    n_in1 = np.floor((step_ka - 1 if not floor else at_least(step_ka, 2) - 2) / step_kb)
     r_in = step_ka - n_in1 * step_kb
     # (B's reads between its copies count where its chunks tile the A chunk.)
     ka_div, kb_short = ch.ka_div, ch.kb_short
     b_in = np.where(ka_div, b_next_in, b_next)
     # (The B chunk at the A chunk's start holds all of its reads back too: the larger of the
     # two chains through the first and the last B chunk inside.)
+    # (To the A chunk's release: the MMAD start of its last step, which B's read of that step
+    # precedes: B's release from the last B chunk's arrival. A one-step A chunk's release waits
+    # for the B read of its step too.)
     rab_ka = rab(step_ka)
-    in_reads = np.maximum(n_in1 * b_in + rab(r_in), rab_ka) - reads_af
+    # (Where the last B chunk inside is B's K-tail chunk, its shorter copy.)
+    b_in_l = np.where(ka_div, lg.b_next_in_l, lg.b_next_l)
+    b_chain_in = n_in1 * b_in + ((n_in1 >= 1) & (n_in1 >= ch.kc_b - 1)) * (b_in_l - b_in)
+    in_reads = np.maximum(b_chain_in + qb(r_in), qb(step_ka)) - rel_af
     gain_f = np.maximum(b_leg_f + in_reads, zero)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
     b_leg_l = np.where(b_at_last, b_leg_lc, b_leg_f)
-    gain_l = np.maximum(b_leg_l + rab(r_last_a) - la + la_kt - reads_al, zero)
+    # (A's last read from B's arrival is after it: 0 where the chunk's only read precedes B's.)
+    rel_bl = tail_release(r, np.maximum(rab(r_last_a) - la + la_kt, zero), qb, r_last_a)
+    gain_l = np.maximum(b_leg_l + rel_bl - rel_al, zero)
     # A full A chunk that starts with B's last (K-tail) chunk: that shorter B copy is the one
     # behind it (B chunks at least as long as A's, so the shared boundaries are exact).
     b_tail_co = b_many & ~kb_short & _divides(b_last_start, step_ka) & ~b_at_last & has_b
     gain_fl = np.maximum(b_leg_lc + in_reads, zero)
     if not via_a:
         g_b_l = np.where(b_at_last, b_last[0], b_first[0])
-        gain_f = np.maximum(gain_f, single_af * (b_first[0] - reads_af))
-        gain_fl = np.maximum(gain_fl, single_af * (b_last[0] - reads_af))
+        gain_f = np.maximum(gain_f, single_af * (b_first[0] - rel_af))
+        gain_fl = np.maximum(gain_fl, single_af * (b_last[0] - rel_af))
         # One-step A chunks in one slot: the A read of the step after a B boundary queues on
-        # MTE1 behind that step's B read, and A's next copy waits for that A read. So between
-        # A's copies s and s + 2 lie the B copy behind copy s, the B read (with one L0A buffer
-        # the MMAD too) and the A read: over two hops, instead of two A reads and a copy. With
-        # B boundaries at every step the jumps overlap and each counts over its two steps.
+        # MTE1 behind that step's B read, and A's next copy waits for the release after that A
+        # read (the B read, the MMAD start). So between A's copies s and s + 2 lie the B copy
+        # behind copy s, the B read (with one L0A buffer the MMAD too), the A read and the B
+        # read: over two hops, instead of two releases and a copy. With B boundaries at every
+        # step the jumps overlap and each counts over its two steps.
         # (Priced on the candidates where it applies only.)
         idx = np.flatnonzero(single_a & (step_ka == 1))
         if idx.size:
-            jump = _sub(lb, idx) + _sub(wa, idx) * _sub(mm, idx) - _sub(la, idx)
+            lb_i, la_i = _sub(lb, idx), _sub(la, idx)
+            tail = lb_i if not floor else 0.0  # (the floors end at the A read)
+            jump = lb_i + _sub(wa, idx) * _sub(mm, idx) + la_i + tail - 2.0 * _sub(rel_af, idx)
             jump = jump - _sub(wait_af, idx)
             span_j = 1.0 + (_sub(step_kb, idx) == 1)
             for gain, legs in ((gain_f, b_first), (gain_fl, b_last)):
                 b_leg = leg_after_a(False, via_b, tuple(_sub(x, idx) for x in legs))
                 gain[idx] = np.maximum(gain[idx], (b_leg + jump) / span_j)
-        gain_l = np.maximum(gain_l, single_af * (g_b_l - reads_al))
+        gain_l = np.maximum(gain_l, single_af * (g_b_l - rel_al))
     # Shared boundaries per pass (one may be the last A chunk's start); shorter B chunks start
     # inside every A chunk, aligned or not.
     # (Without B copies, none: co_frac is 0 there too.)
     last_co = _divides(a_last_start, step_kb) & has_b
+    if not via_a:
+        # (The hop with the gain ``extra`` adds for the B copy issued with the last A copy is
+        # ``wait + max(reads + gain, ahead)``: the slice ahead on MTE2 overlaps that B copy.)
+        g_ahead = 0.0 if floor else co_frac * last_co * gain_l
+        hop_l = np.where(single_a, wait_al + np.maximum(rs_a, ahead - g_ahead), hop_l)
     full_co = np.where(kb_short, km1_a, co_steps - last_co) * has_b
     extra = co_frac * (full_co * gain_f + b_tail_co * (gain_fl - gain_f) + last_co * gain_l)
     return AHops(
@@ -187,6 +246,8 @@ def a_hops(
         rab_ka=rab_ka,
         reads_af=reads_af,
         reads_al=reads_al,
+        rel_af=rel_af,
+        rel_al=rel_al,
         rs_a=rs_a,
         stay_a=stay_a,
         stay_b=stay_b,
@@ -213,8 +274,8 @@ def a_offset_gains(
     b_first, b_full, b_last, b_leg_f = lg.b_first, lg.b_full, lg.b_last, lg.b_leg_f
     b_leg_lc, b_next_in, b_next_in_l = lg.b_leg_lc, lg.b_next_in, lg.b_next_in_l
     extra, full_co, gain_f, hop_f, hop_l = ah.extra, ah.full_co, ah.gain_f, ah.hop_f, ah.hop_l
-    reads_af = ah.reads_af
-    kt_d, rab = avg.kt_d, avg.rab
+    rel_af = ah.rel_af
+    kt_d, rab, qb, lb_kt = avg.kt_d, avg.rab, avg.qb, avg.lb_kt
     via_a, via_b = cp.via_a, cp.via_b
     # B chunks shorter than A's that do not tile them start at varying offsets o inside the A
     # chunks (o cycles through the multiples of gcd(stepKa, stepKb)): the B copies queue behind
@@ -227,9 +288,11 @@ def a_offset_gains(
     if idx.size:
         sk_a, sk_b, kc_s = _sub(step_ka, idx), _sub(step_kb, idx), _sub(kc_a, idx)
         # (With one B slot each later B copy inside also waits for the reads of the one before.)
-        bl_s, bi_s, rf_s = _sub(b_leg_f, idx), _sub(b_next_in, idx), _sub(reads_af, idx)
+        bl_s, bi_s, rf_s = _sub(b_leg_f, idx), _sub(b_next_in, idx), _sub(rel_af, idx)
         pipe_f = _sub(single_a, idx) * (_sub(b_first[0], idx) - rf_s) if not via_a else 0.0
-        rab_s = rab.sub(idx)
+        # (To A's releases: B's from the last B chunk's arrival; the K-tail A chunk's at least
+        # its last reads' ends.)
+        rab_s, qb_s = rab.sub(idx), qb.sub(idx)
         # B's last (K-tail) chunk among those inside: its shorter copy is the one queued last.
         bls_s = _sub(b_last_start, idx)
         # (Through UB the chain ends with that chunk's own UB->L1 leg.)
@@ -243,20 +306,17 @@ def a_offset_gains(
         als_s = _sub(a_last_start, idx)
         own_f = _sub(hop_f, idx)
         own_l = _sub(hop_l, idx)
-        kt_s = _sub(kt_d, idx)
+        kt_s = _sub(kt_d + lb_kt, idx)
         r_la = _sub(r_last_a, idx)
 
         # (Per offset o, a B boundary in the A chunk: o < stepKb < stepKa, so the B chunks
-        # starting at o, o + stepKb, ... before the chunk's last step are n_o = m + 1 >= 1, and
-        # the last of them has r_o >= 2 steps of the A chunk: no clamps, no n_o >= 1 test.)
-        skb_1 = sk_b + 1
-        bls_m = bls_s - sk_b
-        tl_in_b = tl_in + bi_s
+        # starting at o, o + stepKb, ... up to the chunk's last step are n_o = m + 1 >= 1, and
+        # the last of them has r_o >= 1 steps of the A chunk: no clamps, no n_o >= 1 test.)
         pipe_0 = np.maximum(pipe_f, 0.0)
 
         def gain_at(o: Any, x0: Any) -> Any:
             so = sk_a - o  # the A chunk's steps from o on
-            m = np.floor((so - 2) / sk_b)
+            m = np.floor((so - 1) / sk_b)  # (up to the last step: its B read precedes the release)
             ms = m * sk_b
             r_o = so - ms
             xs = x0 + o + ms  # the last B chunk inside: its first step in the pass
@@ -265,15 +325,14 @@ def a_offset_gains(
             m_bi = m * bi_s
             # (The B copies run back to back; the first B chunk's own reads hold A's last read
             # too: the longer of the two chains.)
-            g_o = bl_s + np.maximum(m_bi + tail + rab_s(r_o), many * rab_s(so)) - rf_s
-            # The next B chunk starts at the A chunk's last step (r_o = stepKb + 1) and at or
-            # before B's last one.
-            strad = (r_o == skb_1) & (xs <= bls_m)
+            g_o = bl_s + np.maximum(m_bi + tail + qb_s(r_o), many * qb_s(so)) - rf_s
+            # The last B chunk inside starts at the A chunk's last step (r_o = 1): its reads
+            # also hold the next A chunk's release.
+            strad = r_o == 1
             nxt_last = x0 + sk_a >= als_s
             g_2 = (
                 bl_s + m_bi + tail
-                + np.where(xs == bls_m, tl_in_b, bi_s)
-                + rab_s(np.where(nxt_last, r_la + 1, sk_a + 1)) + nxt_last * kt_s
+                + np.where(nxt_last, rab_s(r_la + 1) + kt_s, qb_s(sk_a + 1))
                 - rf_s - np.where(nxt_last, own_l, own_f)
             )  # fmt: skip
             g_o = np.where(strad, np.maximum(g_o, g_2), g_o)
@@ -286,7 +345,11 @@ def a_offset_gains(
         jj = np.arange(n_j, dtype=np.float64)[:, None]
         x = jj * sk_a
         g_j = (jj <= kc_s - 2) * gain_at(np.ceil(x / sk_b) * sk_b - x, x)
-        g_sum = g_j.sum(axis=0) * (1.0 + np.maximum(kc_s - 1 - n_j, 0) / np.clip(kc_s - 1, 1, n_j))
+        # (The later chunks at the average of chunks 1 .. n_j - 1: chunk 0 starts with a B
+        # boundary, which none of the later ones may, and holds one B chunk more, the one at
+        # its last step.)
+        rest = np.maximum(kc_s - 1 - n_j, 0)
+        g_sum = g_j.sum(axis=0) + rest * g_j[1:].sum(axis=0) / (n_j - 1)
         # Where the offsets cycle within n_j chunks (every lcm / stepKa chunks), count each
         # offset's full chunks exactly: the first n_j's average leans towards the offsets that
         # come first when the cycle does not divide n_j.
@@ -324,11 +387,13 @@ def a_one_slot_holds(
     step_kb = ch.step_kb
     b_full, b_last, b_leg_lc, b_next = lg.b_full, lg.b_last, lg.b_leg_lc, lg.b_next
     b_later, b_wait, extra, full_co, gain_f = ah.b_later, ah.b_wait, ah.extra, ah.full_co, ah.gain_f
-    gain_l, hop_l, last_co, reads_af, rs_a = ah.gain_l, ah.hop_l, ah.last_co, ah.reads_af, ah.rs_a
+    gain_l, hop_l, last_co, rs_a = ah.gain_l, ah.hop_l, ah.last_co, ah.rs_a
+    reads_af = ah.rel_af  # (the hops run to the slots' releases)
     stay_a, wait_al = ah.stay_a, ah.wait_al
     bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
     k_iter, zero = g.k_iter, g.zero
-    la, la_kt, lb, ra, rab, rb_kb = avg.la, avg.la_kt, avg.lb, avg.ra, avg.rab, avg.rb_kb
+    la, la_kt, rab, rb_kb = avg.la, avg.la_kt, avg.rab, avg.rb_kb
+    qa, qb = avg.qa, avg.qb
     if not via_a:
         # One slot, B chunks at least as long as A's: a B boundary inside a full A chunk that is
         # not its start still puts that B copy on MTE2 before the next A copy.
@@ -341,9 +406,12 @@ def a_one_slot_holds(
             b_tail_in = (
                 (_sub(kc_b, idx) > 1) & (bls < als) & (bls - np.floor(bls / sk_a) * sk_a != 0)
             )
+            # (The A chunk's release, its last step's MMAD start, also follows the B read of
+            # that step, from that B copy's arrival: at least one B read, ``lb``.)
+            lb_in, lbk_in = (0.0, 0.0) if floor else (_sub(avg.lb, idx), _sub(avg.lb_kt, idx))
             pipe_in = np.maximum(n_b_in - _sub(full_co, idx) - b_tail_in, 0) * np.maximum(
-                _sub(b_full[0], idx) - rf, 0.0
-            ) + b_tail_in * np.maximum(_sub(b_last[0], idx) - rf, 0.0)
+                _sub(b_full[0], idx) + lb_in - rf, 0.0
+            ) + b_tail_in * np.maximum(_sub(b_last[0], idx) + lbk_in - rf, 0.0)
             if not via_b and not floor:
                 # With one B slot too, such a B copy waits for B's read of the step before,
                 # inside this A chunk: the hop runs the A copy, the A reads up to that step, the
@@ -354,20 +422,22 @@ def a_one_slot_holds(
                 one = np.flatnonzero(_sub(slots_b, idx) == 1)
                 if one.size:
                     i_1 = idx[one]
-                    ra_s, rab_s = ra.sub(i_1), rab.sub(i_1)
-                    lb_s, bf_s, bl_s = _sub(lb, i_1), _sub(b_full[0], i_1), _sub(b_last[0], i_1)
+                    qa_s, qb_s = qa.sub(i_1), qb.sub(i_1)
+                    bf_s, bl_s = _sub(b_full[0], i_1), _sub(b_last[0], i_1)
                     kcb_s, sa_1, rf_1 = _sub(kc_b, i_1), sk_a[one], rf[one]
                     n_s = 3
                     mm_i = np.arange(1, n_s + 1, dtype=np.float64)[:, None]
                     s_i = mm_i * sk_b[one]
                     o_i = s_i - np.floor(s_i / sa_1) * sa_1
                     b_i = np.where(mm_i == kcb_s - 1, bl_s, bf_s)
-                    # (At the A chunk's last step the A read precedes B's: only the next A
-                    # copy, queued behind the B copy on MTE2, waits.)
+                    # (The B copy waits for the release of B's chunk before, the MMAD start of
+                    # the step before; the A chunk's release, its last step's MMAD start,
+                    # waits for the B read of that step, B's release from its arrival.)
+                    # (Less what ``pipe_in`` priced for that B copy: its copy and B read.)
+                    lb_i = np.where(mm_i == kcb_s - 1, _sub(avg.lb_kt, i_1), _sub(avg.lb, i_1))
                     d_i = (
-                        ra_s(np.maximum(o_i, 1)) + lb_s + b_i
-                        + (o_i < sa_1 - 1) * rab_s(np.maximum(sa_1 - o_i, 2))
-                        - rf_1 - np.maximum(b_i - rf_1, 0.0)
+                        qa_s(np.maximum(o_i, 1)) + b_i + qb_s(np.maximum(sa_1 - o_i, 1))
+                        - rf_1 - np.maximum(b_i + lb_i - rf_1, 0.0)
                     )  # fmt: skip
                     ok_i = (s_i < als[one]) & (o_i > 0) & (mm_i < kcb_s)
                     d_sum = (ok_i * np.maximum(d_i, 0.0)).sum(axis=0)
@@ -402,7 +472,12 @@ def a_one_slot_holds(
         # (The chains above only hold B chunks that start with an A chunk.)
         # (Priced on the candidates where it applies only.)
         fb = (np.floor(a_last_start / step_kb) + 1) * step_kb
+        # (To the release, the K-tail step's MMAD start. A B chunk starting at the last step
+        # is left out: in a pass that reloads B its copy queues behind the copy of the B
+        # chunk at the A chunk's start, which ``gain_l`` prices apart.)
         off = has_b & (fb <= b_last_start) & (b_last_start <= k_iter - 2)
+        steps_off = np.maximum(k_iter - b_last_start, 2)
+        rel_off = tail_release(r, np.maximum(rab(steps_off) - la + la_kt, zero), qb, steps_off)
         idx = np.flatnonzero(off)
         if idx.size:
             bls, sk_b = _sub(b_last_start, idx), _sub(step_kb, idx)
@@ -411,9 +486,7 @@ def a_one_slot_holds(
                 _sub(wait_al, idx)
                 + np.maximum(n_off - 1, 0) * _sub(b_next, idx)
                 + _sub(b_leg_lc, idx)
-                + rab.sub(idx)(np.maximum(_sub(k_iter, idx) - bls, 2))
-                - _sub(la, idx)
-                + _sub(la_kt, idx)
+                + _sub(rel_off, idx)
                 + _sub(stay_a, idx)
             )
             h_l = _sub(hop_l, idx)

@@ -11,6 +11,7 @@ from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.records import CoreRecords
+from simcore.estimate.slot_a import tail_release
 from simcore.pipeline.costs import at_least
 
 if TYPE_CHECKING:
@@ -93,30 +94,42 @@ def a_pass_cycles(
     # which queues on MTE1 behind the B read of the step before, whose chunk came through every
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
     # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
-    n_star1 = np.floor(np.maximum(k_iter - 2, zero) / step_kb)  # B boundaries <= k - 2, less one
-    sigma = n_star1 * step_kb
-    # B copies with no A copy between them (all in one A chunk) chain through B's reads too.
-    no_a_between = sigma < step_ka
-    b_nx = np.where(no_a_between, b_next_in, b_next)
-    b_nx_l = np.where(no_a_between, b_next_in_l, b_next_l)
-    w_pass = (
-        np.where(a_many, wait_af, wait_al)
-        + b_leg_f
-        + n_star1 * b_nx
-        + ((n_star1 == km1_b) & (n_star1 > 0)) * (b_nx_l - b_nx)
-        + rab(k_iter - sigma)
-        - la
-        + la_kt
-    )
-    # (The K-tail A copy's MTE2 leg less a full one's.)
     d_a0 = a_last[0] - a_full[0] if not (via_a and via_b) else 0.0
-    if not via_b:
-        # Direct B copies share MTE2 with the A copies issued between them.
-        w_pass = (
-            w_pass
-            + np.floor(sigma / step_ka) * a_full[0]
-            + ((a_last_start <= sigma) & a_many) * d_a0
+
+    def w_pass_of(to_release: bool) -> Any:
+        # To the last A read: B boundaries <= k - 2, less one; to the pass's release (the
+        # K-tail step's MMAD start, after that step's B read): <= k - 1, less one.
+        n_star1 = np.floor(np.maximum(k_iter - (1 if to_release else 2), zero) / step_kb)
+        sigma = n_star1 * step_kb
+        # B copies with no A copy between them (all in one A chunk) chain through B's reads.
+        no_a_between = sigma < step_ka
+        b_nx = np.where(no_a_between, b_next_in, b_next)
+        b_nx_l = np.where(no_a_between, b_next_in_l, b_next_l)
+        steps_w = k_iter - sigma
+        if to_release:
+            last_w = tail_release(r, np.maximum(rab(steps_w) - la + la_kt, zero), avg.qb, steps_w)
+        else:
+            last_w = rab(steps_w) - la + la_kt
+        w = (
+            np.where(a_many, wait_af, wait_al)
+            + b_leg_f
+            + n_star1 * b_nx
+            + ((n_star1 == km1_b) & (n_star1 > 0)) * (b_nx_l - b_nx)
+            + last_w
         )
+        if not via_b:
+            # Direct B copies share MTE2 with the A copies issued between them.
+            # (The K-tail A copy's MTE2 leg less a full one's: d_a0.)
+            w = (
+                w
+                + np.floor(sigma / step_ka) * a_full[0]
+                + ((a_last_start <= sigma) & a_many) * d_a0
+            )
+        return w
+
+    w_pass = w_pass_of(False)
+    if not r.floor:
+        w_pass = np.maximum(w_pass, w_pass_of(True))
     # One-step A chunks, one pass of slots + 1 chunks: the next step's A read (the last read of
     # the next chunk, which frees a slot) queues on MTE1 behind this step's B read, and with one
     # L0A buffer behind its MMAD too: the A copy, the B copy behind it, the B read, (the
@@ -130,12 +143,15 @@ def a_pass_cycles(
     idx = np.flatnonzero((step_ka == 1) & (kc_a == slots_a + 1) & has_b)
     if idx.size:
         k_s = _sub(k_iter, idx)
+        # (Then that step's B read, before the MMAD start that releases the slot.)
+        kt_2 = k_s == 2
         w_next = (
             _sub(wait_af, idx)
             + _sub(b_leg_f, idx)
             + _sub(lb, idx)
             + _sub(wa * mm, idx)
-            + np.where(k_s == 2, _sub(la_kt, idx), _sub(la, idx))
+            + np.where(kt_2, _sub(la_kt, idx), _sub(la, idx))
+            + (0.0 if r.floor else np.where(kt_2, _sub(avg.lb_kt, idx), _sub(lb, idx)))
         )
         one_step = _divides(_sub(kc_a, idx), _sub(step_kb, idx))
         per_pass_a = _raise_at(
@@ -152,6 +168,30 @@ def a_pass_cycles(
     return APassCycles(d_a0=d_a0, gain_pass_a=gain_pass_a, per_pass_a=per_pass_a)
 
 
+def _thru_own_copy(r: CoreRecords, thru_k: Any, released: Any, d_a0: Any) -> Any:
+    """A streamed pass's chain to chunk ``kc - slots``'s release through its own copy on MTE2.
+
+    Direct copies issue in program order on MTE2: the pass's A copies up to that chunk's
+    (``kc - slots + 1``, the K-tail one's shorter leg where it is among them) and the B copies
+    of the boundaries before the chunk's first step (a B copy at that step follows the A copy),
+    then the chunk's steps from its arrival to its last step's MMAD start (``released``: the
+    full chunks' ``qa``, the K-tail chunk's :func:`tail_release`).
+    """
+    ch, lg = r.ch, r.lg
+    kc_a, kc_b, slots_a, step_ka = ch.kc_a, ch.kc_b, ch.slots_a, ch.step_ka
+    n_a = kc_a - slots_a + 1
+    a_start = (kc_a - slots_a) * step_ka
+    n_b = np.minimum(np.ceil(a_start / ch.step_kb), kc_b)
+    copies = (
+        n_a * lg.a_full[0]
+        + (n_a >= kc_a) * d_a0
+        + n_b * lg.b_full[0]
+        + (n_b >= kc_b) * (lg.b_last[0] - lg.b_full[0])
+    )
+    steps = np.maximum(thru_k - a_start, 1)
+    return copies + released(r.avg.ra(steps), r.avg.qa, steps)
+
+
 class AChain(NamedTuple):
     """What :func:`a_streamed_chain` gives the later terms (named as in its formulas)."""
 
@@ -166,6 +206,7 @@ def a_streamed_chain(
     ah: AHops,
     ao: AOneSlot,
     apc: APassCycles,
+    rel_bl: Any,
 ) -> AChain:
     """A streamed pass's chain through chunk ``kc - slots``, and A's whole slot chain.
 
@@ -173,6 +214,7 @@ def a_streamed_chain(
     chunks 0 .. kc - slots run in order from chunk 0's arrival (in a pass that reloads B, through
     MTE2 in program order). One A slot holding a block's K with B staged: A's chain over two
     blocks runs through B's staging chain. ``chain_a`` = passes x per-pass cycle + bias slice.
+    ``rel_bl`` is B's K-tail chunk's release from its arrival (``BHops.rel_bl``).
     """
     g, avg, ch, cp, lg, floor = r.g, r.avg, r.ch, r.cp, r.lg, r.floor
     a_full, b_first, b_full, b_last = lg.a_full, lg.b_first, lg.b_full, lg.b_last
@@ -183,7 +225,7 @@ def a_streamed_chain(
     step_ka, step_kb, streamed_a = ch.step_ka, ch.step_kb, ch.streamed_a
     d_a0, per_pass_a = apc.d_a0, apc.per_pass_a
     hop_l = ao.hop_l
-    hop_l_a_own, hops_f, reads_al, stay_a = ah.hop_l_a_own, ah.hops_f, ah.reads_al, ah.stay_a
+    hop_l_a_own, hops_f, stay_a = ah.hop_l_a_own, ah.hops_f, ah.stay_a
     wait_af, wait_al = ah.wait_af, ah.wait_al
     kt_d, la_kt, lb_kt, mm, ra, rab = avg.kt_d, avg.la_kt, avg.lb_kt, avg.mm, avg.ra, avg.rab
     rb = avg.rb
@@ -191,10 +233,17 @@ def a_streamed_chain(
     thru_x = (kc_a - slots_a + 1) * step_ka
     thru_k = np.minimum(thru_x, k_iter)
     end_kt = (thru_k >= k_iter) * kt_d  # (the chain ends at the K-tail step)
+    # (To the chunk's release: its last step's MMAD start, the K-tail step's at least after
+    # that step's reads.)
+    qa, qb = avg.qa, avg.qb
+
+    def released(read_end: Any, q: Any, steps: Any) -> Any:
+        return np.where(thru_k >= k_iter, tail_release(r, read_end + end_kt, q, steps), q(steps))
+
     if floor:
         own_thru = wait_af + ra(np.minimum(thru_x, k_iter - 1))
     else:
-        own_thru = wait_af + ra(thru_k) + end_kt
+        own_thru = wait_af + released(ra(thru_k), qa, thru_k)
     per_pass_a = np.maximum(per_pass_a, streamed_a * own_thru)
     if not via_a:
         # In a pass that reloads B the same chain runs through MTE2 in program order: every A
@@ -215,17 +264,25 @@ def a_streamed_chain(
         if via_b:
             g_q = g_q + np.where(n_bq >= kc_b, b_last[1] + b_last[2], b_full[1] + b_full[2])
         r_q = thru_k - s_bq
-        thru_q = (r_q >= 2) * (g_q + rab(at_least(r_q, 2)) + end_kt)
+        r_q2 = at_least(r_q, 2)
+        reads_q = rab(r_q2) + end_kt if floor else released(rab(r_q2), qb, r_q2)
+        thru_q = (r_q >= 2) * (g_q + reads_q)
         if not floor:
             # Or through B's first chunk: A's first copy, B's behind it (its staging legs when
             # staged), then every read of the pass from that arrival up to chunk kc - slots's
             # last step; longer than the chain through the later B chunk where the reads take
             # longer than the B copies issued between (those run ahead on MTE2). (end_a >= 1 on
             # the streamed passes this counts on; elsewhere rab's _NEVER drops out.)
-            thru_0 = a_full[0] + b_first[0] + rab(thru_k) + end_kt
+            thru_0 = a_full[0] + b_first[0] + released(rab(thru_k), qb, thru_k)
             if via_b:
                 thru_0 = thru_0 + b_first[1] + b_first[2]
             thru_q = np.maximum(thru_q, thru_0)
+            if not via_b:
+                # Or through chunk kc - slots's own copy: every copy issued before it on MTE2
+                # (the A copies of the pass up to it, the B copies of the boundaries before its
+                # first step), then its steps from its arrival to its release (the reads of
+                # its last step: the B chunk is in L1 by then).
+                thru_q = np.maximum(thru_q, _thru_own_copy(r, thru_k, released, d_a0))
         per_pass_a = np.maximum(
             per_pass_a,
             (streamed_a & has_b) * (co_frac * thru_q + co_rest * own_thru),
@@ -249,7 +306,7 @@ def a_streamed_chain(
             + u_l,
             g_l + v_l + u_l,
         )
-        jump2 = wait_al + stage_b + lb_kt + reads_al + stay_a
+        jump2 = wait_al + stage_b + lb_kt + ah.rel_al + stay_a
         one_blk = single_a & (kc_a == 1) & (k_iter >= 2) & has_b
         per_pass_a = np.maximum(
             per_pass_a, one_blk * (hop_l + co_frac * np.maximum(jump2 - 2.0 * hop_l, 0.0))
@@ -282,10 +339,18 @@ def a_streamed_chain(
                 + (c_st >= 1) * np.where(at_l, v_l, v_f)
                 + np.where(at_l, u_l, u_f)
             )
+            # To A's release, the K-tail step's MMAD start: after A's last read and that
+            # step's B read, which waits for B's K-tail chunk when it is not chunk c_st.
+            to_rel = np.maximum(
+                rb.sub(idx)(np.maximum(ki - 1 - c_st * sk_b, 1))
+                + _sub(wa * mm + la_kt + lb_kt, idx),
+                later_b_chunks_to_release(
+                    kb_s - 1.0 - c_st, ((g_f, v_f, u_f), (g_l, v_l, u_l)), _sub(rel_bl, idx)
+                ),
+            )
             hop_st = (
                 _sub(wait_al, idx) + np.where(kb_s > 1, g_f, g_l) + (n_pb - 1.0) * stage_blk
-                + part + rb.sub(idx)(np.maximum(ki - 1 - c_st * sk_b, 1))
-                + _sub(wa * mm + la_kt, idx)
+                + part + to_rel
             )  # fmt: skip
             per_pass_a = _raise_at(per_pass_a, idx, hop_st, step_ka.shape)
     # The chains start behind the bias slice, B's behind the first A copy too (MTE2 order).
@@ -295,3 +360,32 @@ def a_streamed_chain(
     # (rounds - 1) x hop_f + hop_l >= it otherwise (hop_l - hop_f >= (hop_l - hop_f) / slots).
     own_a = passes_a * (hops_f + hop_l_a_own) / slots_a + bias_cyc if floor else 0.0
     return AChain(chain_a=chain_a, own_a=own_a, per_pass_a=per_pass_a)
+
+
+def later_b_chunks_to_release(
+    n_after: Any, legs: tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]], rel_bl: Any
+) -> Any:
+    """From a staged full B chunk's arrival, B's ``n_after`` later chunks to the block's release.
+
+    One staging buffer links B's copies in a block: a chunk's GM->UB leg waits for the reorder
+    before it (the source half), its reorder for the UB->L1 leg before it (the destination
+    half), so each later chunk arrives ``max(u_prev, g) + v + u - u_prev`` after the one before
+    (full chunks, then the K-tail one). The K-tail chunk is released (the K-tail step's MMAD
+    start, which releases A's chunk under that step too) ``rel_bl`` after its arrival:
+    ``(n - 1) x (max(u_f, g_f) + v_f) + max(u_f, g_l) + v_l + u_l - u_f + rel_bl``, 0 with no
+    later chunk (``n = 0``). (Seen: the pinned case staged_b_chain_through_a_rows_blocks, 910A:
+    A's copy at a row start waits for the release behind the row's last B chunk, 254 cycles
+    after the chunk before's arrival, priced at that chunk's reads, 152: -4.0 %.)
+
+    Args:
+        n_after: B's chunks after the one the path has reached (per candidate, >= 0).
+        legs: (GM->UB, reorder, UB->L1) cycles of B's full and of its K-tail chunk.
+        rel_bl: B's K-tail chunk's release from its arrival.
+
+    Returns:
+        The cycles from the full chunk's arrival to the release.
+    """
+    (g_f, v_f, u_f), (g_l, v_l, u_l) = legs
+    mid = np.maximum(n_after - 1.0, 0.0) * (np.maximum(u_f, g_f) + v_f)
+    last = np.maximum(u_f, g_l) + v_l + u_l - u_f + rel_bl
+    return (n_after >= 1) * (mid + last)

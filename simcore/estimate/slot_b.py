@@ -28,6 +28,7 @@ class BHops(NamedTuple):
     kc_b1: Any
     own_b: Any
     reads_bl: Any
+    rel_bl: Any
     wait_bf: Any
     wait_bl: Any
 
@@ -47,7 +48,7 @@ def _hops_behind_staged_a(
     single_b, has_b, step_ka, step_kb = ch.single_b, ch.has_b, ch.step_ka, ch.step_kb
     passes_a, co_frac_ab, r_last_a, r_last_b = ch.passes_a, ch.co_frac_ab, ch.r_last_a, ch.r_last_b
     blocks = g.blocks
-    ra, la, lb, la_kt, lb_kt = avg.ra, avg.la, avg.lb, avg.la_kt, avg.lb_kt
+    ra, la, la_kt, lb_kt = avg.ra, avg.la, avg.la_kt, avg.lb_kt
     # A staged in chunks that tile B's: the A chunks starting after a B chunk's first
     # step have their GM->UB legs behind that B copy on MTE2, and B's last read of the
     # chunk follows A's read of its step on MTE1, so the next B copy waits for the A
@@ -65,12 +66,13 @@ def _hops_behind_staged_a(
             tuple(_sub(x, idx) for x in leg) for leg in (a_full, a_last)
         )
         link = np.maximum(g_f, u_f)
-        ra_s, sk_a = ra.sub(idx), _sub(step_ka, idx)
-        lb_s, lbk = _sub(lb, idx), _sub(lb_kt, idx)
-        # Full B chunks: full A chunks inside; B's last chunk: A's last one ends it.
+        sk_a, lbk = _sub(step_ka, idx), _sub(lb_kt, idx)
+        # Full B chunks: full A chunks inside; B's last chunk: A's last one ends it (at the
+        # release of B's chunk, the MMAD start after its last B read: A's release from the
+        # last A chunk's arrival; the K-tail chunk's at least after its reads).
         alt_f = (
             _sub(wait_bf, idx) + g_f + n_in * v_f + (n_in - 1.0) * link + u_f
-            + ra_s(sk_a) + lb_s
+            + avg.qa.sub(idx)(sk_a)
         )  # fmt: skip
         n_l = np.floor((_sub(r_last_b, idx) - 1) / sk_a)
         alt_l = (
@@ -116,7 +118,11 @@ def b_hops(
     bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
     la_kt, lb, lb_kt, mm, per_kt = avg.la_kt, avg.lb, avg.lb_kt, avg.mm, avg.per_kt
     ra, rb, rb_kb = avg.ra, avg.rb, avg.rb_kb
-    reads_al, stay_b = ah.reads_al, ah.stay_b
+    stay_b = ah.stay_b
+    # The hops run to the slots' releases (l1_slot_release: the MMAD start of the chunk's last
+    # step); the floors keep the reads' ends.
+    qa, qb = (ra, rb) if floor else (avg.qa, avg.qb)
+    rel_bf = rb_kb if floor else avg.qb_kb
 
     # B: its hops; with one slot the next pass's first B copy queues on MTE2 behind the bias
     # slice and the A copy that the block start issues before it.
@@ -128,7 +134,7 @@ def b_hops(
     kc_b1 = kc_b - 1.0
     kc_b1_n = np.maximum(kc_b1, ones)
     r_last_b = r.ch.r_last_b
-    hop_f = wait_bf + rb_kb + stay_b
+    hop_f = wait_bf + rel_bf + stay_b
     # (rb(r - 1) at r = 1 is its one-read value, dropped by the select: no clip needed.)
     reads_bl = np.where(r_last_b <= 1, lb_kt, rb(r_last_b - 1) + per_kt)
     if not fix:
@@ -144,7 +150,11 @@ def b_hops(
             rb(1) + la_kt + lb_kt,
             reads_bl,
         )
-    hop_l = wait_bl + reads_bl + stay_b
+    # (The K-tail step's MMAD also waits for the MMAD before it.)
+    rel_bl = reads_bl
+    if not floor:
+        rel_bl = np.maximum(reads_bl, (r_last_b >= 2) * (qb(np.maximum(r_last_b - 1, 1)) + mm))
+    hop_l = wait_bl + rel_bl + stay_b
     # B's chain without what A adds: the single-slot hops below are >= these (each is the wait
     # plus a max with, or an average of maxes with, reads_bf = rb_kb + stay_b).
     own_b = passes_b * ((kc_b - 1) * hop_f + hop_l) / slots_b + bias_cyc if floor else 0.0
@@ -183,12 +193,15 @@ def b_hops(
             (r.ch.slots_a == kc_a) & (kc_a >= 2) & (passes_a < g.blocks - 0.5)
             & (step_ka > b_last_start)
         )  # fmt: skip
-        wait_a = a_fixed * np.maximum(rb(np.maximum(step_ka - b_last_start, 1)) - lb, zero)
+        # (Released at the MMAD start of that step: after B's read of it, in the floors that
+        # A read's end.)
+        steps_a = np.maximum(step_ka - b_last_start, 1)
+        wait_a = a_fixed * np.maximum(rb(steps_a) - lb if floor else qb(steps_a), zero)
         if not via_a:
             a_next = a_next + wait_a
         # With A chunks at least as long as B's, a full B chunk holds at most one A boundary:
         # price the hops with and without one apart (the max does not average).
-        reads_bf = rb_kb + stay_b
+        reads_bf = rel_bf + stay_b
         n_with = n_a_full * co_frac_ab
         tail_with = a_tail_full * co_frac_ab
         sum_with = (n_with - tail_with) * np.maximum(reads_bf, a_f0) + tail_with * np.maximum(
@@ -204,8 +217,8 @@ def b_hops(
         if idx.size:
             sk_a, sk_b, bls = _sub(step_ka, idx), _sub(step_kb, idx), _sub(b_last_start, idx)
             rbf, af0, al0 = _sub(reads_bf, idx), _sub(a_f0, idx), _sub(a_l0, idx)
-            kc_s, lb_s, naf = _sub(kc_a, idx), _sub(lb, idx), _sub(n_a_full, idx)
-            ra_s = ra.sub(idx)
+            kc_s, naf = _sub(kc_a, idx), _sub(n_a_full, idx)
+            qa_s = qa.sub(idx)
             # The first n_s A boundaries exactly (a leading axis), the later ones at their
             # average (the offsets cycle).
             n_s = 3
@@ -213,7 +226,8 @@ def b_hops(
             s_i = ii * sk_a
             o_i = s_i - np.floor(s_i / sk_b) * sk_b
             a_i = np.where(kc_s - 1 == ii, al0, af0)
-            d_i = np.maximum(rbf, a_i + ra_s(np.maximum(sk_b - o_i, 1)) + lb_s)
+            # (To B's release, the MMAD start of the B chunk's last step: A's from its arrival.)
+            d_i = np.maximum(rbf, a_i + qa_s(np.maximum(sk_b - o_i, 1)))
             d_sum = (((s_i <= bls) & (o_i > 0)) * np.maximum(d_i - np.maximum(rbf, a_i), 0.0)).sum(
                 axis=0
             )
@@ -223,7 +237,7 @@ def b_hops(
         hop_one = wait_bf + (sum_with + (kc_b1 - n_with) * reads_bf) / kc_b1_n
         hop_many = wait_bf + reads_bf + co_frac_ab * np.maximum(mte2_f - reads_bf, zero)
         hop_f = np.where(single_b, np.where(step_ka >= step_kb, hop_one, hop_many), hop_f)
-        reads_bl_s = reads_bl + stay_b
+        reads_bl_s = rel_bl + stay_b
         # Shares of B's passes: A's passes start in passes_a of them (the copies here), and
         # the next block starts one in passes_a - 1 (the first A copy precedes every B copy).
         f_next = np.minimum(np.maximum(passes_a - 1.0, zero) / np.maximum(passes_b, ones), ones)
@@ -233,7 +247,8 @@ def b_hops(
         # read of that step on MTE1 (the K-tail step's), so it waits for A's copies and reads.
         reads_here = reads_bl_s
         if not floor:
-            here = a_here + reads_al + lb_kt + stay_b
+            # (B's last read follows A's, its release that step's MMAD start: A's release.)
+            here = a_here + ah.rel_al + stay_b
             reads_here = np.where(a_tail_in, np.maximum(reads_bl_s, here), reads_bl_s)
         # (Without a bias slice bias_cyc is the scalar 0.0, and x + 0.0 is x.)
         here_bias = bias_cyc + a_here if problem.bias else a_here
@@ -258,6 +273,7 @@ def b_hops(
         kc_b1=kc_b1,
         own_b=own_b,
         reads_bl=reads_bl,
+        rel_bl=rel_bl,
         wait_bf=wait_bf,
         wait_bl=wait_bl,
     )

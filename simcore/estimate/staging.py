@@ -397,9 +397,10 @@ def staged_one_slot_chains(
     dr_last = bt.dr_last
     kc_a, kc_b, passes_a, passes_b = ch.kc_a, ch.kc_b, ch.passes_a, ch.passes_b
     single_a, single_b = ch.single_a, ch.single_b
-    mm, rb_kb = avg.mm, avg.rb_kb
-    reads_af, reads_al, stay_a, stay_b = ah.reads_af, ah.reads_al, ah.stay_a, ah.stay_b
-    reads_bl = bh.reads_bl
+    mm = avg.mm
+    # (The chains run to the slots' releases, the MMAD start of a chunk's last step.)
+    reads_af, reads_al, stay_a, stay_b = ah.rel_af, ah.rel_al, ah.stay_a, ah.stay_b
+    rb_kb, reads_bl = avg.qb_kb, bh.rel_bl
     for via, one, chunks_, legs, reads in (
         (via_a, single_a, (kc_a, passes_a), (a_full, a_last), (reads_af, reads_al, stay_a)),
         (via_b, single_b, (kc_b, passes_b), (b_full, b_last), (rb_kb, reads_bl, stay_b)),

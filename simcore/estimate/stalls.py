@@ -18,6 +18,7 @@ class Stalls(NamedTuple):
     bound_ex: Any
     burst_a: Any
     inner: Any
+    inner_rel: Any
     normal: Any
 
 
@@ -37,7 +38,8 @@ def chunk_stalls(
 
     Returns:
         ``inner`` (the stalls inside blocks) and ``bound_ex`` (at block boundaries), and the
-        parts other terms reuse.
+        parts other terms reuse (``inner_rel``: the inner stalls from the releases, one-slot
+        copies without a read lead and without overlapping jumps).
     """
     g, typ, ch, cp, fix = r.g, r.typ, r.ch, r.cp, r.fix
     b_after_a, ua1, ub1, va1, vb1, via_a = cp.b_after_a, cp.ua1, cp.ub1, cp.va1, cp.vb1, cp.via_a
@@ -56,33 +58,49 @@ def chunk_stalls(
     # with two, for the one before it (a chunk of compute of slack). Operands whose K chunks fill
     # the slots exactly reload the whole panel at a group change, each copy waiting for the old
     # chunk at the same K position: a burst with a block minus a chunk of slack.
-    base_a = wait_a + la + lb - lead_a - per
-    base_a_b = wait_a + np.maximum(la, b_after_a) + lb - lead_a - per
-    base_b = wait_b + lb - lead_b - per
-    chunk_a = step_ka * per
-    chunk_b = step_kb * per
-    over_a = base_a - chunk_a * ~single_a  # (minus the slack: none with one slot)
-    ex_a_alone = np.maximum(over_a, zero)
-    ex_a_with_b = np.maximum(np.where(single_a, base_a_b, over_a), zero)
-    ex_b_alone = np.maximum(base_b - chunk_b * ~single_b, zero)
-    # Such a stall is anchored on the read that frees the slot, two steps before the delayed
-    # MMAD with one slot (a chunk more with two). Where boundaries come at every step (or the
-    # two slots keep one chunk of slack) the jumps overlap: over a long run of boundaries the
-    # step chain grows by the jump's excess once per m boundaries, m = slots + (stepK == 1).
-    m_a = slots_a + (step_ka == 1)
-    m_b = slots_b + (step_kb == 1)
-    ex_a_alone = ex_a_alone / m_a
-    ex_a_with_b = ex_a_with_b / m_a
-    ex_b_alone = ex_b_alone / m_b
-    # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
-    # the A copy), so such a step costs the larger one, not the sum.
-    co_steps = ch.co_steps
-    co = (co_steps - 1) * np.minimum(passes_a, passes_b) * (st_a * st_b)
-    inner = (
-        co * np.maximum(ex_a_with_b, ex_b_alone)
-        + (st_a * (passes_a * km_a - co)) * ex_a_alone
-        + (st_b * (passes_b * km_b - co)) * ex_b_alone
+    def inner_of(lead_a: Any, lead_b: Any, runs: bool = True) -> tuple[Any, ...]:
+        base_a = wait_a + la + lb - lead_a - per
+        base_a_b = wait_a + np.maximum(la, b_after_a) + lb - lead_a - per
+        base_b = wait_b + lb - lead_b - per
+        chunk_a = step_ka * per
+        chunk_b = step_kb * per
+        over_a = base_a - chunk_a * ~single_a  # (minus the slack: none with one slot)
+        ex_a_alone = np.maximum(over_a, zero)
+        ex_a_with_b = np.maximum(np.where(single_a, base_a_b, over_a), zero)
+        ex_b_alone = np.maximum(base_b - chunk_b * ~single_b, zero)
+        # Such a stall is anchored on the read that frees the slot, two steps before the delayed
+        # MMAD with one slot (a chunk more with two). Where boundaries come at every step (or the
+        # two slots keep one chunk of slack) the jumps overlap: over a long run of boundaries the
+        # step chain grows by the jump's excess once per m boundaries, m = slots + (stepK == 1).
+        # From the release (``runs`` False) a one-slot copy is anchored on the MMAD start of
+        # the step just before the one it delays: no overlap, every boundary's stall adds up
+        # (m = 1). (Seen: the pinned case b_pass_start_behind_one_slot_a_between_drains, 910A:
+        # A's second copy puts 1229.5 cycles from one MMAD start to the next in every block,
+        # its stall priced at half: -2.6 %.)
+        m_a = slots_a + (step_ka == 1) * (runs | ~single_a)
+        m_b = slots_b + (step_kb == 1) * (runs | ~single_b)
+        ex_a_alone = ex_a_alone / m_a
+        ex_a_with_b = ex_a_with_b / m_a
+        ex_b_alone = ex_b_alone / m_b
+        # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
+        # the A copy), so such a step costs the larger one, not the sum.
+        co_steps = ch.co_steps
+        co = (co_steps - 1) * np.minimum(passes_a, passes_b) * (st_a * st_b)
+        inner = (
+            co * np.maximum(ex_a_with_b, ex_b_alone)
+            + (st_a * (passes_a * km_a - co)) * ex_a_alone
+            + (st_b * (passes_b * km_b - co)) * ex_b_alone
+        )
+        return inner, base_a, base_b, chunk_a, chunk_b, ex_a_alone, ex_a_with_b, ex_b_alone
+
+    inner, base_a, base_b, chunk_a, chunk_b, ex_a_alone, ex_a_with_b, ex_b_alone = inner_of(
+        lead_a, lead_b
     )
+    # With one slot a copy waits for the release of the chunk the step before read, its MMAD
+    # start (precedence.l1_slot_release): no lead beyond it, and no overlap of the jumps. Only
+    # the one-L0C drain chain takes these (``inner_rel``; the other terms price the release on
+    # their own paths).
+    inner_rel = inner if r.floor else inner_of(lead_a * ~single_a, lead_b * ~single_b, False)[0]
 
     def burst(base: Any, wait: Any, step_k: Any, chunk: Any, kc: Any, km: Any, n_slots: Any) -> Any:
         # (Zero where streamed: kc == slots is not streamed.)
@@ -132,4 +150,6 @@ def chunk_stalls(
         + (bounds - both - only_a - only_b) * ex_c
     )
 
-    return Stalls(bound_ex=bound_ex, burst_a=burst_a, inner=inner, normal=normal)
+    return Stalls(
+        bound_ex=bound_ex, burst_a=burst_a, inner=inner, inner_rel=inner_rel, normal=normal
+    )

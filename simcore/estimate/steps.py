@@ -80,33 +80,7 @@ def restart_reads(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> tupl
     ab1, b_1, ab2, ms1, _ = chain(lb)
     b2 = np.maximum(ab2, wb * (ms1 + mm)) + lb
     per3 = 3.0 * per
-    # (The cut-offs of reads: ``r * ramp`` shifted, integer multiples of 2**109, exact in
-    # float64; a kept term's cut is far above any cycle count, a dropped one's below _NEVER.)
-    ramp = 2.0**110
-
-    def pick(t0: Any, t1: Any, c2: Any, pp: Any) -> Any:
-        # t2 + (r - 3) x per as c2 + r x per, c2 = t2 - 3 x per (one operation less per call).
-
-        def reads(r: Any) -> Any:
-            if isinstance(r, int):
-                return t0 if r <= 1 else t1 if r == 2 else c2 + r * pp
-            # t0 for r <= 1, t1 for r = 2, the linear part from r = 3 on. The reads grow with r
-            # (t0 <= t1 <= the linear part at r >= 3: each step adds a read), so that is the
-            # largest of t0, of t1 cut off below r = 2 and of the linear part cut off below
-            # r = 3, the cuts by a ramp (exact: integer multiples of 2**109): four min / max
-            # instead of two np.where and their two comparisons, about half the instructions.
-            rr = r * ramp
-            return np.maximum(
-                np.maximum(t0, np.minimum(t1, rr - 1.5 * ramp)),
-                np.minimum(c2 + r * pp, rr - 2.5 * ramp),
-            )
-
-        def sub(idx: np.ndarray) -> Any:
-            # The same function on the candidates ``idx`` only.
-            return pick(*(_sub(x, idx) for x in (t0, t1, c2, pp)))
-
-        reads.sub = sub  # type: ignore[attr-defined]
-        return reads
+    pick = _linear_after
 
     # A one-step A chunk's only read precedes the step's B read: it never waits for B.
     # (The A chunk's first read ends at la, the B chunk's at lb.)
@@ -116,6 +90,72 @@ def restart_reads(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> tupl
         pick(lb, b_1, b2 - per3, per),
         pick(never, ab1, ab2 - per3, per),
     )
+
+
+def restart_releases(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> tuple[Any, Any]:
+    """Arrival-to-release time of a chunk spanning ``r`` steps, for A and for B.
+
+    A chunk's L1 slot is released when the MMAD of its last step starts
+    (:func:`simcore.pipeline.precedence.l1_slot_release`), not when that step's read ends: the
+    MMAD waits for the step's B read (after its A read on MTE1) and for the MMAD before it. As
+    :func:`restart_reads`, from the chunk's arrival with MTE1 and the cube idle (the first step's
+    MMAD starts when its B read ends: ``la + lb`` after A's arrival, ``lb`` after B's, where
+    the step's A read is taken as done), the first three MMAD starts played exactly, later ones
+    at the steady period ``per``. A and B chunks of one step share the MMAD, so a B chunk's
+    release is also A's from that B chunk's arrival.
+
+    Returns:
+        Two functions ``r -> cycles`` over integer arrays ``r >= 1`` (with ``.sub(idx)`` as
+        :func:`restart_reads`'): A's release from its arrival, B's from its arrival.
+    """
+    wm = wa * mm
+
+    def starts(ms0: Any) -> tuple[Any, Any]:
+        # From the first MMAD's start (its step's B read's end): the second and third MMADs'.
+        # Each step reads A (after the MMAD before with one L0A buffer), then B (after the
+        # MMAD before with one L0B buffer), and its MMAD follows B's read and the MMAD before.
+        me0 = ms0 + mm
+        ms1 = np.maximum(np.maximum((ms0 + wm) + la, wb * me0) + lb, me0)
+        me1 = ms1 + mm
+        return ms1, np.maximum(np.maximum((ms1 + wm) + la, wb * me1) + lb, me1)
+
+    ra1 = la + lb
+    a_1, a_2 = starts(ra1)
+    b_1, b_2 = starts(lb)
+    per3 = 3.0 * per
+    return _linear_after(ra1, a_1, a_2 - per3, per), _linear_after(lb, b_1, b_2 - per3, per)
+
+
+def _linear_after(t0: Any, t1: Any, c2: Any, pp: Any) -> Any:
+    """``r -> t0`` at r <= 1, ``t1`` at r = 2, ``c2 + r x pp`` from r = 3, with ``.sub(idx)``.
+
+    (``t2 + (r - 3) x per`` as ``c2 + r x per``, ``c2 = t2 - 3 x per``: one operation less per
+    call.)
+    """
+    # (The cut-offs: ``r * ramp`` shifted, integer multiples of 2**109, exact in float64; a
+    # kept term's cut is far above any cycle count, a dropped one's below _NEVER.)
+    ramp = 2.0**110
+
+    def times(r: Any) -> Any:
+        if isinstance(r, int):
+            return t0 if r <= 1 else t1 if r == 2 else c2 + r * pp
+        # t0 for r <= 1, t1 for r = 2, the linear part from r = 3 on. The times grow with r
+        # (t0 <= t1 <= the linear part at r >= 3: each step adds a read), so that is the
+        # largest of t0, of t1 cut off below r = 2 and of the linear part cut off below r = 3,
+        # the cuts by a ramp (exact: integer multiples of 2**109): four min / max instead of
+        # two np.where and their two comparisons, about half the instructions.
+        rr = r * ramp
+        return np.maximum(
+            np.maximum(t0, np.minimum(t1, rr - 1.5 * ramp)),
+            np.minimum(c2 + r * pp, rr - 2.5 * ramp),
+        )
+
+    def sub(idx: np.ndarray) -> Any:
+        # The same function on the candidates ``idx`` only.
+        return _linear_after(*(_sub(x, idx) for x in (t0, t1, c2, pp)))
+
+    times.sub = sub  # type: ignore[attr-defined]
+    return times
 
 
 def period(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> Any:
@@ -210,6 +250,10 @@ class AverageSteps:
         rb: B's the same.
         rab: A's last read from the arrival of a B chunk that starts with it.
         rb_kb: ``rb(stepKb)``: B's last read of a full chunk from its arrival.
+        qa: A's slot release of an ``r``-step chunk from its arrival (:func:`restart_releases`:
+            its last step's MMAD start); ``qb`` B's, also A's from a B chunk starting with it.
+        qb: See ``qa``.
+        qb_kb: ``qb(stepKb)``: B's release of a full chunk from its arrival.
     """
 
     fr_1: Any
@@ -226,6 +270,9 @@ class AverageSteps:
     rb: Any
     rab: Any
     rb_kb: Any
+    qa: Any
+    qb: Any
+    qb_kb: Any
 
 
 def average_steps(c: Costs, g: Grid, step_kb: Any) -> AverageSteps:
@@ -240,10 +287,11 @@ def average_steps(c: Costs, g: Grid, step_kb: Any) -> AverageSteps:
     mm = mmad_cycles(p.mmad_overhead_cycles, c.fractal_cycles, fr_1, fc_1, g.fk_f)
     per = period(la, lb, mm, g.wa, g.wb)
     ra, rb, rab = restart_reads(la, lb, mm, per, g.wa, g.wb)
+    qa, qb = restart_releases(la, lb, mm, per, g.wa, g.wb)
     la_kt = l1_to_l0_cycles(p, True, rows_1, g.ka_t)
     lb_kt = l1_to_l0_cycles(p, False, cols_1, g.ka_t)
     return AverageSteps(
         fr_1=fr_1, fc_1=fc_1, la=la, lb=lb, mm=mm, per=per, la_kt=la_kt, lb_kt=lb_kt,
         per_kt=period(la_kt, lb_kt, mm, g.wa, g.wb), kt_d=la_kt - la, ra=ra, rb=rb, rab=rab,
-        rb_kb=rb(step_kb),
+        rb_kb=rb(step_kb), qa=qa, qb=qb, qb_kb=qb(step_kb),
     )  # fmt: skip

@@ -120,6 +120,27 @@ def slot_masks(slots: FloatArray, most: int) -> list[BoolArray]:
     return [slots == j for j in range(2, most + 1)]
 
 
+def l1_slot_release(read_end: Time, mmad_start: Time) -> Time:
+    """When a K step releases the L1 slots of the chunks it reads: once its MMAD starts.
+
+    The kernel frees a chunk's L1 slot (FreeTensor, the MTE1 -> MTE2 flag) after the K loop that
+    reads it, in program order after the MMAD of the chunk's last K step (Ascend C's MDL and
+    Norm schedulers: CopyIn, then every K step's SplitA / SplitB / CubeCompute, then
+    ClearL1BufferCache), and instructions are issued in order (seed 004), so the release is not
+    issued before that MMAD starts, nor before the step's last L1 read (its L0B load) ends. The
+    step's MMAD starts after that read (:func:`k_step`), so this is the MMAD's start; the
+    maximum keeps the rule true where a caller passes an earlier bound of the start.
+
+    Args:
+        read_end: The end of the step's last L1->L0 read (its L0B load).
+        mmad_start: The start of the step's MMAD.
+
+    Returns:
+        The release cycle(s), which :func:`l1_slot_free` takes as the chunk's last read.
+    """
+    return later(mmad_start, read_end)
+
+
 @overload
 def l0_buffer_free(
     last_mmad_end: float, mmad_end_before: float, single_buffer: tuple[bool, bool]
@@ -182,8 +203,9 @@ def k_step(
     single_buffer: tuple[bool, bool] | BoolArray,
     l0c_free: FloatArray | float | None,
     cycles: tuple[FloatArray, FloatArray, FloatArray],
-    out: tuple[FloatArray, FloatArray, FloatArray],
-) -> tuple[FloatArray, FloatArray, FloatArray]: ...
+    out: tuple[FloatArray, FloatArray, FloatArray]
+    | tuple[FloatArray, FloatArray, FloatArray, FloatArray],
+) -> tuple[FloatArray, ...]: ...
 def k_step(
     mte1_free: Any,
     m_free: Any,
@@ -194,7 +216,7 @@ def k_step(
     single_buffer: Any,
     l0c_free: Any,
     cycles: tuple[Any, Any, Any],
-    out: tuple[Any, Any, Any] | None = None,
+    out: tuple[Any, ...] | None = None,
 ) -> Any:
     """One K step: MTE1 loads L0A, then L0B, then the cube's MMAD reads both.
 
@@ -214,11 +236,12 @@ def k_step(
         l0c_free: When the block's L0C buffer is free; None after the block's first step.
         cycles: The L0A load, L0B load and MMAD cycles.
         out: Arrays only: where to write the three ends (the replay's state, in place; the
-            MMAD's may be ``mmad_end_before``, read before it is written).
+            MMAD's may be ``mmad_end_before``, read before it is written), and optionally a
+            fourth array for the MMAD's start (the slots' release, :func:`l1_slot_release`).
 
     Returns:
         On floats the (start, end) of the L0A load, the L0B load and the MMAD, flattened (the
-        simulator logs both); on arrays the three ends (``out``).
+        simulator logs both); on arrays ``out``: the three ends (and the MMAD's start).
     """
     la, lb, mm = cycles
     if out is None:
@@ -240,13 +263,18 @@ def k_step(
         return start_a, end_a, start_b, end_b, start_m, start_m + mm
     # The replay's path: queue_start written out too (numpy's maximum into the state arrays).
     l0a_free, l0b_free = l0_buffer_free(last_mmad_end, mmad_end_before, single_buffer)
-    end_a, end_b, end_m = out
+    end_a, end_b, end_m = out[:3]
     maximum = np.maximum
     maximum(mte1_free, maximum(a_ready, l0a_free), out=end_a)
     end_a += la
     maximum(end_a, maximum(b_ready, l0b_free), out=end_b)
     end_b += lb
-    maximum(m_free, end_b if l0c_free is None else maximum(end_b, l0c_free), out=end_m)
+    if len(out) == 3:
+        maximum(m_free, end_b if l0c_free is None else maximum(end_b, l0c_free), out=end_m)
+    else:
+        start_m = out[3]
+        maximum(m_free, end_b if l0c_free is None else maximum(end_b, l0c_free), out=start_m)
+        np.copyto(end_m, start_m)
     end_m += mm
     return out
 

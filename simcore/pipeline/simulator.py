@@ -41,6 +41,7 @@ from simcore.pipeline.precedence import (
     k_step,
     l0c_buffer_free,
     l1_slot_free,
+    l1_slot_release,
     queue_start,
     staged_copy,
 )
@@ -339,7 +340,8 @@ def simulate_core(
     code_l0b = mte1 | _K["l0b"] << 3
     code_mmad = mcube | _K["mmad"] << 3
     extend_code, extend_start, extend_end = log_code.extend, log_start.extend, log_end.extend
-    step_rule = k_step  # (a local name: looked up once per K step)
+    step_rule = k_step  # (local names: looked up once per K step)
+    slot_release = l1_slot_release
 
     for b, (mi, ni) in enumerate(blocks):
         rows = min(base_m, rows_total - mi * base_m)
@@ -380,8 +382,9 @@ def simulate_core(
                 free_mte1, free_m, ready_a, ready_b, mm_end1, mm_end2, single_l0,
                 None if s else c_free, durs,
             )  # fmt: skip
-            a_last[key_a] = ea
-            b_last[key_b] = eb
+            # A chunk's slot is released after the MMAD of its last step starts (the
+            # kernel frees it after that MMAD in program order: precedence.l1_slot_release).
+            a_last[key_a] = b_last[key_b] = slot_release(eb, sm)
             free_mte1, free_m = eb, last_mmad
             busy_mte1 += la
             busy_mte1 += lb

@@ -19,7 +19,7 @@ def test_copy_path_is_mte2_then_the_steps_after_the_last_copy() -> None:
     cp = replace(r.cp, mte2=arr(5000))
     typ = replace(r.typ, la=arr(5), lb=arr(7), per=arr(30), mm=arr(20))
     bt = replace(r.bt, dr_last=arr(40), drain_total=arr(900))
-    st = Stalls(bound_ex=arr(0), burst_a=arr(0), inner=arr(0), normal=arr(0))
+    st = Stalls(bound_ex=arr(0), burst_a=arr(0), inner=arr(0), inner_rel=arr(0), normal=arr(0))
     cm = ComputePath(compute_path=arr(0), start=arr(200), start_0=arr(0))
     r = replace(r, g=g, bt=bt, typ=typ, cp=cp)
     qp = copy_and_drain_paths(r, st, cm, 15, arr(3), arr(2))

@@ -25,7 +25,7 @@ def test_b_every_block_binds_the_tail_row_while_the_compute_binds_the_rest() -> 
     cp = replace(r.cp, mte2=arr(0))
     avg = replace(r.avg, mm=arr(5))
     zero = arr(0)
-    st = Stalls(bound_ex=zero, burst_a=zero, inner=zero, normal=zero)
+    st = Stalls(bound_ex=zero, burst_a=zero, inner=zero, inner_rel=zero, normal=zero)
     cm = ComputePath(compute_path=arr(900), start=zero, start_0=zero)
     qp = QueuePaths(c1_path=zero, copy_path=zero, drain_path=zero, idx_c1=np.zeros(0, int),
                     stall_c1=zero, tail_plain=zero)  # fmt: skip

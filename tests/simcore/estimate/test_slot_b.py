@@ -24,7 +24,7 @@ def chain(kc: float, slots: float, stay: float = 0.0) -> tuple[float, str]:
     # Hops of a full chunk (100) and of the K-tail chunk (60): each a copy's slot-waiting leg,
     # the reads from its arrival and the stay.
     bh = BHops(hop_f=arr(100), hop_l=arr(60), kc_b1=arr(kc - 1), own_b=0.0, reads_bl=arr(0),
-               wait_bf=arr(30), wait_bl=arr(20))  # fmt: skip
+               rel_bl=arr(0), wait_bf=arr(30), wait_bl=arr(20))  # fmt: skip
     ah: Any = AHops(**{name: arr(0) for name in AHops._fields})._replace(stay_b=arr(stay))
     ac = AChain(chain_a=arr(0), own_a=0.0, per_pass_a=arr(0))
     mk = makespan(0.0)

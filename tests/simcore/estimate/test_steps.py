@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.estimate.steps import period, restart_reads, step_chain
+from simcore.estimate.steps import period, restart_reads, restart_releases, step_chain
 
 LA, LB, MM = 10.0, 20.0, 50.0
 
@@ -48,3 +48,26 @@ def test_restart_reads_play_the_first_steps_then_the_period() -> None:
     assert rab(r)[0] < -1e29
     assert list(rab(r)[1:]) == [30.0, 80.0, 130.0]
     assert ra(2) == 40.0
+
+
+def test_restart_releases_are_the_mmad_starts_of_the_last_steps() -> None:
+    qa, qb = restart_releases(*(np.array([x]) for x in (LA, LB, MM, 50.0, 0.0, 0.0)))
+    r = np.array([1.0, 2.0, 3.0, 4.0])
+    # From A's arrival: the first MMAD starts when step 1's B read ends (la + lb = 30); the
+    # second when MMAD 1 ends (80, its reads end at 60); the third at 130; then + 50.
+    assert list(qa(r)) == [30.0, 80.0, 130.0, 180.0]
+    # From B's arrival (the step's A read taken as done): 20, 70, 120, then + 50; an A chunk's
+    # release from a B chunk starting with it is the same MMAD start.
+    assert list(qb(r)) == [20.0, 70.0, 120.0, 170.0]
+    # Each release is at least the last read's end plus, for A, the step's B read.
+    ra, rb, _ = restart_reads(*(np.array([x]) for x in (LA, LB, MM, 50.0, 0.0, 0.0)))
+    assert np.all(qa(r) >= ra(r) + LB) and np.all(qb(r) >= rb(r))
+
+
+def test_restart_releases_with_one_l0a_buffer() -> None:
+    # Every step runs A read, B read, MMAD in series (per 80): A's first release at 30, then
+    # MMAD 1 ends at 80, the next reads end at 110.
+    qa, qb = restart_releases(*(np.array([x]) for x in (LA, LB, MM, 80.0, 1.0, 1.0)))
+    assert list(qa(np.array([1.0, 2.0, 3.0]))) == [30.0, 110.0, 190.0]
+    assert list(qb(np.array([1.0, 2.0]))) == [20.0, 100.0]
+    assert qa(2) == 110.0

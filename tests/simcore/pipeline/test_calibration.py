@@ -39,17 +39,7 @@ def _ids(cases: list[BoardCase]) -> list[str]:
     return [c.name for c in cases]
 
 
-_CASE4_GAP = pytest.mark.xfail(
-    strict=True,
-    reason="case 4 (MDL, stepKa 2): the board takes 24 % longer than its MTE2 busy time, the "
-    "model 12 % (no mechanism found for the rest)",
-)
-
-
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, marks=_CASE4_GAP) if c.name == "case4" else c for c in _CASES],
-    ids=_ids(_CASES),
-)  # fmt: skip
+@pytest.mark.parametrize("case", _CASES, ids=_ids(_CASES))
 def test_task_time_within_10_percent_in_both_fidelities(case: BoardCase) -> None:
     sim = _sim(case.name)
     est = estimate_one(case.problem, case.tiling, case.preset)

@@ -35,6 +35,22 @@ def test_a_copy_waits_for_the_last_read_of_the_chunk_whose_slot_it_takes() -> No
     np.testing.assert_array_equal(rule.l1_slot_free(hist, masks), _a(20, 10))
 
 
+def test_a_chunks_slot_is_released_when_its_last_steps_mmad_starts() -> None:
+    # The step's reads end at 12 (its B load), its MMAD waits for the cube until 20: the slot
+    # is free at 20, not at 12 (the kernel frees it after the MMAD in program order).
+    steps = rule.k_step(2.0, 20.0, 3.0, 3.0, 0.0, 0.0, (False, False), None, (4.0, 5.0, 7.0))
+    _, end_a, _, end_b, start_m, _ = steps
+    assert (end_a, end_b, start_m) == (7.0, 12.0, 20.0)
+    assert rule.l1_slot_release(end_b, start_m) == 20.0
+    # A copy into that slot (one slot) waits for the release.
+    assert rule.l1_slot_free([rule.l1_slot_release(end_b, start_m)], 1) == 20.0
+    # On arrays, per candidate.
+    assert list(rule.l1_slot_release(np.array([12.0, 30.0]), np.array([20.0, 30.0]))) == [
+        20.0,
+        30.0,
+    ]
+
+
 def test_an_l0_load_waits_for_the_mmad_that_read_its_buffer() -> None:
     # The last MMAD ended at 9, the one before at 4: one L0A buffer, two L0B buffers.
     assert rule.l0_buffer_free(9.0, 4.0, (True, False)) == (9.0, 4.0)
@@ -107,6 +123,15 @@ def test_the_simulators_floats_and_the_replays_arrays_agree(draws: np.random.Gen
                         float(last[i]), float(before[i]), (bool(single[0, i]), bool(single[1, i])),
                         float(c[i]), (float(la[i]), float(lb[i]), float(mm[i])))  # fmt: skip
         assert (f[1], f[3], f[5]) == (out[0][i], out[1][i], out[2][i])
+    # With a fourth array the replay also gets the MMAD's start (the slots' release), the
+    # same ends bit for bit.
+    out4 = (np.empty(n), np.empty(n), np.empty(n), np.empty(n))
+    rule.k_step(mte1, m, ra, rb, last, before, single, c, (la, lb, mm), out=out4)
+    for i in range(n):
+        f = rule.k_step(float(mte1[i]), float(m[i]), float(ra[i]), float(rb[i]),
+                        float(last[i]), float(before[i]), (bool(single[0, i]), bool(single[1, i])),
+                        float(c[i]), (float(la[i]), float(lb[i]), float(mm[i])))  # fmt: skip
+        assert (f[1], f[3], f[5], f[4]) == tuple(x[i] for x in out4)
 
     q = [_times(draws, n) for _ in range(3)]
     halves_a = [_times(draws, n) for _ in range(2)]

@@ -149,6 +149,36 @@ def test_k_resident_outer_operand_is_loaded_once() -> None:
     assert kinds.count(KINDS.index("load_a")) == 8
 
 
+def test_a_one_slot_copy_waits_for_the_mmad_start_of_the_step_before() -> None:
+    """One L1 slot for A and one-step chunks: each A copy takes the slot of the chunk the step
+    before read, which the kernel frees after that step's MMAD (issued in order): the copy
+    starts at that MMAD's start at the earliest, after the step's reads, and there where MTE2
+    is free."""
+    from simcore.pipeline.simulator import KINDS
+
+    preset = load_preset("Ascend910B2")
+    problem = Problem(m=256, n=256, k=1024)
+    spec = {"usedCoreNum": 1, "singleCoreM": 256, "singleCoreN": 256, "baseM": 128,
+            "baseN": 128, "baseK": 128, "depthA1": 1, "depthB1": 8, "stepM": 1, "stepN": 1,
+            "stepKa": 1, "stepKb": 8, "iterateOrder": 0}  # fmt: skip
+    core = simulate(problem, complete_tiling(spec, problem, preset), preset).slowest
+    kind, start, end = core.kind.tolist(), core.start, core.end
+    mmad, load_a, l0b = (KINDS.index(x) for x in ("mmad", "load_a", "l0b"))
+    waits = []
+    for i, k in enumerate(kind):
+        if k != load_a:
+            continue
+        before = [j for j in range(i) if kind[j] == mmad]
+        if not before:
+            continue
+        last = before[-1]
+        # The step's B read ends before its MMAD starts; the copy waits for the MMAD's start.
+        read_end = max(end[j] for j in range(last) if kind[j] == l0b)
+        assert start[i] >= start[last] >= read_end
+        waits.append(start[i] == start[last])
+    assert len(waits) >= 8 and any(waits)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="model 2026.11.19 (issue 17): with the ND->NZ share of the L2 rate fitted on the "

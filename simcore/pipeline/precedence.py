@@ -269,11 +269,10 @@ def k_step(
     end_a += la
     maximum(end_a, maximum(b_ready, l0b_free), out=end_b)
     end_b += lb
-    if len(out) == 3:
-        maximum(m_free, end_b if l0c_free is None else maximum(end_b, l0c_free), out=end_m)
-    else:
-        start_m = out[3]
-        maximum(m_free, end_b if l0c_free is None else maximum(end_b, l0c_free), out=start_m)
+    # The MMAD's start goes to the fourth array when the caller asks for it (the release).
+    start_m = end_m if len(out) == 3 else out[3]
+    maximum(m_free, end_b if l0c_free is None else maximum(end_b, l0c_free), out=start_m)
+    if start_m is not end_m:
         np.copyto(end_m, start_m)
     end_m += mm
     return out

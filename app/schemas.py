@@ -64,7 +64,7 @@ def _open_schema(schema: dict[str, Any]) -> None:
     schema.pop("additionalProperties", None)
 
 
-class _Open(BaseModel):
+class OpenSection(BaseModel):
     """An answer section: its documented keys, and any key a newer tuner adds, kept as is."""
 
     model_config = ConfigDict(extra="allow", json_schema_extra=_open_schema)
@@ -355,7 +355,7 @@ class PipeFigures(BaseModel):
     SCALAR: float | None = None
 
 
-class Roofline(_Open):
+class Roofline(OpenSection):
     """The roofline of the problem on the chip."""
 
     compute_bound_us: float
@@ -367,7 +367,7 @@ class Roofline(_Open):
     arithmetic_intensity_flops_per_byte: float
 
 
-class Estimate(_Open):
+class Estimate(OpenSection):
     """A tiling's predicted time (the simulator's, or the estimator's on long kernels)."""
 
     time_us: float = Field(description="The kernel's time per call, launch included.")
@@ -406,7 +406,7 @@ class Estimate(_Open):
     )
 
 
-class Baseline(_Open):
+class Baseline(OpenSection):
     """A tiling the answer is compared with: seed 002's recommendation, or the caller's."""
 
     name: str = Field(description="`seed002` or `user`.")
@@ -417,7 +417,7 @@ class Baseline(_Open):
     violations: list[ViolationDetail] | None = None
 
 
-class Pruning(_Open):
+class Pruning(OpenSection):
     """What the screening ruled out, by reason."""
 
     capacity: int = 0
@@ -428,7 +428,7 @@ class Pruning(_Open):
     lower_bound_groups: int = 0
 
 
-class Certificate(_Open):
+class Certificate(OpenSection):
     """Whether the legal space was scored exhaustively (or the proven gap when not)."""
 
     exact: bool
@@ -442,7 +442,7 @@ class Certificate(_Open):
     optimum_estimator_us: float | None = None
 
 
-class RunnerUp(_Open):
+class RunnerUp(OpenSection):
     """The best screened point slower than the answer."""
 
     source: str
@@ -455,7 +455,7 @@ class RunnerUp(_Open):
     )
 
 
-class ExplainedRoofline(_Open):
+class ExplainedRoofline(OpenSection):
     """How far the answer is from the roofline."""
 
     bound_us: float | None
@@ -472,7 +472,7 @@ class Caveat(BaseModel):
     source: str
 
 
-class Explanation(_Open):
+class Explanation(OpenSection):
     """Why the tiling wins: the bottleneck, the full buffers, the limits on growing it."""
 
     bottleneck: str | None
@@ -495,7 +495,7 @@ class Explanation(_Open):
     answer_source: str | None = None
 
 
-class Search(_Open):
+class Search(OpenSection):
     """How the answer was searched."""
 
     strategy: str
@@ -506,7 +506,7 @@ class Search(_Open):
     simulated_points: int
 
 
-class AnswerMeasurement(_Open):
+class AnswerMeasurement(OpenSection):
     """The measurement a measured answer comes from, as `GET /v1/measurements` lists it.
 
     Its `problem`, `tiling`, `options`, `measured`, `device`, `note` and the model's
@@ -518,14 +518,14 @@ class AnswerMeasurement(_Open):
     created_at: str = Field(description="When it was stored (ISO 8601).")
 
 
-class ModelAnswer(_Open):
+class ModelAnswer(OpenSection):
     """The model's own answer beside a measured one."""
 
     tiling: TCubeTiling
     estimate: Estimate
 
 
-class AnswerCalibration(_Open):
+class AnswerCalibration(OpenSection):
     """The calibration profile an answer was priced with (its preset digest is in the cache key)."""
 
     name: str = Field(description="As asked: `default`, `active` or an id.")
@@ -662,114 +662,3 @@ class EvaluateResponse(ValidateResponse):
     calibration: dict[str, Any] | None = Field(
         default=None, description="The calibration profile of the prediction (see tune)."
     )
-
-
-# --- hardware and UB ---------------------------------------------------------------------------
-
-
-class HardwareSummary(BaseModel):
-    """A hardware preset in the listing."""
-
-    soc: str
-    digest: str = Field(description="SHA-256 of the preset's values (part of the cache key).")
-    cube_core_count: int
-    clock_mhz: float
-    dtypes: list[str]
-
-
-class HardwareDetail(BaseModel):
-    """A hardware preset with the source of every value."""
-
-    soc: str
-    digest: str
-    values: HardwarePreset
-    sources: dict[str, str] = Field(
-        description="Field -> where its value comes from.",
-        examples=[{"l1_bytes": "ascend_soc_params.csv (Ascend910B2)"}],
-    )
-
-
-#: A UB address, stride, repeat or mask word: a non-negative integer or its text (``"0x1FE00"``).
-UbNumber = (
-    Annotated[int, Field(ge=0, strict=True)]
-    | Annotated[
-        str, Field(pattern=r"^\s*(0[xX][0-9a-fA-F]+|[0-9]+)\s*$", max_length=24, strict=True)
-    ]
-)
-
-
-class UbAnalyzeBody(BaseModel):
-    """A vector instruction on UB operands (the keys of ``tiler ub-analyze``).
-
-    Addresses are UB byte offsets (integers or hex strings such as ``"0x1FE00"``), strides are in
-    32 B blocks, ``mask`` is a lane count (continuous mode) or two 64-bit words (bit mode).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    soc: str = Field(default="Ascend910B2", min_length=1, max_length=64)
-    op: str = Field(min_length=1, max_length=32, description="Vector op, e.g. `add`, `exp`.")
-    dtype: str = Field(default="fp16", min_length=1, max_length=16)
-    dst: UbNumber
-    src0: UbNumber
-    src1: UbNumber | None = None
-    repeat: UbNumber = 1
-    dst_blk_stride: UbNumber = 1
-    src0_blk_stride: UbNumber = 1
-    src1_blk_stride: UbNumber = 1
-    dst_rep_stride: UbNumber = 8
-    src0_rep_stride: UbNumber = 8
-    src1_rep_stride: UbNumber = 8
-    mask: UbNumber | list[UbNumber] | None = None
-
-    def to_request(self) -> dict[str, Any]:
-        """The instruction as ``simcore.ub.vector.parse_vector_instruction`` takes it."""
-        return self.model_dump(exclude_none=True)
-
-
-class UbInstruction(_Open):
-    """A vector instruction with every default filled in."""
-
-    soc: str
-    op: str
-    dtype: str
-    dst: int
-    src0: int
-    src1: int | None = None
-    repeat: int
-    mask: int | list[int]
-
-
-class UbBlock(_Open):
-    """A 32 B block an operand touches in the first repeat, and its UB bank."""
-
-    operand: str
-    index: int
-    addr: int
-    bank: int
-    bank_group: int
-
-
-class UbBlockRef(_Open):
-    """A block of an operand, by its index in the first repeat."""
-
-    operand: str
-    index: int
-
-
-class UbConflict(_Open):
-    """Two accesses in one bank group at once."""
-
-    kind: str = Field(description="`read_write`, `write_write` or `read_read`.")
-    operands: list[str]
-    blocks: list[UbBlockRef]
-
-
-class UbAnalyzeResponse(BaseModel):
-    """Blocks, bank conflicts and cycles of a vector instruction."""
-
-    instruction: UbInstruction
-    blocks: list[UbBlock]
-    conflicts: list[UbConflict]
-    cycles_per_repeat: float
-    cycles: float

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Body, Path
 
 from app.api.deps import JSON_BODY
 from app.api.examples import UB_EXAMPLES
+from app.hardware_schemas import HardwareDetail, HardwareSummary, UbAnalyzeBody, UbAnalyzeResponse
 from app.problem_json import problem_responses, unknown_soc_problem
-from app.schemas import HardwareDetail, HardwareSummary, UbAnalyzeBody, UbAnalyzeResponse
 from app.tuning import preset_digest
 from simcore.errors import UnknownSocError
 from simcore.hardware.presets import list_socs, load_preset

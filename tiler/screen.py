@@ -100,6 +100,9 @@ REFINE_WINDOW = 2048
 #: The enumeration's windows compute the full tier only while it rules out at least this share
 #: of the groups it is computed on (:class:`_FullTier`).
 FULL_TIER_MIN_SHARE = 0.02
+#: Groups the windows' full tier is first computed on before :data:`FULL_TIER_MIN_SHARE`
+#: decides whether it goes on (:class:`_FullTier`).
+FULL_TIER_TRIAL = 256
 #: Groups probed (two points each) for the first incumbent.
 PROBE_GROUPS = 4000
 #: Groups scored in full, best cube bound first, when pins filter out every probe.
@@ -524,10 +527,14 @@ class _FullTier:
     The full tier (:data:`SPLITS` intervals of L1) costs 3-10 times the coarse one; where the
     coarse tier leaves only groups that it cannot rule out either, it is pure cost (910A int8
     333 x 12345 x 777: 1.3 s on 10,000 groups, none ruled out; fp16 77 x 333 x 1000: 0.65 s,
-    none). Once it has been computed on :data:`REFINE_WINDOW` groups and ruled out less than
+    none). Once it has been computed on :data:`FULL_TIER_TRIAL` groups and ruled out less than
     :data:`FULL_TIER_MIN_SHARE` of them, the windows leave it out: their groups are enumerated
     (exact either way), and the groups that may tie or are left on a truncated search still
-    get it at the end.
+    get it at the end. The trial is the first groups of the first window(s), not the whole
+    window: on the 34 910A and 310P3 shapes of ``benchmarks.screen_ab --every 3`` it ruled out
+    none of the groups the enumeration then scores (2 % or more of them only on 310P3 int8 2048
+    x 4096 x 4096, 55 of 2,020, every one skipped by the enumeration anyway), and a trial of a
+    whole window cost 0.05-0.35 s CPU (int8 333 x 12345 x 777: 0.35 s on 3,023 groups).
     """
 
     computed: int = 0
@@ -535,7 +542,7 @@ class _FullTier:
 
     def pays(self) -> bool:
         return (
-            self.computed < REFINE_WINDOW or self.ruled_out >= FULL_TIER_MIN_SHARE * self.computed
+            self.computed < FULL_TIER_TRIAL or self.ruled_out >= FULL_TIER_MIN_SHARE * self.computed
         )
 
 
@@ -571,6 +578,23 @@ def _refine(
     idx = groups[full_pending[groups]]
     full_pending[idx] = False
     idx = idx[lb[idx] < threshold]
+    if full is not None and full.computed < FULL_TIER_TRIAL:
+        # The trial: its first groups only, the rest of the window where it pays.
+        head = FULL_TIER_TRIAL - full.computed
+        _full_tier(space, lb, idx[:head], threshold, full)
+        if not full.pays():
+            # The rest of the window keeps its full tier pending, as a window the tier is
+            # left out of does: the tie groups and a truncated search's open groups get it.
+            full_pending[idx[head:]] = True
+            return
+        idx = idx[head:]
+    _full_tier(space, lb, idx, threshold, full)
+
+
+def _full_tier(
+    space: Space, lb: FloatArray, idx: Any, threshold: float, full: _FullTier | None
+) -> None:
+    """The full tier of the groups ``idx`` (in place), counted in ``full`` (:func:`_refine`)."""
     if idx.shape[0]:
         bound = group_lower_bounds(space, idx, splits=SPLITS, threshold=threshold)
         if full is not None:

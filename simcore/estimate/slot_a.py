@@ -38,6 +38,7 @@ class AHops(NamedTuple):
     reads_al: Any
     rel_af: Any
     rel_al: Any
+    rel_b_ka: Any
     rs_a: Any
     stay_a: Any
     stay_b: Any
@@ -45,7 +46,9 @@ class AHops(NamedTuple):
     wait_al: Any
 
 
-def tail_release(r: CoreRecords, read_end: Any, q: Any, steps: Any) -> Any:
+def tail_release(
+    r: CoreRecords, read_end: Any, q: Any, steps: Any, idx: np.ndarray | None = None
+) -> Any:
     """When a K-tail chunk of ``steps`` steps is released, from its arrival (a lower bound).
 
     Its slot is released when the K-tail step's MMAD starts: after that step's B read, which
@@ -58,14 +61,20 @@ def tail_release(r: CoreRecords, read_end: Any, q: Any, steps: Any) -> Any:
         read_end: The chunk's last A read's end from its arrival (before the step's B read).
         q: The full chunks' release, ``r -> cycles`` (``qa`` or ``qb``).
         steps: The chunk's steps (>= 1).
+        idx: Where given, ``read_end``, ``q`` and ``steps`` are of the candidates ``idx`` only
+            (``q`` the full chunks' ``.sub(idx)``), and so is the result.
 
     Returns:
         ``max(max(read_end, wb x before) + lb_kt, before)``, ``before`` the MMAD before's end
         (0 for a one-step chunk), ``wb`` whether L0B has one buffer (or L0A).
     """
     avg = r.avg
-    before = (steps >= 2) * (q(np.maximum(steps - 1, 1)) + avg.mm)
-    return np.maximum(np.maximum(read_end, r.g.wb * before) + avg.lb_kt, before)
+    mm, wb, lb_kt = avg.mm, r.g.wb, avg.lb_kt
+    if idx is not None:
+        mm, wb, lb_kt = _sub(mm, idx), _sub(wb, idx), _sub(lb_kt, idx)
+    # (``q`` gives its one-step value at r <= 1 as at 1, so ``steps - 1`` needs no clamp.)
+    before = (steps >= 2) * (q(steps - 1) + mm)
+    return np.maximum(np.maximum(read_end, wb * before) + lb_kt, before)
 
 
 def a_hops(
@@ -184,7 +193,8 @@ def a_hops(
     # (Where the last B chunk inside is B's K-tail chunk, its shorter copy.)
     b_in_l = np.where(ka_div, lg.b_next_in_l, lg.b_next_l)
     b_chain_in = n_in1 * b_in + ((n_in1 >= 1) & (n_in1 >= ch.kc_b - 1)) * (b_in_l - b_in)
-    in_reads = np.maximum(b_chain_in + qb(r_in), qb(step_ka)) - rel_af
+    rel_b_ka = qb(step_ka)  # (also read by the MTE2 gap and the staged cycle)
+    in_reads = np.maximum(b_chain_in + qb(r_in), rel_b_ka) - rel_af
     gain_f = np.maximum(b_leg_f + in_reads, zero)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
@@ -248,6 +258,7 @@ def a_hops(
         reads_al=reads_al,
         rel_af=rel_af,
         rel_al=rel_al,
+        rel_b_ka=rel_b_ka,
         rs_a=rs_a,
         stay_a=stay_a,
         stay_b=stay_b,
@@ -476,17 +487,23 @@ def a_one_slot_holds(
         # is left out: in a pass that reloads B its copy queues behind the copy of the B
         # chunk at the A chunk's start, which ``gain_l`` prices apart.)
         off = has_b & (fb <= b_last_start) & (b_last_start <= k_iter - 2)
-        steps_off = np.maximum(k_iter - b_last_start, 2)
-        rel_off = tail_release(r, np.maximum(rab(steps_off) - la + la_kt, zero), qb, steps_off)
         idx = np.flatnonzero(off)
         if idx.size:
             bls, sk_b = _sub(b_last_start, idx), _sub(step_kb, idx)
+            steps_off = np.maximum(_sub(k_iter, idx) - bls, 2)
+            rel_off = tail_release(
+                r,
+                np.maximum(rab.sub(idx)(steps_off) - _sub(la, idx) + _sub(la_kt, idx), 0.0),
+                qb.sub(idx),
+                steps_off,
+                idx,
+            )
             n_off = np.floor((bls - _sub(fb, idx)) / sk_b) + 1
             hop_off = (
                 _sub(wait_al, idx)
                 + np.maximum(n_off - 1, 0) * _sub(b_next, idx)
                 + _sub(b_leg_lc, idx)
-                + _sub(rel_off, idx)
+                + rel_off
                 + _sub(stay_a, idx)
             )
             h_l = _sub(hop_l, idx)

@@ -41,14 +41,18 @@ def _hops_behind_staged_a(
     waits: tuple[Any, Any],
     hop_f: Any,
     hop_l: Any,
+    reads_al: Any,
 ) -> tuple[Any, Any]:
-    """B's one-slot hops where A is staged in chunks that tile B's (full and last B chunk)."""
+    """B's one-slot hops where A is staged in chunks that tile B's (full and last B chunk).
+
+    ``reads_al`` is A's last read of its K-tail chunk from its arrival (:class:`AHops`).
+    """
     wait_bf, wait_bl = waits
     a_full, a_last = lg.a_full, lg.a_last
     single_b, has_b, step_ka, step_kb = ch.single_b, ch.has_b, ch.step_ka, ch.step_kb
-    passes_a, co_frac_ab, r_last_a, r_last_b = ch.passes_a, ch.co_frac_ab, ch.r_last_a, ch.r_last_b
+    passes_a, co_frac_ab, r_last_b = ch.passes_a, ch.co_frac_ab, ch.r_last_b
     blocks = g.blocks
-    ra, la, la_kt, lb_kt = avg.ra, avg.la, avg.la_kt, avg.lb_kt
+    lb_kt = avg.lb_kt
     # A staged in chunks that tile B's: the A chunks starting after a B chunk's first
     # step have their GM->UB legs behind that B copy on MTE2, and B's last read of the
     # chunk follows A's read of its step on MTE1, so the next B copy waits for the A
@@ -83,7 +87,7 @@ def _hops_behind_staged_a(
             + np.maximum(n_l - 2.0, 0.0) * link
             + np.maximum(g_l, u_f) * (n_l > 1)
             + u_l
-            + _sub(ra(r_last_a) - la + la_kt, idx)
+            + _sub(reads_al, idx)
             + lbk
         )
         # (Only the share co_frac_ab of B's passes copies A.)
@@ -153,7 +157,8 @@ def b_hops(
     # (The K-tail step's MMAD also waits for the MMAD before it.)
     rel_bl = reads_bl
     if not floor:
-        rel_bl = np.maximum(reads_bl, (r_last_b >= 2) * (qb(np.maximum(r_last_b - 1, 1)) + mm))
+        # (``qb`` gives its one-step value at r <= 1 as at 1: ``r_last_b - 1`` needs no clamp.)
+        rel_bl = np.maximum(reads_bl, (r_last_b >= 2) * (qb(r_last_b - 1) + mm))
     hop_l = wait_bl + rel_bl + stay_b
     # B's chain without what A adds: the single-slot hops below are >= these (each is the wait
     # plus a max with, or an average of maxes with, reads_bf = rb_kb + stay_b).
@@ -266,7 +271,9 @@ def b_hops(
         )
         hop_l = np.where(single_b, hop_l_one, hop_l)
         if via_a and not floor:
-            hop_f, hop_l = _hops_behind_staged_a(g, avg, ch, lg, (wait_bf, wait_bl), hop_f, hop_l)
+            hop_f, hop_l = _hops_behind_staged_a(
+                g, avg, ch, lg, (wait_bf, wait_bl), hop_f, hop_l, ah.reads_al
+            )
     return BHops(
         hop_f=hop_f,
         hop_l=hop_l,

@@ -47,7 +47,12 @@ class AHops(NamedTuple):
 
 
 def tail_release(
-    r: CoreRecords, read_end: Any, q: Any, steps: Any, idx: np.ndarray | None = None
+    r: CoreRecords,
+    read_end: Any,
+    q: Any,
+    steps: Any,
+    idx: np.ndarray | None = None,
+    before_steps: tuple[Any, Any] | None = None,
 ) -> Any:
     """When a K-tail chunk of ``steps`` steps is released, from its arrival (a lower bound).
 
@@ -63,6 +68,8 @@ def tail_release(
         steps: The chunk's steps (>= 1).
         idx: Where given, ``read_end``, ``q`` and ``steps`` are of the candidates ``idx`` only
             (``q`` the full chunks' ``.sub(idx)``), and so is the result.
+        before_steps: ``(steps >= 2, steps - 1)`` where the caller has them (two chunks of
+            the same steps).
 
     Returns:
         ``max(max(read_end, wb x before) + lb_kt, before)``, ``before`` the MMAD before's end
@@ -73,7 +80,8 @@ def tail_release(
     if idx is not None:
         mm, wb, lb_kt = _sub(mm, idx), _sub(wb, idx), _sub(lb_kt, idx)
     # (``q`` gives its one-step value at r <= 1 as at 1, so ``steps - 1`` needs no clamp.)
-    before = (steps >= 2) * (q(steps - 1) + mm)
+    many, steps_1 = before_steps if before_steps is not None else (steps >= 2, steps - 1)
+    before = many * (q(steps_1) + mm)
     return np.maximum(np.maximum(read_end, wb * before) + lb_kt, before)
 
 
@@ -118,7 +126,9 @@ def a_hops(
     # The slots' releases: the MMAD start of the chunk's last step (the floors keep the reads'
     # ends: the lag is not monotone in the L0 flags).
     rel_af = reads_af if floor else qa(step_ka)
-    rel_al = reads_al if floor else tail_release(r, reads_al, qa, r_last_a)
+    # (The K-tail chunks' steps before the last, shared by A's and B's releases below.)
+    tail_a = (r_last_a >= 2, r_last_a - 1)
+    rel_al = reads_al if floor else tail_release(r, reads_al, qa, r_last_a, None, tail_a)
     # A chunk that several blocks read before its slot is reused (an operand that stays for
     # a group of blocks) is read last in the last of them: the hop spans their compute too.
     # (Each block takes its step chain; the drain chain holds the MMADs back by at most dbL0C
@@ -200,7 +210,9 @@ def a_hops(
     b_at_last = a_last_start == b_last_start
     b_leg_l = np.where(b_at_last, b_leg_lc, b_leg_f)
     # (A's last read from B's arrival is after it: 0 where the chunk's only read precedes B's.)
-    rel_bl = tail_release(r, np.maximum(rab(r_last_a) - la + la_kt, zero), qb, r_last_a)
+    rel_bl = tail_release(
+        r, np.maximum(rab(r_last_a) - la + la_kt, zero), qb, r_last_a, None, tail_a
+    )
     gain_l = np.maximum(b_leg_l + rel_bl - rel_al, zero)
     # A full A chunk that starts with B's last (K-tail) chunk: that shorter B copy is the one
     # behind it (B chunks at least as long as A's, so the shared boundaries are exact).

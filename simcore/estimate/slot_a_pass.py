@@ -95,6 +95,8 @@ def a_pass_cycles(
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
     # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
     d_a0 = a_last[0] - a_full[0] if not (via_a and via_b) else 0.0
+    # (The pass's first A copy and B's leg after it: the same to the read and to the release.)
+    w_first = np.where(a_many, wait_af, wait_al) + b_leg_f
 
     def w_pass_of(to_release: bool) -> Any:
         # To the last A read: B boundaries <= k - 2, less one; to the pass's release (the
@@ -111,8 +113,7 @@ def a_pass_cycles(
         else:
             last_w = rab(steps_w) - la + la_kt
         w = (
-            np.where(a_many, wait_af, wait_al)
-            + b_leg_f
+            w_first
             + n_star1 * b_nx
             + ((n_star1 == km1_b) & (n_star1 > 0)) * (b_nx_l - b_nx)
             + last_w

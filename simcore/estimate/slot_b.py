@@ -140,7 +140,8 @@ def b_hops(
     r_last_b = r.ch.r_last_b
     hop_f = wait_bf + rel_bf + stay_b
     # (rb(r - 1) at r = 1 is its one-read value, dropped by the select: no clip needed.)
-    reads_bl = np.where(r_last_b <= 1, lb_kt, rb(r_last_b - 1) + per_kt)
+    r_last_b1 = r_last_b - 1  # (shared by the reads and the release below)
+    reads_bl = np.where(r_last_b <= 1, lb_kt, rb(r_last_b1) + per_kt)
     if not fix:
         # A block of two steps in one B chunk, both L0 buffers doubled: the K-tail step's reads
         # wait for the MMAD two steps back, the block before's first (the copy, after that
@@ -158,7 +159,7 @@ def b_hops(
     rel_bl = reads_bl
     if not floor:
         # (``qb`` gives its one-step value at r <= 1 as at 1: ``r_last_b - 1`` needs no clamp.)
-        rel_bl = np.maximum(reads_bl, (r_last_b >= 2) * (qb(r_last_b - 1) + mm))
+        rel_bl = np.maximum(reads_bl, (r_last_b >= 2) * (qb(r_last_b1) + mm))
     hop_l = wait_bl + rel_bl + stay_b
     # B's chain without what A adds: the single-slot hops below are >= these (each is the wait
     # plus a max with, or an average of maxes with, reads_bf = rb_kb + stay_b).

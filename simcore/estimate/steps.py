@@ -143,32 +143,57 @@ _RAMP = 2.0**110
 
 
 class RampCuts:
-    """The cut-offs of :func:`_linear_after` for the arguments passed last, shared by its functions.
+    """What the restart functions of one block share: cut-offs, products, gathered subsets.
 
-    The restart functions of one block (``ra``, ``rb``, ``rab``, ``qa``, ``qb``) are often called
-    with the same array (``stepKa``, the last chunks' steps, ...): its two cuts, three array
-    operations, are made once. An entry holds a weak reference to its argument, so an argument
-    freed since (whose ``id`` a new array may take) is never matched; the arguments are never
-    written in place.
+    The functions of one block (``ra``, ``rb``, ``rab``, ``qa``, ``qb``) are often called with
+    the same array (``stepKa``, the last chunks' steps, ...): its two cuts and its product with
+    the step period (which they all take), four array operations, are made once. Their
+    ``.sub(idx)`` functions on one subset share it likewise, and gather each array they have
+    in common (the period, a first read) once. An entry holds a weak reference to its argument,
+    so an argument freed since (whose ``id`` a new array may take) is never matched; the
+    arguments are never written in place.
     """
 
-    __slots__ = ("_recent",)
+    __slots__ = ("_gathered", "_idx", "_recent", "_subs")
 
-    def __init__(self) -> None:
-        self._recent: list[tuple[Any, Any, Any]] = []
+    def __init__(self, idx: np.ndarray | None = None) -> None:
+        self._recent: list[tuple[Any, Any, Any, Any, Any]] = []
+        self._subs: list[tuple[Any, RampCuts]] = []
+        self._gathered: dict[int, tuple[Any, Any]] = {}
+        self._idx = idx
 
-    def of(self, r: Any) -> tuple[Any, Any]:
-        """The cuts below r = 2 and r = 3: ``r x ramp - 1.5 ramp``, ``r x ramp - 2.5 ramp``."""
-        for ref, cut_2, cut_3 in self._recent:
-            if ref() is r:
-                return cut_2, cut_3
+    def of(self, r: Any, pp: Any) -> tuple[Any, Any, Any]:
+        """The cuts below r = 2 and r = 3 (``r x ramp - 1.5 / 2.5 ramp``) and ``r x pp``."""
+        for ref, pp_e, cut_2, cut_3, r_pp in self._recent:
+            if pp_e is pp and ref() is r:
+                return cut_2, cut_3, r_pp
         rr = r * _RAMP
-        cut_2, cut_3 = rr - 1.5 * _RAMP, rr - 2.5 * _RAMP
+        cut_2, cut_3, r_pp = rr - 1.5 * _RAMP, rr - 2.5 * _RAMP, r * pp
         if isinstance(r, np.ndarray):
             # (The last four: the repeats come close together.)
-            self._recent.append((weakref.ref(r), cut_2, cut_3))
+            self._recent.append((weakref.ref(r), pp, cut_2, cut_3, r_pp))
             del self._recent[:-4]
-        return cut_2, cut_3
+        return cut_2, cut_3, r_pp
+
+    def sub(self, idx: np.ndarray) -> RampCuts:
+        """The shared values of the functions' ``.sub(idx)`` (one per subset: the last two)."""
+        for ref, child in self._subs:
+            if ref() is idx:
+                return child
+        child = RampCuts(idx)
+        self._subs.append((weakref.ref(idx), child))
+        del self._subs[:-2]
+        return child
+
+    def take(self, x: Any) -> Any:
+        """``x`` at this subset's candidates (gathered once per array)."""
+        assert self._idx is not None
+        hit = self._gathered.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        out = _sub(x, self._idx)
+        self._gathered[id(x)] = (x, out)  # (``x`` held: its id stays its own)
+        return out
 
 
 def _linear_after(t0: Any, t1: Any, c2: Any, pp: Any, cuts: RampCuts | None = None) -> Any:
@@ -189,12 +214,13 @@ def _linear_after(t0: Any, t1: Any, c2: Any, pp: Any, cuts: RampCuts | None = No
         # largest of t0, of t1 cut off below r = 2 and of the linear part cut off below r = 3,
         # the cuts by a ramp (exact: integer multiples of 2**109): four min / max instead of
         # two np.where and their two comparisons, about half the instructions.
-        cut_2, cut_3 = own.of(r)
-        return np.maximum(np.maximum(t0, np.minimum(t1, cut_2)), np.minimum(c2 + r * pp, cut_3))
+        cut_2, cut_3, r_pp = own.of(r, pp)
+        return np.maximum(np.maximum(t0, np.minimum(t1, cut_2)), np.minimum(c2 + r_pp, cut_3))
 
     def sub(idx: np.ndarray) -> Any:
         # The same function on the candidates ``idx`` only.
-        return _linear_after(*(_sub(x, idx) for x in (t0, t1, c2, pp)))
+        child = own.sub(idx)
+        return _linear_after(child.take(t0), child.take(t1), child.take(c2), child.take(pp), child)
 
     times.sub = sub  # type: ignore[attr-defined]
     return times

@@ -458,8 +458,9 @@ def a_one_slot_holds(
                     # waits for the B read of that step, B's release from its arrival.)
                     # (Less what ``pipe_in`` priced for that B copy: its copy and B read.)
                     lb_i = np.where(mm_i == kcb_s - 1, _sub(avg.lb_kt, i_1), _sub(avg.lb, i_1))
+                    # (qa_s and qb_s take r <= 1 as 1; o_i = 0 is masked by ok_i.)
                     d_i = (
-                        qa_s(np.maximum(o_i, 1)) + b_i + qb_s(np.maximum(sa_1 - o_i, 1))
+                        qa_s(o_i) + b_i + qb_s(sa_1 - o_i)
                         - rf_1 - np.maximum(b_i + lb_i - rf_1, 0.0)
                     )  # fmt: skip
                     ok_i = (s_i < als[one]) & (o_i > 0) & (mm_i < kcb_s)
@@ -519,7 +520,9 @@ def a_one_slot_holds(
                 + _sub(stay_a, idx)
             )
             h_l = _sub(hop_l, idx)
-            hop_l = np.array(np.broadcast_to(hop_l, off.shape), dtype=np.float64)
+            # (Copied where it is still A's hop; the one-slot select above is this function's.)
+            if hop_l is ah.hop_l or np.shape(hop_l) != off.shape:
+                hop_l = np.array(np.broadcast_to(hop_l, off.shape), dtype=np.float64)
             hop_l[idx] = h_l + _sub(co_frac, idx) * np.maximum(hop_off - h_l, 0.0)
     if floor:
         # The gains are differences of read times (not monotone in the L0 flags) and >= 0.

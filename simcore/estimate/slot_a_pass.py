@@ -189,7 +189,8 @@ def _thru_own_copy(r: CoreRecords, thru_k: Any, released: Any, d_a0: Any) -> Any
         + n_b * lg.b_full[0]
         + (n_b >= kc_b) * (lg.b_last[0] - lg.b_full[0])
     )
-    steps = np.maximum(thru_k - a_start, 1)
+    # (The functions take r <= 1 as 1, and so does tail_release.)
+    steps = thru_k - a_start
     return copies + released(r.avg.ra(steps), r.avg.qa, steps)
 
 

@@ -201,7 +201,7 @@ def b_hops(
         )  # fmt: skip
         # (Released at the MMAD start of that step: after B's read of it, in the floors that
         # A read's end.)
-        steps_a = np.maximum(step_ka - b_last_start, 1)
+        steps_a = step_ka - b_last_start  # (rb and qb take r <= 1 as 1)
         wait_a = a_fixed * np.maximum(rb(steps_a) - lb if floor else qb(steps_a), zero)
         if not via_a:
             a_next = a_next + wait_a
@@ -233,12 +233,13 @@ def b_hops(
             o_i = s_i - np.floor(s_i / sk_b) * sk_b
             a_i = np.where(kc_s - 1 == ii, al0, af0)
             # (To B's release, the MMAD start of the B chunk's last step: A's from its arrival.)
-            d_i = np.maximum(rbf, a_i + qa_s(np.maximum(sk_b - o_i, 1)))
+            d_i = np.maximum(rbf, a_i + qa_s(sk_b - o_i))
             d_sum = (((s_i <= bls) & (o_i > 0)) * np.maximum(d_i - np.maximum(rbf, a_i), 0.0)).sum(
                 axis=0
             )
             d_sum = d_sum * (1.0 + np.maximum(naf - n_s, 0) / np.clip(naf, 1, n_s))
-            sum_with = np.array(sum_with, dtype=np.float64)
+            # (A fresh array of this function's: raised in place, not copied.)
+            sum_with = np.asarray(sum_with, dtype=np.float64)
             sum_with[idx] += _sub(co_frac_ab, idx) * d_sum
         hop_one = wait_bf + (sum_with + (kc_b1 - n_with) * reads_bf) / kc_b1_n
         hop_many = wait_bf + reads_bf + co_frac_ab * np.maximum(mte2_f - reads_bf, zero)

@@ -8,6 +8,8 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
+from simcore.estimate.arrays import select as _select
+from simcore.estimate.arrays import select_bits as _select_bits
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.copies import leg_after_a
 from simcore.estimate.records import CoreRecords
@@ -193,7 +195,9 @@ def a_hops(
     r_in = step_ka - n_in1 * step_kb
     # (B's reads between its copies count where its chunks tile the A chunk.)
     ka_div, kb_short = ch.ka_div, ch.kb_short
-    b_in = np.where(ka_div, b_next_in, b_next)
+    # (Bit selects, one mask per condition: see arrays.select.)
+    div_bits = _select_bits(ka_div)
+    b_in = _select(ka_div, b_next_in, b_next, div_bits)
     # (The B chunk at the A chunk's start holds all of its reads back too: the larger of the
     # two chains through the first and the last B chunk inside.)
     # (To the A chunk's release: the MMAD start of its last step, which B's read of that step
@@ -201,14 +205,15 @@ def a_hops(
     # for the B read of its step too.)
     rab_ka = rab(step_ka)
     # (Where the last B chunk inside is B's K-tail chunk, its shorter copy.)
-    b_in_l = np.where(ka_div, lg.b_next_in_l, lg.b_next_l)
+    b_in_l = _select(ka_div, lg.b_next_in_l, lg.b_next_l, div_bits)
     b_chain_in = n_in1 * b_in + ((n_in1 >= 1) & (n_in1 >= ch.kc_b - 1)) * (b_in_l - b_in)
     rel_b_ka = qb(step_ka)  # (also read by the MTE2 gap and the staged cycle)
     in_reads = np.maximum(b_chain_in + qb(r_in), rel_b_ka) - rel_af
     gain_f = np.maximum(b_leg_f + in_reads, zero)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
-    b_leg_l = np.where(b_at_last, b_leg_lc, b_leg_f)
+    at_last_bits = _select_bits(b_at_last)
+    b_leg_l = _select(b_at_last, b_leg_lc, b_leg_f, at_last_bits)
     # (A's last read from B's arrival is after it: 0 where the chunk's only read precedes B's.)
     rel_bl = tail_release(
         r, np.maximum(rab(r_last_a) - la + la_kt, zero), qb, r_last_a, None, tail_a
@@ -219,7 +224,7 @@ def a_hops(
     b_tail_co = b_many & ~kb_short & _divides(b_last_start, step_ka) & ~b_at_last & has_b
     gain_fl = np.maximum(b_leg_lc + in_reads, zero)
     if not via_a:
-        g_b_l = np.where(b_at_last, b_last[0], b_first[0])
+        g_b_l = _select(b_at_last, b_last[0], b_first[0], at_last_bits)
         gain_f = np.maximum(gain_f, single_af * (b_first[0] - rel_af))
         gain_fl = np.maximum(gain_fl, single_af * (b_last[0] - rel_af))
         # One-step A chunks in one slot: the A read of the step after a B boundary queues on
@@ -248,8 +253,8 @@ def a_hops(
         # (The hop with the gain ``extra`` adds for the B copy issued with the last A copy is
         # ``wait + max(reads + gain, ahead)``: the slice ahead on MTE2 overlaps that B copy.)
         g_ahead = 0.0 if floor else co_frac * last_co * gain_l
-        hop_l = np.where(single_a, wait_al + np.maximum(rs_a, ahead - g_ahead), hop_l)
-    full_co = np.where(kb_short, km1_a, co_steps - last_co) * has_b
+        hop_l = _select(single_a, wait_al + np.maximum(rs_a, ahead - g_ahead), hop_l)
+    full_co = _select(kb_short, km1_a, co_steps - last_co) * has_b
     extra = co_frac * (full_co * gain_f + b_tail_co * (gain_fl - gain_f) + last_co * gain_l)
     return AHops(
         b_later=b_later,
@@ -488,7 +493,7 @@ def a_one_slot_holds(
         g_l = 0.0 if floor else last_co * gain_l
         rs_bias = np.maximum(rs_a, bias_cyc if problem.bias else zero)
         hop_l_co = wait_al + co_frac * np.maximum(rs_a, ahead_all - g_l) + co_rest * rs_bias
-        hop_l = np.where(single_a, np.maximum(hop_l, hop_l_co), hop_l)
+        hop_l = _select(single_a, np.maximum(hop_l, hop_l_co), hop_l)
     if not floor:
         # B chunks that start inside the last A chunk, after its first step and before its last
         # one (B's last chunk among them): their copies follow the A copy (MTE2 order, or the

@@ -83,3 +83,47 @@ def _is_float_array(a: Any) -> bool:
 def align_up(a: Num, b: Num) -> Num:
     """Rounds ``a`` up to a multiple of ``b`` (ints or integer arrays)."""
     return ceil_div(a, b) * b
+
+
+#: Shortest condition :func:`select` takes through the bit operations.
+_SELECT_MIN_SIZE = 2048
+
+
+def select_bits(cond: Any) -> Any:
+    """The mask of :func:`select` for a boolean array ``cond``: every bit set where it holds.
+
+    None where ``cond`` is not a boolean array (:func:`select` then falls back to ``np.where``).
+    """
+    if not isinstance(cond, np.ndarray) or cond.dtype != np.bool_:
+        return None
+    return np.negative(cond.view(np.int8), dtype=np.int64)
+
+
+def select(cond: Any, x: Any, y: Any, bits: Any = None) -> Any:
+    """``np.where(cond, x, y)``, bit for bit, as integer bit operations on float64 arrays.
+
+    ``np.where`` branches per element (about 10 instructions per element under callgrind, 8x
+    an addition); ``y ^ ((x ^ y) & mask)`` on the floats' bits takes three vectorized passes
+    and picks the same bits. ``bits`` (:func:`select_bits` of ``cond``) shares the mask between
+    the selects of one condition; without it the mask is made here (an integer cast and a
+    negation, still fewer instructions than the ``np.where``). Falls back to ``np.where``
+    where an operand is not float64 or neither has the condition's shape (the floors' integer
+    fields, scalars), and on short arrays (its four numpy calls cost more than they save).
+    """
+    xa, ya = np.asarray(x), np.asarray(y)
+    if (
+        not isinstance(cond, np.ndarray)
+        or cond.size < _SELECT_MIN_SIZE
+        or cond.dtype != np.bool_
+        or xa.dtype != np.float64
+        or ya.dtype != np.float64
+        or (xa.shape != cond.shape and ya.shape != cond.shape)
+        or xa.shape not in ((), cond.shape)
+        or ya.shape not in ((), cond.shape)
+    ):
+        return np.where(cond, x, y)
+    yi = ya.view(np.int64)
+    out = np.bitwise_xor(xa.view(np.int64), yi)
+    np.bitwise_and(out, select_bits(cond) if bits is None else bits, out=out)
+    np.bitwise_xor(out, yi, out=out)
+    return out.view(np.float64)

@@ -11,10 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from simcore.pipeline.arith import select, select_bits
-
-__all__ = ["NEVER", "cdiv", "divides", "raise_at", "select", "select_bits", "sub"]
-
 #: A path length that never wins a maximum (finite, so that multiplying it by 0 stays 0).
 NEVER = -1e30
 
@@ -60,3 +56,42 @@ def divides(a: Any, b: Any) -> Any:
     rounding of a float64), and several times cheaper than numpy's float or integer modulo.
     """
     return np.floor(a / b) * b == a
+
+
+def select_bits(cond: Any) -> Any:
+    """The mask of :func:`select` for a boolean array ``cond``: every bit set where it holds.
+
+    None where ``cond`` is not a boolean array (:func:`select` then falls back to ``np.where``).
+    """
+    if not isinstance(cond, np.ndarray) or cond.dtype != np.bool_:
+        return None
+    return np.negative(cond.view(np.int8), dtype=np.int64)
+
+
+def select(cond: Any, x: Any, y: Any, bits: Any = None) -> Any:
+    """``np.where(cond, x, y)``, bit for bit, as integer bit operations on float64 arrays.
+
+    ``np.where`` branches per element (about 10 instructions per element under callgrind, 8x
+    an addition); ``y ^ ((x ^ y) & mask)`` on the floats' bits takes three vectorized passes
+    and picks the same bits. ``bits`` (:func:`select_bits` of ``cond``) shares the mask between
+    the selects of one condition; without it the mask is made here (an integer cast and a
+    negation, still fewer instructions than the ``np.where``). Falls back to ``np.where``
+    where an operand is not float64 or neither has the condition's shape (the floors' integer
+    fields, scalars).
+    """
+    xa, ya = np.asarray(x), np.asarray(y)
+    if (
+        not isinstance(cond, np.ndarray)
+        or cond.dtype != np.bool_
+        or xa.dtype != np.float64
+        or ya.dtype != np.float64
+        or (xa.shape != cond.shape and ya.shape != cond.shape)
+        or xa.shape not in ((), cond.shape)
+        or ya.shape not in ((), cond.shape)
+    ):
+        return np.where(cond, x, y)
+    yi = ya.view(np.int64)
+    out = np.bitwise_xor(xa.view(np.int64), yi)
+    np.bitwise_and(out, select_bits(cond) if bits is None else bits, out=out)
+    np.bitwise_xor(out, yi, out=out)
+    return out.view(np.float64)

@@ -50,7 +50,6 @@ from typing import Any
 import numpy as np
 
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.arith import select as _select
 from simcore.pipeline.busy import compute_busy, drain_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.traffic import (
@@ -146,7 +145,7 @@ def ub_operand_floor_arrays(
             work[on_vector] = fixed
             part = _floor_parts(c, problem, core, is_a, fixed.rows)
             floor = _combine(part.pipes, part.makespan)
-            best = np.minimum(best, _select(reachable, floor, np.inf))
+            best = np.minimum(best, np.where(reachable, floor, np.inf))
             if parts:
                 by_path.append(dataclasses.replace(part, on_vector=on_vector, reach=reachable))
         if parts:
@@ -226,7 +225,7 @@ def ub_pair_floor_us(
                 makespan = v_in + np.maximum(g_ub, u_in) + _take(after, ia)
                 resource = np.maximum(makespan, resource)
             value = np.minimum(resource, sequential)
-            best = np.minimum(best, _select(reach, value, np.inf))
+            best = np.minimum(best, np.where(reach, value, np.inf))
     cycles = np.broadcast_to(best, np.shape(ia)) * (1.0 - _ROUNDING)
     return kernel_us(preset, cycles / preset.clock_mhz)
 
@@ -392,7 +391,7 @@ def _fixed_work(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...
     cube, mte1 = compute_busy(c, k, rows, cols, bm, bn, bk)
     drain_fix, drain_v, drain_m3, dr_last = drain_busy(c, rows, cols, bm, bn, cap)
     # The typical block of the estimator: the tail when the core has a single one.
-    r1 = _select(m_iter == 1, rm_t, bm)
-    c1 = _select(n_iter == 1, cn_t, bn)
+    r1 = np.where(m_iter == 1, rm_t, bm)
+    c1 = np.where(n_iter == 1, cn_t, bn)
     step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + c.mmad_cycles(r1, c1, bk)
     return cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1

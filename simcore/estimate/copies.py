@@ -17,7 +17,6 @@ import numpy as np
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.grid import BlockTypes, Grid
-from simcore.pipeline.arith import select as _select
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.traffic import operand_traffic, slots
 from simcore.pipeline.transfer import (
@@ -157,7 +156,7 @@ def chunking(
     ka_div = _divides(step_ka, step_kb)
     kb_short = step_kb < step_ka
     # (single_* and streamed_* as 0 / 1 too: each weighs several products, and a bool x float
-    # product costs about three times a float one; ``x * st_a`` is ``_select(streamed_a, x,
+    # product costs about three times a float one; ``x * st_a`` is ``np.where(streamed_a, x,
     # 0.0)`` for a finite x, about a seventh of its instructions.)
     return Chunking(
         step_ka=step_ka, step_kb=step_kb, slots_a=slots_a, slots_b=slots_b, loads_a=loads_a,
@@ -435,9 +434,9 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     b_many = ch.b_many
     b_first: Legs
     if via_b:
-        b_first = tuple(_select(b_many, x, y) for x, y in zip(b_full, b_last, strict=True))
+        b_first = tuple(np.where(b_many, x, y) for x, y in zip(b_full, b_last, strict=True))
     else:
-        b_first = (_select(b_many, b_full[0], b_last[0]), 0.0, 0.0)
+        b_first = (np.where(b_many, b_full[0], b_last[0]), 0.0, 0.0)
     # A further B copy queued behind the previous one (MTE2 order, or the UB staging chain).
     b_next = (np.maximum(b_full[0], b_full[2]) + b_full[1]) if via_b else b_full[0]
     b_next_l = (np.maximum(b_last[0], b_full[2]) + b_last[1]) if via_b else b_last[0]
@@ -448,7 +447,7 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     # (``max(b_next, b_slot x single)`` is the select: b_next, a copy's cycles, is >= 0.)
     return ChunkLegs(
         a_full=a_full, a_last=a_last, b_full=b_full, b_last=b_last, b_first=b_first,
-        a_first0=_select(ch.a_many, a_full[0], a_last[0]),
+        a_first0=np.where(ch.a_many, a_full[0], a_last[0]),
         b_leg_f=leg_after_a(via_a, via_b, b_first), b_leg_lc=leg_after_a(via_a, via_b, b_last),
         b_next=b_next, b_next_l=b_next_l,
         b_next_in=np.maximum(b_next, b_slot_f * ch.single_bf),

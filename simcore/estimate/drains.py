@@ -18,7 +18,6 @@ from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
 from simcore.hardware.dtypes import FRACTAL_ROWS
-from simcore.pipeline.arith import select as _select
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.transfer import first_last_legs
 
@@ -102,7 +101,7 @@ def _in_order(
 ) -> Callable[[int, int], tuple[Any, Any, Any]]:
     """The block types by (inner type, outer type) in the iterate order, each selected once.
 
-    (The chains below meet some types several times; each selection is three selects.)
+    (The chains below meet some types several times; each selection is three ``np.where``.)
     """
     got: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
 
@@ -111,7 +110,7 @@ def _in_order(
         if hit is None:
             x = blk_types[(inner_t, outer_t)]
             y = blk_types[(outer_t, inner_t)]
-            a0, a1, a2 = (_select(order0, a, b) for a, b in zip(x, y, strict=True))
+            a0, a1, a2 = (np.where(order0, a, b) for a, b in zip(x, y, strict=True))
             hit = (a0, a1, a2)
             got[(inner_t, outer_t)] = hit
         return hit
@@ -163,8 +162,8 @@ def c1_drain_chain(
     def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
         return np.maximum(cur[0] - normal, prev[2]) + cur[1]
 
-    i_full = _select(order0, m_iter, n_iter) - 1
-    o_full = _select(order0, n_iter, m_iter) - 1
+    i_full = np.where(order0, m_iter, n_iter) - 1
+    o_full = np.where(order0, n_iter, m_iter) - 1
     total: Any = 0.0
     for o, o_count in ((0, o_full), (1, 1.0)):
         ff, tf = get(0, o), get(1, o)
@@ -173,11 +172,11 @@ def c1_drain_chain(
         )
         # The first block of this outer row / column follows the last (tail) block of the
         # previous one, a full one (the tail one is the last).
-        first = tuple(_select(i_full >= 1, a, b) for a, b in zip(ff, tf, strict=True))
+        first = tuple(np.where(i_full >= 1, a, b) for a, b in zip(ff, tf, strict=True))
         n_pred = np.maximum(o_full - 1, 0) if o == 0 else (o_full >= 1)
         total = total + n_pred * step(first, get(1, 0))
-    fi = _select(i_full >= 1, 0, 1)
-    fo = _select(o_full >= 1, 0, 1)
+    fi = np.where(i_full >= 1, 0, 1)
+    fo = np.where(o_full >= 1, 0, 1)
     first_blk = [get(a, b) for a in (0, 1) for b in (0, 1)]
     pick = fi * 2 + fo
     span0 = np.choose(pick, [x[0] for x in first_blk]) + stall_cycles
@@ -205,14 +204,14 @@ def c1_chain_after_first_line(
 
     def get(inner_t: int, outer_t: Any) -> tuple[Any, Any, Any]:
         out = [in_order(inner_t, o) for o in (0, 1)]
-        return tuple(_select(outer_t == 0, a, b) for a, b in zip(*out, strict=True))
+        return tuple(np.where(outer_t == 0, a, b) for a, b in zip(*out, strict=True))
 
-    i_full = _select(order0, m_iter, n_iter) - 1
-    o_full = _select(order0, n_iter, m_iter) - 1
-    o_1 = _select(o_full >= 1, 0, 1)
+    i_full = np.where(order0, m_iter, n_iter) - 1
+    o_full = np.where(order0, n_iter, m_iter) - 1
+    o_1 = np.where(o_full >= 1, 0, 1)
     ff, tf = get(0, o_1), get(1, o_1)
-    fi = _select(i_full >= 1, 0, 1)
-    first = tuple(_select(fi == 0, a, b) for a, b in zip(ff, tf, strict=True))
+    fi = np.where(i_full >= 1, 0, 1)
+    first = tuple(np.where(fi == 0, a, b) for a, b in zip(ff, tf, strict=True))
 
     def step(cur: tuple[Any, Any, Any], prev: tuple[Any, Any, Any]) -> Any:
         return np.maximum(cur[0] - normal, prev[2]) + cur[1]
@@ -271,7 +270,7 @@ def c1_pass_start_extra(
 
     def first(outer_t: int) -> tuple[Any, Any, Any]:
         return tuple(
-            _select(one_block_lines, a, b)
+            np.where(one_block_lines, a, b)
             for a, b in zip(get(1, outer_t), get(0, outer_t), strict=True)
         )
 
@@ -318,7 +317,7 @@ def corner_drain(
         rows_inner = order == 0
         prev_col = (rows_inner & (m_iter >= 2)) | (~rows_inner & (n_iter == 1))
         d_prev = [
-            _select(prev_col, x, y)
+            np.where(prev_col, x, y)
             for x, y in zip(blk_types[(0, 1)], blk_types[(1, 0)], strict=True)
         ]
         drain_prev_cyc = d_prev[1] + d_prev[2]
@@ -380,12 +379,12 @@ def c1_pass_start(
         # same chain runs through B's copy: see :func:`c1_pass_start_extra`.)
         b_behind_a = outer_b & (kc_b == 1) & (slots_a == 1) & (passes_a >= blocks)
         idx = np.flatnonzero(
-            c1 & ((_select(outer_b, slots_b + kc_b, slots_a + kc_a) == 2) | b_behind_a)
+            c1 & ((np.where(outer_b, slots_b + kc_b, slots_a + kc_a) == 2) | b_behind_a)
         )
         if idx.size:
             ob = _sub(outer_b, idx)
-            i_n = _select(ob, _sub(m_iter, idx), _sub(n_iter, idx))
-            p_o = _select(ob, _sub(passes_b, idx), _sub(passes_a, idx))
+            i_n = np.where(ob, _sub(m_iter, idx), _sub(n_iter, idx))
+            p_o = np.where(ob, _sub(passes_b, idx), _sub(passes_a, idx))
             # (Lines of one block where B's pass spans several of them, with A behind.)
             keep = ((i_n >= 2) | (_sub(b_behind_a, idx) & (_sub(f["stepN"], idx) >= 2))) & (
                 p_o >= 2
@@ -402,21 +401,21 @@ def c1_pass_start(
             wait_a1 = _sub(a_last[2] if via_a else a_last[0], idx)
             wait_b1 = _sub(b_last[2] if via_b else b_last[0], idx)
             many_a, many_b = _sub(kc_a, idx) > 1, _sub(kc_b, idx) > 1
-            g_a0 = 0.0 if via_a else _select(many_a, _sub(a_full[0], idx), _sub(a_last[0], idx))
-            g_b0 = 0.0 if via_b else _select(many_b, _sub(b_full[0], idx), _sub(b_last[0], idx))
+            g_a0 = 0.0 if via_a else np.where(many_a, _sub(a_full[0], idx), _sub(a_last[0], idx))
+            g_b0 = 0.0 if via_b else np.where(many_b, _sub(b_full[0], idx), _sub(b_last[0], idx))
             la_s, lb_s = _sub(la, idx), _sub(lb, idx)
             # Copies from the last read on, the reads before the first MMAD, and what follows
             # the outer operand's last read in the block before (B's read, for A).
-            copies = _select(ob, a_again * g_a0 + wait_b1, wait_a1)
-            reads = _select(ob, lb_s, np.maximum(la_s, b_again * g_b0) + lb_s)
+            copies = np.where(ob, a_again * g_a0 + wait_b1, wait_a1)
+            reads = np.where(ob, lb_s, np.maximum(la_s, b_again * g_b0) + lb_s)
             # (Its own name: ``after`` is the MTE2 path's tail, used below.)
-            after_read = _select(ob, 0.0, _sub(lb_kt, idx))
+            after_read = np.where(ob, 0.0, _sub(lb_kt, idx))
             extra_c1 = c1_pass_start_extra(
                 {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()},
                 ob,
                 p_o - 1.0,
                 _sub(normal, idx) - stall_c1[np.searchsorted(idx_c1, idx)],
                 copies + reads - _sub(mm_kt, idx) - after_read,
-                _select(ob, _sub(m_iter, idx), _sub(n_iter, idx)) == 1,
+                np.where(ob, _sub(m_iter, idx), _sub(n_iter, idx)) == 1,
             )
             mk.raise_at(idx, _sub(c1_path, idx) + extra_c1, "c1_pass_start")

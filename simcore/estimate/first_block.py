@@ -13,7 +13,6 @@ from simcore.estimate.drains import (
     c1_chain_after_first_line,
 )
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.stalls import Stalls
@@ -102,8 +101,8 @@ def first_line(
         idx = np.flatnonzero(drain_total + m3_out > 0.5 * mk.value)
         if idx.size:
             ob, m_s, n_s = _sub(outer_b, idx), _sub(m_iter, idx), _sub(n_iter, idx)
-            i_s = _select(ob, m_s, n_s)
-            once = _select(
+            i_s = np.where(ob, m_s, n_s)
+            once = np.where(
                 ob,
                 _sub(passes_a, idx) < _cdiv(m_s, _sub(f["stepM"], idx)) + 0.5,
                 _sub(passes_b, idx) < _cdiv(n_s, _sub(f["stepN"], idx)) + 0.5,
@@ -111,25 +110,25 @@ def first_line(
             keep = once & (i_s >= 2)
             idx, ob, m_s, n_s, i_s = idx[keep], ob[keep], m_s[keep], n_s[keep], i_s[keep]
         if idx.size:
-            o_s = _select(ob, n_s, m_s)
+            o_s = np.where(ob, n_s, m_s)
             # The inner operand's whole panel; the outer one's first pass (every block's
             # share where it is streamed).
             ga_s, gb_s = _sub(ga, idx), _sub(gb, idx)
-            line_a = _select(
-                ob, ga_s, _select(_sub(streamed_a, idx), ga_s / o_s, _sub(a_pass, idx))
+            line_a = np.where(
+                ob, ga_s, np.where(_sub(streamed_a, idx), ga_s / o_s, _sub(a_pass, idx))
             )
-            line_b = _select(
-                ob, _select(_sub(streamed_b, idx), gb_s / o_s, _sub(b_pass, idx)), gb_s
+            line_b = np.where(
+                ob, np.where(_sub(streamed_b, idx), gb_s / o_s, _sub(b_pass, idx)), gb_s
             )
             # The line's blocks before its last: full inner blocks of the first outer line.
             bts = {key: tuple(_sub(x, idx) for x in v) for key, v in blk_types.items()}
             o_1 = o_s >= 2
             d_ff, d_ft = bts[(0, 0)], bts[(0, 1)]
             d_tf = bts[(1, 0)]
-            dr_0 = _select(
+            dr_0 = np.where(
                 ob,
-                _select(o_1, d_ff[1] + d_ff[2], d_ft[1] + d_ft[2]),
-                _select(o_1, d_ff[1] + d_ff[2], d_tf[1] + d_tf[2]),
+                np.where(o_1, d_ff[1] + d_ff[2], d_ft[1] + d_ft[2]),
+                np.where(o_1, d_ff[1] + d_ff[2], d_tf[1] + d_tf[2]),
             )
             line_end = (
                 _sub(bias_cyc, idx) * i_s + line_a + line_b + _sub(ub_tail, idx)
@@ -144,5 +143,5 @@ def first_line(
             c1_s = _sub(c1, idx)
             if np.any(c1_s):
                 after_c1 = c1_chain_after_first_line(bts, m_s, n_s, ob, _sub(normal, idx))
-                drains_after = _select(c1_s, np.maximum(drains_after, after_c1), drains_after)
+                drains_after = np.where(c1_s, np.maximum(drains_after, after_c1), drains_after)
             mk.raise_at(idx, line_end + drains_after, "first_line")

@@ -18,7 +18,6 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.hardware.dtypes import FRACTAL_ROWS
-from simcore.pipeline.arith import select as _select
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.mmad import mmad_k_cycles
 from simcore.pipeline.transfer import l1_to_l0_cycles
@@ -280,7 +279,7 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
         span_tail=span_bt[(1, 0)] + span_bt[(1, 1)],
         span_ctail=span_bt[(0, 1)] + span_bt[(1, 1)],
         span_corner=span_bt[(1, 1)],
-        span_seq=_select(seq_on, _total(seq_bt), span) if seq else 0.0,
+        span_seq=np.where(seq_on, _total(seq_bt), span) if seq else 0.0,
         cube=_total(cube_bt),
         mte1=mte1,
         drain_total=_total(drain_bt),

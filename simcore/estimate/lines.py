@@ -14,7 +14,6 @@ import numpy as np
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_a import AHops
@@ -67,7 +66,7 @@ def line_stay_path(
     behind = others - db_c
     enters = np.asarray(others >= db_c, dtype=np.float64)
     reads_wf, reads_wl = wait_f + reads_f, wait_l + reads_l
-    first_w = _select(many, wait_f, wait_l) + o_blk
+    first_w = np.where(many, wait_f, wait_l) + o_blk
     km = kc - 1
     path = start
     for t, count in ((0, n_out - 1), (1, 1.0)):
@@ -88,9 +87,9 @@ def line_stay_path(
         stay = np.maximum(held, behind_dr + enter)
         hop_f = reads_wf + stay
         hop_l = reads_wl + stay
-        per_pass = _select(
+        per_pass = np.where(
             full,
-            _select(many, np.maximum(hop_f, hop_l), hop_l),
+            np.where(many, np.maximum(hop_f, hop_l), hop_l),
             (km * hop_f + hop_l) / n_slots,
         )
         first = first_w + step_per - step_0 + stay
@@ -137,17 +136,17 @@ def line_phase_path(
         Cycles from the first MMAD start.
     """
     m_iter, n_iter = iters
-    i_n = _select(order0, m_iter, n_iter)
-    o_n = _select(order0, n_iter, m_iter)
+    i_n = np.where(order0, m_iter, n_iter)
+    o_n = np.where(order0, n_iter, m_iter)
     # Drains (both legs) and MMAD chains per block type; the full-full and tail-tail types
     # are the same in both orders, the other two swap.
     drain = {key: v[1] + v[2] for key, v in blk_types.items()}
     span = {key: v[0] for key, v in blk_types.items()}
     # The inner tail block of a full line, and the inner full block of the tail line.
-    d_x = _select(order0, drain[(1, 0)], drain[(0, 1)])
-    d_y = _select(order0, drain[(0, 1)], drain[(1, 0)])
-    s_x = _select(order0, span[(1, 0)], span[(0, 1)])
-    s_y = _select(order0, span[(0, 1)], span[(1, 0)])
+    d_x = np.where(order0, drain[(1, 0)], drain[(0, 1)])
+    d_y = np.where(order0, drain[(0, 1)], drain[(1, 0)])
+    s_x = np.where(order0, span[(1, 0)], span[(0, 1)])
+    s_y = np.where(order0, span[(0, 1)], span[(1, 0)])
     n_full = i_n - 1
     total: Any = 0.0
     for count, drains, spans in (
@@ -267,7 +266,7 @@ def line_stay(
                 rest = (ka_s > 1) * ((ka_s - 2) * _sub(a_full[0], idx) + _sub(a_last[0], idx))
                 o_on = (pb_s > bl_s - 0.5) & (sb_s == 1) & _sub(has_b, idx)
             else:
-                lead = _select(kc_a > 1, a_full[0], a_last[0])
+                lead = np.where(kc_a > 1, a_full[0], a_last[0])
                 legs = (wait_bf, rb_kb, wait_bl, reads_bl, bias_cyc + lead, 0.0)
                 kc_p, w_f, w_l = ka_s, _sub(wait_af, idx), _sub(wait_al, idx)
                 r_one, l_f, l_t = _sub(reads_al, idx), _sub(la, idx), _sub(la_kt, idx)
@@ -276,7 +275,7 @@ def line_stay(
             one = kc_p == 1
             copies = (kc_p - 1) * w_f + w_l
             reads = (ki_s - 1) * l_f + l_t
-            o_blk = _select(
+            o_blk = np.where(
                 one, w_l + np.maximum(reads, rest), copies + reads - (rest > 0) * l_f + rest
             )
             path = line_stay_path(

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simcore.estimate.arrays import select as _select
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.paths import QueuePaths
@@ -72,7 +72,7 @@ def mte2_gap_path(
     if via_a:
         a_arr = ga0 + _select(a_many, a_full[1] + a_full[2], a_last[1] + a_last[2])
     if via_b:
-        vu_b0 = _select(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
+        vu_b0 = np.where(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
         b_arr = (np.maximum(a_arr, ga0 + a_full[1] + gb0) if via_a else mte2_free) + vu_b0
     co = np.minimum(passes_a, passes_b) * has_b
     # MTE2 after the step-0 copies: the copy at the first later chunk boundary comes next (A's
@@ -234,7 +234,7 @@ def mte2_behind_slot_waiting_b(
             a_arr_l = al[0] + (al[1] + al[2] if via_a else 0.0)
             a_next_l = al[0] + (al[1] if via_a else 0.0)
             q_f = a_arr_f + qa_s(np.maximum(_sub(j_f, idx) + 1, 1)) + _sub(b_full[0], idx)
-            q_l = _select(
+            q_l = np.where(
                 j_l >= 0,
                 a_arr_l + qa_s(np.maximum(j_l + 1, 1)) + _sub(b_last[0], idx),
                 a_next_l,

@@ -9,7 +9,6 @@ import numpy as np
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.paths import QueuePaths
@@ -52,13 +51,13 @@ def linked_pairs(
         passes_d = passes_b if via_a else passes_a
         v_u1, u_u1 = (va1, ua1) if via_a else (vb1, ub1)
         breaks = loads_d + (blocks - passes_d if problem.bias else 0.0)
-        linked = _select(step_d >= step_u, np.maximum(loads_u - 1 - breaks, 0.0), 0.0)
+        linked = np.where(step_d >= step_u, np.maximum(loads_u - 1 - breaks, 0.0), 0.0)
         # (In K chunks of two lengths a linked pair waits for the full or the K-tail reorder
         # by where it sits, which the average misprices (a pass whose one linked pair is the
         # one after its K-tail chunk: +4.5 %): priced here at the shorter, and below by the
         # pairs' places, outside the floor.)
         kc_u1 = kc_a if via_a else kc_b
-        v_link = _select(
+        v_link = np.where(
             kc_u1 >= 2,
             np.minimum(v_u1, np.minimum(a_full[1], a_last[1]) if via_a
                        else np.minimum(b_full[1], b_last[1])),
@@ -143,7 +142,7 @@ def linked_pairs(
                     per_pass = (
                         (kc_s - 1 - b_in) * v_f + b_in * np.maximum(v_f - g_d, 0.0) + after_res
                     )
-                    links = _select(alone & (s_d >= s_u), passes_u * per_pass, links)
+                    links = np.where(alone & (s_d >= s_u), passes_u * per_pass, links)
                 base_u = _sub(mte2 + v_u1 + u_u1 + after, idx) + links
                 mk.raise_at(idx, base_u + n_tail * _sub(excess, idx), "mte2_linked_by_place")
 
@@ -201,7 +200,7 @@ def linked_pair_gaps(
                 u_l[1] - d_l[0] - bias_1, 0.0
             )
         else:
-            d_first = _select(kc_u > 1, d_f[0], d_l[0])
+            d_first = np.where(kc_u > 1, d_f[0], d_l[0])
             gaps = (
                 np.maximum(kc_u - 2, 0) * np.maximum(u_f[1] - d_f[0], 0.0)
                 + (kc_u >= 2) * np.maximum(u_f[1] - d_l[0], 0.0)
@@ -221,7 +220,7 @@ def linked_pair_gaps(
         j_st = (step_ka == 1) * 1.0
         t_st = j_st * step_ka + step_ka
         n_between = j_st + slots_a - 1
-        b_stage = _select(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
+        b_stage = np.where(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
         # The copies in between: A's chunks j* + 1 .. j* + n (K-tail ones every kc_a).
         n_tail = np.floor((j_st + n_between + 1) / kc_a) - np.floor((j_st + 1) / kc_a)
         a_between = n_between * a_full[0] + n_tail * (a_last[0] - a_full[0])
@@ -262,7 +261,7 @@ def mte2_bias_between_staged(
         # whose reorder is the K-tail one of the operand that starts its last chunk later).
         # (Seen: 910A fp16 1024^3, B staged in three chunks per block, a 192-cycle bias slice
         # each: -4.9 %.)
-        v_end = _select(b_last_start >= a_last_start, b_last[1], a_last[1])
+        v_end = np.where(b_last_start >= a_last_start, b_last[1], a_last[1])
         mk.raise_all(
             mte2 + va + vb - blocks * np.minimum(bias_cyc, v_end) + last_u + after,
             "mte2_bias_between_staged",

@@ -11,7 +11,6 @@ from simcore.estimate.drains import (
     c1_drain_chain,
 )
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.compute import ComputePath
@@ -97,12 +96,12 @@ def copy_and_drain_paths(
     via_b = cp.via_b
     start, start_0 = cm.start, cm.start_0
     # drain are left.
-    # (``x * (loads > 0)`` is ``_select(loads > 0, x, 0)`` for x >= 0, about half the cost.)
+    # (``x * (loads > 0)`` is ``np.where(loads > 0, x, 0)`` for x >= 0, about half the cost.)
     last_step = np.maximum(km_a * step_ka * (loads_a > 0), km_b * step_kb * (loads_b > 0))
     tail_after = (k_iter - last_step - 1) * per + la + lb + mm + dr_last
     tail_plain = tail_after
     if via_a or via_b:
-        tail_after = tail_after + _select(via_b, vb1 + ub1, va1 + ua1)
+        tail_after = tail_after + np.where(via_b, vb1 + ub1, va1 + ua1)
     copy_path = mte2 + tail_after
     if not floor and not via_b:
         copy_path = copy_path + rotating_slot_idle(r)

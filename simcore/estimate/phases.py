@@ -13,7 +13,6 @@ from simcore.estimate.lines import (
     line_phase_path,
 )
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.compute import ComputePath
@@ -121,29 +120,29 @@ def phase_terms(
             t00, t01, t10 = blk_types[(0, 0)], blk_types[(0, 1)], blk_types[(1, 0)]
             lean_f = t00[1] + t00[2] - t00[0] - stall_blk_all
             lean_t = (
-                _select(order0, t01[1] + t01[2] - t01[0], t10[1] + t10[2] - t10[0]) - stall_blk_all
+                np.where(order0, t01[1] + t01[2] - t01[0], t10[1] + t10[2] - t10[0]) - stall_blk_all
             )
             # The inner operand reloaded in every block also takes its copies per block on
             # MTE2 (with the bias slices), the same in every line: a tail line of short
             # drains may be bound by them. (Seen: 910A fp16 1024^3, B direct in three chunks
             # per block, a 7-row tail row bound by MTE2 after the full rows' drains: -3.2 %.)
-            in_again = _select(order0, passes_a, passes_b) > blocks - 0.5
-            copy_blk = in_again * (mte2 - _select(order0, gb, ga)) / np.maximum(blocks, 1)
+            in_again = np.where(order0, passes_a, passes_b) > blocks - 0.5
+            copy_blk = in_again * (mte2 - np.where(order0, gb, ga)) / np.maximum(blocks, 1)
             lean_fc = np.minimum(lean_f, t00[1] + t00[2] - copy_blk)
             lean_tc = np.minimum(
-                lean_t, _select(order0, t01[1] + t01[2], t10[1] + t10[2]) - copy_blk
+                lean_t, np.where(order0, t01[1] + t01[2], t10[1] + t10[2]) - copy_blk
             )
             idx = np.flatnonzero((lean_f * lean_t < 0.0) | (lean_fc * lean_tc < 0.0))
             if idx.size:
                 o0 = _sub(order0, idx)
                 pa, pb, bl = _sub(passes_a, idx), _sub(passes_b, idx), _sub(blocks, idx)
-                pp_in = _select(o0, pa * _sub(per_pass_a, idx), pb * _sub(per_pass_b, idx))
+                pp_in = np.where(o0, pa * _sub(per_pass_a, idx), pb * _sub(per_pass_b, idx))
                 ki = _sub(k_iter, idx)
-                w_in = _select(o0, (ki - _sub(kc_a, idx)) / ki, (ki - _sub(kc_b, idx)) / ki)
+                w_in = np.where(o0, (ki - _sub(kc_a, idx)) / ki, (ki - _sub(kc_b, idx)) / ki)
                 stalls = _sub(bound_ex + inner, idx)
                 bn_s = np.maximum(bl, 1)
                 c_in = (
-                    (_select(o0, pa, pb) > bl - 0.5)
+                    (np.where(o0, pa, pb) > bl - 0.5)
                     * (pp_in - w_in * _sub(span, idx) - stalls)
                     / bn_s
                 )
@@ -159,7 +158,7 @@ def phase_terms(
         only_a = pa_every & ~pb_every
         # (n_t as an exact integer sum: cheaper than a select.)
         n_t = n_iter + only_a * (m_iter - n_iter)
-        sp_t = _select(only_a, span_ctail, span_tail)
+        sp_t = np.where(only_a, span_ctail, span_tail)
         m_blk = (mte2 - bound_ex - inner) / blocks_n
         x = (blocks - n_t) * m_blk - (span - sp_t)
         y = n_t * m_blk - sp_t

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
+
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     pass
@@ -48,7 +49,7 @@ def queue_paths(
         v_ub = va + vb
         u_ub = ua + ub
         after = la + lb + mm + dr_last
-        last_u = _select(via_b, ub1, ua1) if (via_a and via_b) else (ub1 if via_b else ua1)
+        last_u = np.where(via_b, ub1, ua1) if (via_a and via_b) else (ub1 if via_b else ua1)
         first_g = ga1 if via_a else gb1
         mk.raise_all(g_ub + v_ub + last_u + after, "ub_staging_mte2")
         mk.raise_all(first_g + v_ub + u_ub + after, "ub_staging_vector")

@@ -15,7 +15,6 @@ import numpy as np
 
 from simcore.estimate.arrays import sub as _sub
 from simcore.pipeline import precedence as rule
-from simcore.pipeline.arith import select as _select
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +292,7 @@ def _replay_group(
             issued = (s_blk % sk[:p] == 0) & ~res[o][:p]
             tail = rule.chunk_of_step(s_blk, sk[:p]) >= kc[:p] - 1
             gvu = [
-                _select(tail, y[:p], x[:p])
+                np.where(tail, y[:p], x[:p])
                 for x, y in zip(legs_o[2 * o], legs_o[2 * o + 1], strict=True)
             ]
             hist_p = [h[:p] for h in hist[o]]

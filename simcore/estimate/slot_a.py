@@ -8,11 +8,11 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
+from simcore.estimate.arrays import select as _select
 from simcore.estimate.arrays import select_bits as _select_bits
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.copies import leg_after_a
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 from simcore.pipeline.costs import at_least
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ def a_hops(
     # hop of a single direct slot is wait + max(reads + stay, ahead) >= wait + reads.
     # (Only the floors use it.)
     if floor:
-        hop_l_a_own = wait_al + reads_al + (0.0 if via_a else _select(single_a, 0.0, stay_a))
+        hop_l_a_own = wait_al + reads_al + (0.0 if via_a else np.where(single_a, 0.0, stay_a))
     if not via_a:
         # One slot: the next pass's first copy also queues on MTE2 behind what is issued after
         # this pass's last A copy: B's last copy when it starts later (with one B slot it waits
@@ -349,7 +349,7 @@ def a_offset_gains(
             r_o = so - ms
             xs = x0 + o + ms  # the last B chunk inside: its first step in the pass
             many = m >= 1
-            tail = (xs == bls_s) * _select(many, tl_in, tl_lg)
+            tail = (xs == bls_s) * np.where(many, tl_in, tl_lg)
             m_bi = m * bi_s
             # (The B copies run back to back; the first B chunk's own reads hold A's last read
             # too: the longer of the two chains.)
@@ -360,10 +360,10 @@ def a_offset_gains(
             nxt_last = x0 + sk_a >= als_s
             g_2 = (
                 bl_s + m_bi + tail
-                + _select(nxt_last, rab_s(r_la + 1) + kt_s, qb_s(sk_a + 1))
-                - rf_s - _select(nxt_last, own_l, own_f)
+                + np.where(nxt_last, rab_s(r_la + 1) + kt_s, qb_s(sk_a + 1))
+                - rf_s - np.where(nxt_last, own_l, own_f)
             )  # fmt: skip
-            g_o = _select(strad, np.maximum(g_o, g_2), g_o)
+            g_o = np.where(strad, np.maximum(g_o, g_2), g_o)
             return np.maximum(g_o, pipe_0)
 
         # The first n_j full chunks exactly (all at once, a leading axis of chunk indices),
@@ -383,7 +383,7 @@ def a_offset_gains(
         # come first when the cycle does not divide n_j.
         p_cyc = _sub(co_lcm, idx) / sk_a
         cnt = np.maximum(np.floor((kc_s - 2 - jj) / p_cyc) + 1.0, 0.0) * (jj < p_cyc)
-        g_sum = _select(p_cyc <= n_j, (cnt * g_j).sum(axis=0), g_sum)
+        g_sum = np.where(p_cyc <= n_j, (cnt * g_j).sum(axis=0), g_sum)
         extra[idx] += _sub(co_frac, idx) * (g_sum - _sub(full_co, idx) * _sub(gain_f, idx))
 
 
@@ -457,12 +457,12 @@ def a_one_slot_holds(
                     mm_i = np.arange(1, n_s + 1, dtype=np.float64)[:, None]
                     s_i = mm_i * sk_b[one]
                     o_i = s_i - np.floor(s_i / sa_1) * sa_1
-                    b_i = _select(mm_i == kcb_s - 1, bl_s, bf_s)
+                    b_i = np.where(mm_i == kcb_s - 1, bl_s, bf_s)
                     # (The B copy waits for the release of B's chunk before, the MMAD start of
                     # the step before; the A chunk's release, its last step's MMAD start,
                     # waits for the B read of that step, B's release from its arrival.)
                     # (Less what ``pipe_in`` priced for that B copy: its copy and B read.)
-                    lb_i = _select(mm_i == kcb_s - 1, _sub(avg.lb_kt, i_1), _sub(avg.lb, i_1))
+                    lb_i = np.where(mm_i == kcb_s - 1, _sub(avg.lb_kt, i_1), _sub(avg.lb, i_1))
                     # (qa_s and qb_s take r <= 1 as 1; o_i = 0 is masked by ok_i.)
                     d_i = (
                         qa_s(o_i) + b_i + qb_s(sa_1 - o_i)
@@ -484,7 +484,7 @@ def a_one_slot_holds(
         # With one direct B slot the last B copy also waits for the reads of the chunk before
         # (from its arrival when it is among these copies, else B's read of the step before).
         n_ahead = kc_b - _cdiv(a_last_start, step_kb)
-        b_hold = _select(n_ahead >= 2, zero if via_b else single_bf * rb_kb, b_later * b_wait)
+        b_hold = np.where(n_ahead >= 2, zero if via_b else single_bf * rb_kb, b_later * b_wait)
         # Only the share co_frac of the passes reloads B: price the two kinds of pass apart
         # (an average inside the max would hide the B copies).
         ahead_all = bias_cyc + has_b * (

@@ -9,11 +9,11 @@ import numpy as np
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
+from simcore.estimate.arrays import select as _select
 from simcore.estimate.arrays import select_bits as _select_bits
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.records import CoreRecords
 from simcore.estimate.slot_a import tail_release
-from simcore.pipeline.arith import select as _select
 from simcore.pipeline.costs import at_least
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def a_pass_cycles(
         sk_a, n_sl, r_s, hf_s = (_sub(x, idx) for x in (step_ka, slots_a, rounds, hop_f))
         # B boundaries meet the chunks of slot 0 every lcm(slots, q) chunks, q = lcm / stepKa.
         q = _sub(co_lcm, idx) / sk_a
-        n_co0 = _sub(has_b, idx) * _cdiv(_sub(kc_a, idx), _select(_divides(q, n_sl), q, q * n_sl))
+        n_co0 = _sub(has_b, idx) * _cdiv(_sub(kc_a, idx), np.where(_divides(q, n_sl), q, q * n_sl))
         gf_s = _sub(gain_f, idx)
         gain_co0 = n_co0 * gf_s
         # One of slot 0's meetings may be with B's short K-tail chunk (the A chunk starting
@@ -155,8 +155,8 @@ def a_pass_cycles(
             + _sub(b_leg_f, idx)
             + _sub(lb, idx)
             + _sub(wa * mm, idx)
-            + _select(kt_2, _sub(la_kt, idx), _sub(la, idx))
-            + (0.0 if r.floor else _select(kt_2, _sub(avg.lb_kt, idx), _sub(lb, idx)))
+            + np.where(kt_2, _sub(la_kt, idx), _sub(la, idx))
+            + (0.0 if r.floor else np.where(kt_2, _sub(avg.lb_kt, idx), _sub(lb, idx)))
         )
         one_step = _divides(_sub(kc_a, idx), _sub(step_kb, idx))
         per_pass_a = _raise_at(
@@ -272,7 +272,7 @@ def a_streamed_chain(
             + (n_bq >= kc_b) * (b_last[0] - b_full[0])
         )
         if via_b:
-            g_q = g_q + _select(n_bq >= kc_b, b_last[1] + b_last[2], b_full[1] + b_full[2])
+            g_q = g_q + np.where(n_bq >= kc_b, b_last[1] + b_last[2], b_full[1] + b_full[2])
         r_q = thru_k - s_bq
         r_q2 = at_least(r_q, 2)
         reads_q = rab(r_q2) + end_kt if floor else released(rab(r_q2), qb, r_q2)
@@ -306,7 +306,7 @@ def a_streamed_chain(
         # next A copy -- instead of two hops of A's own.
         g_f, v_f, u_f = b_full
         g_l, v_l, u_l = b_last
-        stage_b = _select(
+        stage_b = np.where(
             kc_b > 1,
             g_f
             + v_f
@@ -343,11 +343,11 @@ def a_streamed_chain(
             c_st = np.floor((ki - 2) / sk_b)
             at_l = c_st >= kb_s - 1
             part = (
-                _select(kb_s > 1, v_f, v_l)
+                np.where(kb_s > 1, v_f, v_l)
                 + np.maximum(c_st - 1, 0) * (np.maximum(g_f, u_f) + v_f)
-                + (c_st >= 1) * (np.maximum(_select(at_l, g_l, g_f), u_f))
-                + (c_st >= 1) * _select(at_l, v_l, v_f)
-                + _select(at_l, u_l, u_f)
+                + (c_st >= 1) * (np.maximum(np.where(at_l, g_l, g_f), u_f))
+                + (c_st >= 1) * np.where(at_l, v_l, v_f)
+                + np.where(at_l, u_l, u_f)
             )
             # To A's release, the K-tail step's MMAD start: after A's last read and that
             # step's B read, which waits for B's K-tail chunk when it is not chunk c_st.
@@ -359,7 +359,7 @@ def a_streamed_chain(
                 ),
             )
             hop_st = (
-                _sub(wait_al, idx) + _select(kb_s > 1, g_f, g_l) + (n_pb - 1.0) * stage_blk
+                _sub(wait_al, idx) + np.where(kb_s > 1, g_f, g_l) + (n_pb - 1.0) * stage_blk
                 + part + to_rel
             )  # fmt: skip
             per_pass_a = _raise_at(per_pass_a, idx, hop_st, step_ka.shape)

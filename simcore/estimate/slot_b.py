@@ -8,6 +8,7 @@ import numpy as np
 
 from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
+from simcore.estimate.arrays import select as _select
 from simcore.estimate.arrays import select_bits as _select_bits
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
@@ -15,7 +16,6 @@ from simcore.estimate.copies import Chunking, ChunkLegs
 from simcore.estimate.grid import Grid
 from simcore.estimate.records import CoreRecords
 from simcore.estimate.steps import AverageSteps
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_a import AHops
@@ -83,7 +83,7 @@ def _hops_behind_staged_a(
         n_l = np.floor((_sub(r_last_b, idx) - 1) / sk_a)
         alt_l = (
             _sub(wait_bl, idx)
-            + _select(n_l > 1, g_f, g_l)
+            + np.where(n_l > 1, g_f, g_l)
             + np.maximum(n_l - 1.0, 0.0) * v_f
             + v_l
             + np.maximum(n_l - 2.0, 0.0) * link
@@ -95,7 +95,7 @@ def _hops_behind_staged_a(
         # (Only the share co_frac_ab of B's passes copies A.)
         w_ab = _sub(co_frac_ab, idx)
         h_f, h_l = _sub(hop_f, idx), _sub(hop_l, idx)
-        alt_l = _select(n_l >= 1, alt_l, 0.0)
+        alt_l = np.where(n_l >= 1, alt_l, 0.0)
         hop_f = _raise_at(hop_f, idx, h_f + w_ab * np.maximum(alt_f - h_f, 0.0), np.shape(blocks))
         hop_l = _raise_at(hop_l, idx, h_l + w_ab * np.maximum(alt_l - h_l, 0.0), np.shape(blocks))
     return hop_f, hop_l
@@ -143,7 +143,7 @@ def b_hops(
     hop_f = wait_bf + rel_bf + stay_b
     # (rb(r - 1) at r = 1 is its one-read value, dropped by the select: no clip needed.)
     r_last_b1 = r_last_b - 1  # (shared by the reads and the release below)
-    reads_bl = _select(r_last_b <= 1, lb_kt, rb(r_last_b1) + per_kt)
+    reads_bl = np.where(r_last_b <= 1, lb_kt, rb(r_last_b1) + per_kt)
     if not fix:
         # A block of two steps in one B chunk, both L0 buffers doubled: the K-tail step's reads
         # wait for the MMAD two steps back, the block before's first (the copy, after that
@@ -152,7 +152,7 @@ def b_hops(
         # 910A int8 1024 x 4096 x 1024, B in one slot holding 960 + 64 of K, copied every
         # block: 16 cycles of K-tail reads, not 122: +12.6 %.) (UB-path chips: their
         # single-slot chains are priced from these.)
-        reads_bl = _select(
+        reads_bl = np.where(
             (k_iter == 2) & (kc_b == 1) & ~a1 & ~b1 & (wait_bl >= mm),
             rb(1) + la_kt + lb_kt,
             reads_bl,
@@ -233,7 +233,7 @@ def b_hops(
             ii = np.arange(1, n_s + 1, dtype=np.float64)[:, None]
             s_i = ii * sk_a
             o_i = s_i - np.floor(s_i / sk_b) * sk_b
-            a_i = _select(kc_s - 1 == ii, al0, af0)
+            a_i = np.where(kc_s - 1 == ii, al0, af0)
             # (To B's release, the MMAD start of the B chunk's last step: A's from its arrival.)
             d_i = np.maximum(rbf, a_i + qa_s(sk_b - o_i))
             d_sum = (((s_i <= bls) & (o_i > 0)) * np.maximum(d_i - np.maximum(rbf, a_i), 0.0)).sum(
@@ -260,7 +260,7 @@ def b_hops(
         if not floor:
             # (B's last read follows A's, its release that step's MMAD start: A's release.)
             here = a_here + ah.rel_al + stay_b
-            reads_here = _select(a_tail_in, np.maximum(reads_bl_s, here), reads_bl_s)
+            reads_here = np.where(a_tail_in, np.maximum(reads_bl_s, here), reads_bl_s)
         # (Without a bias slice bias_cyc is the scalar 0.0, and x + 0.0 is x.)
         here_bias = bias_cyc + a_here if problem.bias else a_here
         next_bias = (
@@ -327,7 +327,7 @@ def b_chain(
     rounds = np.floor(kc_b / slots_b)
     fixed_b = (slots_b > 1) & (rounds * slots_b == kc_b)
     burst_b = kc_b1 * wait_bf + wait_bl + stay_b + rb(1)
-    per_pass_b = _select(
+    per_pass_b = np.where(
         fixed_b,
         np.maximum(
             np.maximum(rounds * hop_f, (rounds - 1) * hop_f + hop_l),
@@ -379,7 +379,7 @@ def b_chain_at_a_pass_start(
             & (passes_a < blocks - 0.5) & (passes_a >= 2)
         )  # fmt: skip
         if idx.size:
-            a_0 = _sub(_select(kc_a > 1, a_full[0], a_last[0]), idx)
+            a_0 = _sub(np.where(kc_a > 1, a_full[0], a_last[0]), idx)
             ahead = np.maximum(_sub(step_kb - step_ka, idx), 0.0) * _sub(per, idx)
             extra_b = (_sub(passes_a, idx) - 1) * np.maximum(a_0 - ahead, 0.0)
             mk.raise_at(idx, _sub(chain_b + mm + dr_last, idx) + extra_b, "b_chain_at_a_pass_start")

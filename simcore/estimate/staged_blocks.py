@@ -17,7 +17,6 @@ from simcore.estimate.records import CoreRecords
 from simcore.estimate.staging import (
     staging_chain_to,
 )
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_b import BChain
@@ -70,7 +69,7 @@ def staged_b_block_cycle(
     )  # fmt: skip
     chain = np.maximum(chain, chain_m2)
     reads = rab.sub(idx)(np.maximum(r, 2)) + (s_star == k_it - 1) * (la_kt - la)
-    cycle = _select(kc_a > 1, a_full[0], a_last[0]) + chain + reads
+    cycle = np.where(kc_a > 1, a_full[0], a_last[0]) + chain + reads
     path = bias + blocks * cycle + (k_it - 1 - s_star) * per + mm + dr_last
     out: Any = (r >= 2) * path
     return out
@@ -190,7 +189,7 @@ def staged_first_chunk_path(
     per_b = _sub(per[1], idx) if via_b else np.zeros(idx.size, dtype=bool)
     # First-chunk legs (the K-tail chunk when it is the only one).
     a0, b0 = (
-        [_select(kc > 1, _sub(f, idx), _sub(t, idx)) for f, t in zip(full, last, strict=True)]
+        [np.where(kc > 1, _sub(f, idx), _sub(t, idx)) for f, t in zip(full, last, strict=True)]
         for kc, full, last in ((kc_a, legs[0], legs[1]), (kc_b, legs[2], legs[3]))
     )
     dr = drain_total / blocks
@@ -198,10 +197,10 @@ def staged_first_chunk_path(
     steps = span / blocks + head
     one_a = np.maximum(a0[1], m3) + a0[2] + la
     one_b = np.maximum(b0[1], m3) + b0[2]
-    single = _select(per_a, one_a, one_b)
+    single = np.where(per_a, one_a, one_b)
     if via_a and via_b:
         both = a0[1] + b0[0] + b0[1] + b0[2]
-        n_both = _select(per_a & per_b, blocks, _select(per_a, passes_b, passes_a))
+        n_both = np.where(per_a & per_b, blocks, np.where(per_a, passes_b, passes_a))
     else:
         both = single
         n_both = blocks
@@ -331,19 +330,19 @@ def b_chain_behind_a_staging(
         # GM->UB leg after the reorder before it, each reorder after the UB->L1 leg before it
         # (the staging buffer). That chain replaces B's first copy in B's hop (which runs on
         # MTE2 meanwhile), once per A pass.
-        n_need = _select(kc_b > 1, np.minimum(kc_a, _cdiv(step_kb, step_ka)), kc_a)
+        n_need = np.where(kc_b > 1, np.minimum(kc_a, _cdiv(step_kb, step_ka)), kc_a)
         to_tail = n_need == kc_a
-        g_end = _select(to_tail, a_last[0], a_full[0])
+        g_end = np.where(to_tail, a_last[0], a_full[0])
         a_stage = (
-            _select(kc_a > 1, a_full[0], a_last[0])
+            np.where(kc_a > 1, a_full[0], a_last[0])
             + (n_need > 1)
             * (
                 (n_need - 1) * a_full[1]
                 + np.maximum(n_need - 2, 0) * np.maximum(a_full[2], a_full[0])
                 + np.maximum(a_full[2], g_end)
             )
-            + _select(to_tail, a_last[1] + a_last[2], a_full[1] + a_full[2])
+            + np.where(to_tail, a_last[1] + a_last[2], a_full[1] + a_full[2])
         )
-        a_in = np.maximum(a_stage - _select(kc_b > 1, b_full[0], b_last[0]), 0.0)
+        a_in = np.maximum(a_stage - np.where(kc_b > 1, b_full[0], b_last[0]), 0.0)
         a_ok = single_b & (passes_b >= blocks) & (passes_a < blocks) & has_b
         mk.raise_all(a_ok * (chain_b + passes_a * a_in + mm + dr_last), "b_chain_behind_a_staging")

@@ -16,7 +16,6 @@ from simcore.estimate.staged_blocks import (
 from simcore.estimate.staging import (
     staged_b_between_a,
 )
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.compute import ComputePath
@@ -77,7 +76,7 @@ def staged_block_cycle(
             drain_total / blocks_n
             + (per_a * va + per_b * vb) / blocks_n
             + links
-            + _select(b_end, b_last[2] + reads_bl, a_last[2] + reads_al + lb_kt)
+            + np.where(b_end, b_last[2] + reads_bl, a_last[2] + reads_al + lb_kt)
             + mm_kt
         )
         # The same cycle through MTE3: the drain's UB->GM copy precedes the next block's
@@ -89,7 +88,7 @@ def staged_block_cycle(
             + m3c
             + (per_a * ua + per_b * ub) / blocks_n
             + v_blk * np.maximum(n_blk - 1.0, 0.0) / np.maximum(n_blk, 1.0)
-            + _select(b_end, reads_bl, reads_al + lb_kt)
+            + np.where(b_end, reads_bl, reads_al + lb_kt)
             + mm_kt
         )
         cyc = np.maximum(cyc, cyc_m3)
@@ -104,7 +103,7 @@ def staged_block_cycle(
             if idx.size:
                 many = _sub(kc_a, idx) > 1
                 a_0 = [
-                    _select(many, _sub(x, idx), _sub(y, idx))
+                    np.where(many, _sub(x, idx), _sub(y, idx))
                     for x, y in zip(a_full, a_last, strict=True)
                 ]
                 b_l = [_sub(x, idx) for x in b_last]
@@ -122,7 +121,7 @@ def staged_block_cycle(
             # leg precedes the reads (once per pass after the first).
             other: Any = 0.0
             if via_b:
-                b_u0 = _select(kc_b > 1, b_full[2], b_last[2])
+                b_u0 = np.where(kc_b > 1, b_full[2], b_last[2])
                 b_pass = vb / np.maximum(passes_b, 1) + b_u0
                 # The first block's B pass after its first chunk (the start-up holds that one).
                 first_b: Any = 0.0
@@ -133,7 +132,7 @@ def staged_block_cycle(
                     # A's next GM->UB leg after B's last reorder. (Seen: 310P3 int8 1024 x
                     # 4096 x 1024, B's two chunks at each column start: 873 cycles, not 400:
                     # -6.1 %.)
-                    g_b0 = _select(kc_b > 1, b_full[0], b_last[0])
+                    g_b0 = np.where(kc_b > 1, b_full[0], b_last[0])
                     b_ins = (
                         np.maximum(g_b0, a_last[2])
                         + vb / np.maximum(passes_b, 1)
@@ -147,7 +146,7 @@ def staged_block_cycle(
                             a_last[2] + reads_al + lb_kt + mm_kt + drain_total / blocks_n,
                         )
                     )
-                    b_pass = _select(kc_a == 1, np.maximum(b_pass, b_ins), b_pass)
+                    b_pass = np.where(kc_a == 1, np.maximum(b_pass, b_ins), b_pass)
                     # A in one slot: the pass's B chunk holds A's first release (its MMAD).
                     b_pass = np.maximum(b_pass, _one_slot_a_pass_start(r, ah, cyc))
                     # A staged in several chunks per block, B's chunks no shorter: each B
@@ -188,13 +187,13 @@ def staged_block_cycle(
                         )
                 other = other + per_a * (passes_b < blocks) * ((passes_b - 1) * b_pass + first_b)
             if via_a:
-                a_u0: Any = _select(kc_a > 1, a_full[2], a_last[2])
+                a_u0: Any = np.where(kc_a > 1, a_full[2], a_last[2])
                 if via_b:
                     # B's first GM->UB leg, issued after A's copy, waits for A's reorder (the
                     # source half) instead of running ahead: the longer of it and A's UB->L1
                     # leg follows A's reorder. (Seen: 310P3 int8 4096 x 512 x 768, A staged
                     # per row of 4 blocks, B's 583-cycle GM->UB leg at each row start: -7.2 %.)
-                    a_u0 = np.maximum(a_u0, _select(kc_b > 1, b_full[0], b_last[0]))
+                    a_u0 = np.maximum(a_u0, np.where(kc_b > 1, b_full[0], b_last[0]))
                 other = other + per_b * (passes_a < blocks) * (passes_a - 1) * (
                     va / np.maximum(passes_a, 1) + a_u0
                 )

@@ -13,7 +13,6 @@ import numpy as np
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.transfer import first_last_legs
 
@@ -100,9 +99,9 @@ def staged_pass_paths(
         per_col = (p_col >= 2) & (it_x >= 2) & (passes >= it_x * p_col - 0.5) & (kc_o <= sl_o)
         full, last = first_last_legs(c, i == 0, st_o * dim_o, k, bk, sk_o, kc_o, cap)
         many = kc_o > 1
-        g0 = _select(many, full[0], last[0])
-        v0 = _select(many, full[1], last[1])
-        u0 = _select(many, full[2], last[2])
+        g0 = np.where(many, full[0], last[0])
+        v0 = np.where(many, full[1], last[1])
+        u0 = np.where(many, full[2], last[2])
         # Chunks 1 .. kc - 1: reorder and UB->L1 legs, and for chunks 2 on the GM->UB leg
         # beyond the previous UB->L1 leg (it starts at the previous reorder's end).
         rest_vu = many * ((kc_o - 2) * (full[1] + full[2]) + last[1] + last[2])
@@ -110,7 +109,7 @@ def staged_pass_paths(
             np.maximum(kc_o - 3, 0) * np.maximum(full[0] - full[2], 0.0)
             + (kc_o > 2) * np.maximum(last[0] - full[2], 0.0)
         )
-        g1_gap = many * np.maximum(_select(kc_o > 2, full[0], last[0]) - u0, 0.0)
+        g1_gap = many * np.maximum(np.where(kc_o > 2, full[0], last[0]) - u0, 0.0)
         # A pass after a drain: its first reorder (GM->UB ran ahead) or the UB->GM copy
         # before its first UB->L1 leg; the column's first pass after the previous pass's last
         # reorder: its whole chain from the first GM->UB leg.
@@ -122,7 +121,7 @@ def staged_pass_paths(
         n_tail = it_o - (p_col - 1) * st_o
         tv0 = tail_v / kc_o
         tail_mid = np.maximum(tv0, m3c) + tail_u + tail_v - tv0
-        tail_pre = _select(many, np.maximum(tv0, m3c) + (tail_u + tail_v) * (kc_o - 1) / kc_o, tv0)
+        tail_pre = np.where(many, np.maximum(tv0, m3c) + (tail_u + tail_v) * (kc_o - 1) / kc_o, tv0)
         other_first: Any = 0.0
         cross: Any = None
         if ops[1 - i][0]:
@@ -133,7 +132,7 @@ def staged_pass_paths(
             # wait for the other's reorders between them.
             other_first = o_col * (o_v / np.maximum(o_pass, 1.0) + o_u / np.maximum(o_ld, 1.0))
             g_rest = many * ((kc_o - 2) * full[0] + last[0])
-            stage_first = _select(
+            stage_first = np.where(
                 o_col, np.maximum(stage_first, g0 + v0 + u0 + rest_vu + g_rest), stage_first
             )
             # Same K chunks: the copies alternate A, B in program order, each GM->UB leg
@@ -147,7 +146,7 @@ def staged_pass_paths(
                 )
                 + bl[2]
             )  # fmt: skip
-            cross = _select(o_col & (ops[0][6] == ops[1][6]), cross, 0.0)
+            cross = np.where(o_col & (ops[0][6] == ops[1][6]), cross, 0.0)
         full_pass = run + (st_o - 1) * blk
         mid = (p_col - 2) * (dr_b + stage_mid + full_pass)
         col_g = stage_first + other_first + full_pass + mid + dr_b + tail_pre

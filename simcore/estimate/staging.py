@@ -14,7 +14,6 @@ import numpy as np
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
-from simcore.pipeline.arith import select as _select
 
 if TYPE_CHECKING:
     from simcore.estimate.slot_a import AHops
@@ -62,10 +61,10 @@ def staged_b_between_a(
     )  # fmt: skip
     # B's last chunk: the A chunk it starts in, and the one after it if any.
     i_l = ((kc_b - 1) * step_kb) // step_ka
-    u_prev = _select(i_l < kc_a - 1, a_f[2], a_l[2])
-    g_next = _select(i_l + 1 < kc_a - 1, a_f[0], a_l[0])
+    u_prev = np.where(i_l < kc_a - 1, a_f[2], a_l[2])
+    g_next = np.where(i_l + 1 < kc_a - 1, a_f[0], a_l[0])
     into = np.maximum(u_prev, b_l[0]) + b_l[1]
-    last = _select(
+    last = np.where(
         i_l + 1 < kc_a,
         into + np.maximum(b_l[2], g_next) - np.maximum(u_prev, g_next),
         np.maximum(into + b_l[2] + end_b - (u_prev + end_a), 0.0),
@@ -75,7 +74,7 @@ def staged_b_between_a(
     # chunk sits between A's chunks as at every other pass start. (Seen: the pinned case
     # staged_b_chunks_between_staged_a_chunks: block 0's second B chunk, 1,243 cycles between
     # A's last reorder and the block's last MMAD, priced nowhere: -4.05 %.)
-    first = _select(kc_b > 1, np.maximum((kc_b - 2) * mid + last, 0.0), 0.0)
+    first = np.where(kc_b > 1, np.maximum((kc_b - 2) * mid + last, 0.0), 0.0)
     return np.maximum((kc_b - 1) * mid + last, (kc_b - 1) * b_f[1] + b_l[1]), first
 
 
@@ -104,13 +103,13 @@ def staging_chain_to(
     at_last = x_star == kc - 1
     last_hop = at_last & (x_star >= 1)
     chain = (
-        _select(kc == 1, g_l + v_l, g_f + v_f)
+        np.where(kc == 1, g_l + v_l, g_f + v_f)
         + (x_star - last_hop) * (np.maximum(g_f, u_f) + v_f)
         + last_hop * (np.maximum(g_l, u_f) + v_l)
-        + _select(at_last, u_l, u_f)
+        + np.where(at_last, u_l, u_f)
     )
     own_m2 = (x_star + 1 - at_last) * g_f + at_last * g_l
-    end_m2 = _select(at_last, v_l + u_l, v_f + u_f)
+    end_m2 = np.where(at_last, v_l + u_l, v_f + u_f)
     return chain, own_m2, end_m2
 
 
@@ -141,7 +140,7 @@ def staged_block_links(
     (ga_f, _, ua_f), (ga_l, _, ua_l), (gb_f, _, ub_f), (gb_l, _, ub_l) = (
         tuple(_sub(x, idx) for x in leg) for leg in legs
     )
-    ga_0 = _select(kc_a > 1, ga_f, ga_l)
+    ga_0 = np.where(kc_a > 1, ga_f, ga_l)
     als = (kc_a - 1) * sa
     bls = (kc_b - 1) * sb
 
@@ -156,7 +155,7 @@ def staged_block_links(
     last_has_b = bls >= als
     # Full A chunks with a B chunk starting inside: all of them with B chunks no longer,
     # else one per B start before A's last chunk.
-    n1 = _select(sb <= sa, kc_a - 1, np.minimum(kc_b, np.ceil(als / sb)))
+    n1 = np.where(sb <= sa, kc_a - 1, np.minimum(kc_b, np.ceil(als / sb)))
     n_ab = n1 + last_has_b
     # A's second-to-last chunk without a B start inside (it links to A's last chunk).
     z = (kc_a >= 2) & (np.floor(np.maximum(als - 1, 0) / sb) * sb < (kc_a - 2) * sa)
@@ -164,14 +163,14 @@ def staged_block_links(
     s_ab = (
         (n1 - w) * np.maximum(ua_f, gb_f)
         + w * np.maximum(ua_f, gb_l)
-        + last_has_b * np.maximum(ua_l, _select(first_bl & (j_bl == kc_a - 1), gb_l, gb_f))
+        + last_has_b * np.maximum(ua_l, np.where(first_bl & (j_bl == kc_a - 1), gb_l, gb_f))
     )
     s_aa = (
         np.maximum(kc_a - 1 - n1 - z, 0) * np.maximum(ua_f, ga_f)
         + z * np.maximum(ua_f, ga_l)
         + ~last_has_b * np.maximum(ua_l, ga_0)
     )
-    g_after_bl = _select(j_bl >= kc_a - 1, ga_0, _select(j_bl == kc_a - 2, ga_l, ga_f))
+    g_after_bl = np.where(j_bl >= kc_a - 1, ga_0, np.where(j_bl == kc_a - 2, ga_l, ga_f))
     x = ~z & (kc_a >= 2) & (j_bl != kc_a - 2)
     s_ba = (
         np.maximum(ub_l, g_after_bl)
@@ -179,7 +178,7 @@ def staged_block_links(
         + np.maximum(n_ab - 1 - x, 0) * np.maximum(ub_f, ga_f)
     )
     s_bb = np.maximum(kc_b - n_ab - y, 0) * np.maximum(ub_f, gb_f) + y * np.maximum(ub_f, gb_l)
-    wrap = np.maximum(_select(last_has_b, ub_l, ua_l), ga_0)
+    wrap = np.maximum(np.where(last_has_b, ub_l, ua_l), ga_0)
     return s_ab + s_aa + s_ba + s_bb, wrap
 
 
@@ -210,13 +209,13 @@ def staged_one_slot_chain(
     r_f, r_l, stay = reads
     r_f, r_l = r_f + stay, r_l + stay
     many = kc > 1
-    per_pass = _select(
+    per_pass = np.where(
         many,
         (kc - 1) * u_f + u_l + np.maximum(kc - 2, 0) * np.maximum(r_f, v_f)
         + np.maximum(r_f, v_l) + np.maximum(r_l, v_f),
         u_l + np.maximum(r_l, v_l),
     )  # fmt: skip
-    lead = _select(many, g_f + v_f, g_l + v_l)
+    lead = np.where(many, g_f + v_f, g_l + v_l)
     out: Any = lead + passes * per_pass
     return out
 
@@ -250,12 +249,12 @@ def staged_one_a_slot_cycle(
     a_full, a_last, b_full, b_last = legs
     ra, rab, per, mm, dr_last = steps
     b_two = kc_b > 1
-    gb0, vb0, ub0 = (_select(b_two, x, y) for x, y in zip(b_full, b_last, strict=True))
+    gb0, vb0, ub0 = (np.where(b_two, x, y) for x, y in zip(b_full, b_last, strict=True))
     # A's last read of chunk 0: from B's arrival (a one-step chunk's read precedes B's), or
     # from its own.
     a_arr = a_full[0] + a_full[1] + a_full[2]
     b_arr = a_full[0] + a_full[1] + np.maximum(gb0, a_full[2]) + vb0 + ub0
-    head = np.maximum(a_arr + ra(sk_a), _select(sk_a >= 2, b_arr + rab(sk_a), 0.0))
+    head = np.maximum(a_arr + ra(sk_a), np.where(sk_a >= 2, b_arr + rab(sk_a), 0.0))
     tail = a_last[2] + b_two * b_last[1]
     out: Any = blocks * (head + tail) - tail + (k_it - sk_a) * per + mm + dr_last
     return out
@@ -307,7 +306,7 @@ def staging_links(
             if via:
                 g_f, _, u_f = legs_f
                 g_l, _, u_l = legs_l
-                per_pass = _select(
+                per_pass = np.where(
                     kc == 1,
                     np.maximum(g_l, u_l),
                     np.maximum(g_f, u_l)
@@ -329,7 +328,7 @@ def staging_links(
                 + np.maximum(kc_a - 2, 0) * np.maximum(ga_f, ub_f)
                 + many * np.maximum(ga_l, ub_f)
                 + np.maximum(gb_l, ua_l)
-                + np.maximum(_select(many, ga_f, ga_l), ub_l)
+                + np.maximum(np.where(many, ga_f, ga_l), ub_l)
             )
             # One operand's copies sparser and in longer K chunks than the other's: each sits
             # alone between two of the other's, so it turns one pair of the dense operand into
@@ -345,21 +344,21 @@ def staging_links(
                     np.maximum(g, g_prev_u) + np.maximum(g_next, u) - np.maximum(g_next, g_prev_u)
                 )
 
-            gb_n = _select(at_last, gb_l, gb_f)
+            gb_n = np.where(at_last, gb_l, gb_f)
             ins_a = passes_a * (
                 (kc_a - 1) * ins(ga_f, ua_f, ub_f, gb_f) + ins(ga_l, ua_l, ub_f, gb_n)
             )
-            ua_p = _select(at_last, ua_l, ua_f)
-            ga_n = _select(many, ga_f, ga_l)
+            ua_p = np.where(at_last, ua_l, ua_f)
+            ga_n = np.where(many, ga_f, ga_l)
             ins_b = passes_b * (
                 (kc_b - 1) * ins(gb_f, ub_f, ua_f, ga_f) + ins(gb_l, ub_l, ua_p, ga_n)
             )
-            iso = _select(
+            iso = np.where(
                 (loads_a <= loads_b) & (step_ka >= step_kb),
                 own_pairs[1] + ins_a,
-                _select((loads_b < loads_a) & (step_kb >= step_ka), own_pairs[0] + ins_b, pairs),
+                np.where((loads_b < loads_a) & (step_kb >= step_ka), own_pairs[0] + ins_b, pairs),
             )
-            pairs = _select(
+            pairs = np.where(
                 (step_ka == step_kb) & (passes_a == passes_b), cross, np.maximum(pairs, iso)
             )
             # Both reloaded in every block: the copies' staging order within a block is known

@@ -24,7 +24,6 @@ import numpy.typing as npt
 
 from simcore.errors import InputError
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.arith import select as _select
 from simcore.ub.banks import (
     BLOCK_BYTES,
     BLOCKS_PER_REPEAT,
@@ -183,7 +182,7 @@ def _reorder_of(
     repeats = row_groups * cols
     # The NZ side's repeat stride is ``rows`` blocks, a uint8: beyond 255 rows each column is
     # its own instruction.
-    issues = _select(short, row_groups * col_issues, repeats)
+    issues = np.where(short, row_groups * col_issues, repeats)
     cycles: npt.NDArray[np.float64] = (
         repeats * per_repeat + issues * preset.vector_issue_overhead_cycles
     ).astype(np.float64)

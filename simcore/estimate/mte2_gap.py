@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simcore.estimate.arrays import select as _select
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
@@ -70,7 +69,7 @@ def mte2_gap_path(
     a_arr = ga0
     b_arr = mte2_free
     if via_a:
-        a_arr = ga0 + _select(a_many, a_full[1] + a_full[2], a_last[1] + a_last[2])
+        a_arr = ga0 + np.where(a_many, a_full[1] + a_full[2], a_last[1] + a_last[2])
     if via_b:
         vu_b0 = np.where(kc_b > 1, b_full[1] + b_full[2], b_last[1] + b_last[2])
         b_arr = (np.maximum(a_arr, ga0 + a_full[1] + gb0) if via_a else mte2_free) + vu_b0
@@ -85,7 +84,7 @@ def mte2_gap_path(
     else:
         on_a = single_a & a_many & first_a
         rd_a = np.maximum(a_arr + ra_ka, b_arr + rab_ka)
-        t_a = _select(on_a, np.maximum(mte2_free, rd_a), mte2_free)
+        t_a = np.where(on_a, np.maximum(mte2_free, rd_a), mte2_free)
         gap = on_a * (passes_a - co) * ra_ka
         # (0 off on_a, a subset of first_a & a_many: t_a is mte2_free there.)
         idle = t_a - mte2_free
@@ -93,9 +92,9 @@ def mte2_gap_path(
         on_b = single_b & (kc_b > 1) & (step_ka >= step_kb) & has_b
         rd_b = np.maximum(a_arr + ra_kb_lb, b_arr + rb_kb)
         # Where both start a chunk at the same step, B's copy follows A's on MTE2.
-        ga1 = ((step_ka == step_kb) & a_many) * _select(kc_a > 2, a_full[0], a_last[0])
-        t_b = np.maximum(_select(ga1 > 0, t_a + ga1, mte2_free), rd_b)
-        idle = _select(on_b, t_b - mte2_free - ga1, idle)
+        ga1 = ((step_ka == step_kb) & a_many) * np.where(kc_a > 2, a_full[0], a_last[0])
+        t_b = np.maximum(np.where(ga1 > 0, t_a + ga1, mte2_free), rd_b)
+        idle = np.where(on_b, t_b - mte2_free - ga1, idle)
         gap = gap + on_b * (passes_b - co) * rb_kb
     # (Against an array: np.maximum with a scalar misses numpy's SIMD loop.)
     gap = gap + co * np.maximum(idle, np.zeros(np.shape(idle)))

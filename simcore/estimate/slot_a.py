@@ -253,8 +253,8 @@ def a_hops(
         # (The hop with the gain ``extra`` adds for the B copy issued with the last A copy is
         # ``wait + max(reads + gain, ahead)``: the slice ahead on MTE2 overlaps that B copy.)
         g_ahead = 0.0 if floor else co_frac * last_co * gain_l
-        hop_l = _select(single_a, wait_al + np.maximum(rs_a, ahead - g_ahead), hop_l)
-    full_co = _select(kb_short, km1_a, co_steps - last_co) * has_b
+        hop_l = np.where(single_a, wait_al + np.maximum(rs_a, ahead - g_ahead), hop_l)
+    full_co = np.where(kb_short, km1_a, co_steps - last_co) * has_b
     extra = co_frac * (full_co * gain_f + b_tail_co * (gain_fl - gain_f) + last_co * gain_l)
     return AHops(
         b_later=b_later,
@@ -493,7 +493,7 @@ def a_one_slot_holds(
         g_l = 0.0 if floor else last_co * gain_l
         rs_bias = np.maximum(rs_a, bias_cyc if problem.bias else zero)
         hop_l_co = wait_al + co_frac * np.maximum(rs_a, ahead_all - g_l) + co_rest * rs_bias
-        hop_l = _select(single_a, np.maximum(hop_l, hop_l_co), hop_l)
+        hop_l = np.where(single_a, np.maximum(hop_l, hop_l_co), hop_l)
     if not floor:
         # B chunks that start inside the last A chunk, after its first step and before its last
         # one (B's last chunk among them): their copies follow the A copy (MTE2 order, or the

@@ -98,7 +98,7 @@ def a_pass_cycles(
     # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
     d_a0 = a_last[0] - a_full[0] if not (via_a and via_b) else 0.0
     # (The pass's first A copy and B's leg after it: the same to the read and to the release.)
-    w_first = _select(a_many, wait_af, wait_al) + b_leg_f
+    w_first = np.where(a_many, wait_af, wait_al) + b_leg_f
 
     def w_pass_of(to_release: bool) -> Any:
         # To the last A read: B boundaries <= k - 2, less one; to the pass's release (the

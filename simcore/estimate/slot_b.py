@@ -247,7 +247,7 @@ def b_hops(
         hop_many = wait_bf + reads_bf + co_frac_ab * np.maximum(mte2_f - reads_bf, zero)
         # (Bit selects, one mask for the two of single_b: see arrays.select.)
         one_bits = _select_bits(single_b)
-        hop_f = _select(single_b, _select(step_ka >= step_kb, hop_one, hop_many), hop_f, one_bits)
+        hop_f = _select(single_b, np.where(step_ka >= step_kb, hop_one, hop_many), hop_f, one_bits)
         reads_bl_s = rel_bl + stay_b
         # Shares of B's passes: A's passes start in passes_a of them (the copies here), and
         # the next block starts one in passes_a - 1 (the first A copy precedes every B copy).

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from simcore.estimate.arrays import select as _select
 from simcore.estimate.records import CoreRecords
 
 if TYPE_CHECKING:
@@ -67,7 +66,7 @@ def chunk_stalls(
         chunk_b = step_kb * per
         over_a = base_a - chunk_a * ~single_a  # (minus the slack: none with one slot)
         ex_a_alone = np.maximum(over_a, zero)
-        ex_a_with_b = np.maximum(_select(single_a, base_a_b, over_a), zero)
+        ex_a_with_b = np.maximum(np.where(single_a, base_a_b, over_a), zero)
         ex_b_alone = np.maximum(base_b - chunk_b * ~single_b, zero)
         # Such a stall is anchored on the read that frees the slot, two steps before the delayed
         # MMAD with one slot (a chunk more with two). Where boundaries come at every step (or the

@@ -212,7 +212,8 @@ def a_hops(
     gain_f = np.maximum(b_leg_f + in_reads, zero)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
-    at_last_bits = _select_bits(b_at_last)
+    # (A mask only where two selects share it: one copy slot of A, below.)
+    at_last_bits = None if via_a else _select_bits(b_at_last)
     b_leg_l = _select(b_at_last, b_leg_lc, b_leg_f, at_last_bits)
     # (A's last read from B's arrival is after it: 0 where the chunk's only read precedes B's.)
     rel_bl = tail_release(

@@ -8,8 +8,6 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
-from simcore.estimate.arrays import select as _select
-from simcore.estimate.arrays import select_bits as _select_bits
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.copies import leg_after_a
 from simcore.estimate.records import CoreRecords
@@ -195,9 +193,7 @@ def a_hops(
     r_in = step_ka - n_in1 * step_kb
     # (B's reads between its copies count where its chunks tile the A chunk.)
     ka_div, kb_short = ch.ka_div, ch.kb_short
-    # (Bit selects, one mask per condition: see arrays.select.)
-    div_bits = _select_bits(ka_div)
-    b_in = _select(ka_div, b_next_in, b_next, div_bits)
+    b_in = np.where(ka_div, b_next_in, b_next)
     # (The B chunk at the A chunk's start holds all of its reads back too: the larger of the
     # two chains through the first and the last B chunk inside.)
     # (To the A chunk's release: the MMAD start of its last step, which B's read of that step
@@ -205,16 +201,14 @@ def a_hops(
     # for the B read of its step too.)
     rab_ka = rab(step_ka)
     # (Where the last B chunk inside is B's K-tail chunk, its shorter copy.)
-    b_in_l = _select(ka_div, lg.b_next_in_l, lg.b_next_l, div_bits)
+    b_in_l = np.where(ka_div, lg.b_next_in_l, lg.b_next_l)
     b_chain_in = n_in1 * b_in + ((n_in1 >= 1) & (n_in1 >= ch.kc_b - 1)) * (b_in_l - b_in)
     rel_b_ka = qb(step_ka)  # (also read by the MTE2 gap and the staged cycle)
     in_reads = np.maximum(b_chain_in + qb(r_in), rel_b_ka) - rel_af
     gain_f = np.maximum(b_leg_f + in_reads, zero)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
-    # (A mask only where two selects share it: one copy slot of A, below.)
-    at_last_bits = None if via_a else _select_bits(b_at_last)
-    b_leg_l = _select(b_at_last, b_leg_lc, b_leg_f, at_last_bits)
+    b_leg_l = np.where(b_at_last, b_leg_lc, b_leg_f)
     # (A's last read from B's arrival is after it: 0 where the chunk's only read precedes B's.)
     rel_bl = tail_release(
         r, np.maximum(rab(r_last_a) - la + la_kt, zero), qb, r_last_a, None, tail_a
@@ -225,7 +219,7 @@ def a_hops(
     b_tail_co = b_many & ~kb_short & _divides(b_last_start, step_ka) & ~b_at_last & has_b
     gain_fl = np.maximum(b_leg_lc + in_reads, zero)
     if not via_a:
-        g_b_l = _select(b_at_last, b_last[0], b_first[0], at_last_bits)
+        g_b_l = np.where(b_at_last, b_last[0], b_first[0])
         gain_f = np.maximum(gain_f, single_af * (b_first[0] - rel_af))
         gain_fl = np.maximum(gain_fl, single_af * (b_last[0] - rel_af))
         # One-step A chunks in one slot: the A read of the step after a B boundary queues on

@@ -9,8 +9,6 @@ import numpy as np
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
-from simcore.estimate.arrays import select as _select
-from simcore.estimate.arrays import select_bits as _select_bits
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.records import CoreRecords
 from simcore.estimate.slot_a import tail_release
@@ -107,10 +105,8 @@ def a_pass_cycles(
         sigma = n_star1 * step_kb
         # B copies with no A copy between them (all in one A chunk) chain through B's reads.
         no_a_between = sigma < step_ka
-        # (Bit selects, one mask: see arrays.select.)
-        between_bits = _select_bits(no_a_between)
-        b_nx = _select(no_a_between, b_next_in, b_next, between_bits)
-        b_nx_l = _select(no_a_between, b_next_in_l, b_next_l, between_bits)
+        b_nx = np.where(no_a_between, b_next_in, b_next)
+        b_nx_l = np.where(no_a_between, b_next_in_l, b_next_l)
         steps_w = k_iter - sigma
         if to_release:
             last_w = tail_release(r, np.maximum(rab(steps_w) - la + la_kt, zero), avg.qb, steps_w)
@@ -243,12 +239,8 @@ def a_streamed_chain(
     # that step's reads.)
     qa, qb = avg.qa, avg.qb
 
-    # (Bit selects, one mask for the four chains: see arrays.select.)
-    at_tail = thru_k >= k_iter
-    tail_bits = _select_bits(at_tail)
-
     def released(read_end: Any, q: Any, steps: Any) -> Any:
-        return _select(at_tail, tail_release(r, read_end + end_kt, q, steps), q(steps), tail_bits)
+        return np.where(thru_k >= k_iter, tail_release(r, read_end + end_kt, q, steps), q(steps))
 
     if floor:
         own_thru = wait_af + ra(np.minimum(thru_x, k_iter - 1))

@@ -8,8 +8,6 @@ import numpy as np
 
 from simcore.estimate.arrays import divides as _divides
 from simcore.estimate.arrays import raise_at as _raise_at
-from simcore.estimate.arrays import select as _select
-from simcore.estimate.arrays import select_bits as _select_bits
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.copies import Chunking, ChunkLegs
@@ -245,9 +243,7 @@ def b_hops(
             sum_with[idx] += _sub(co_frac_ab, idx) * d_sum
         hop_one = wait_bf + (sum_with + (kc_b1 - n_with) * reads_bf) / kc_b1_n
         hop_many = wait_bf + reads_bf + co_frac_ab * np.maximum(mte2_f - reads_bf, zero)
-        # (Bit selects, one mask for the two of single_b: see arrays.select.)
-        one_bits = _select_bits(single_b)
-        hop_f = _select(single_b, np.where(step_ka >= step_kb, hop_one, hop_many), hop_f, one_bits)
+        hop_f = np.where(single_b, np.where(step_ka >= step_kb, hop_one, hop_many), hop_f)
         reads_bl_s = rel_bl + stay_b
         # Shares of B's passes: A's passes start in passes_a of them (the copies here), and
         # the next block starts one in passes_a - 1 (the first A copy precedes every B copy).
@@ -275,7 +271,7 @@ def b_hops(
             + (1.0 - co_frac_ab - f_next + co_both)
             * np.maximum(reads_bl_s, bias_cyc if problem.bias else zero)
         )
-        hop_l = _select(single_b, hop_l_one, hop_l, one_bits)
+        hop_l = np.where(single_b, hop_l_one, hop_l)
         if via_a and not floor:
             hop_f, hop_l = _hops_behind_staged_a(
                 g, avg, ch, lg, (wait_bf, wait_bl), hop_f, hop_l, ah.reads_al

@@ -82,7 +82,8 @@ def compute_chain(
                 - np.maximum(mm_s, la_s)
                 - np.maximum(mk_s, la_t1)
             )
-            compute_path = np.array(compute_path, dtype=np.float64)
+            # (A fresh array of this function's: raised in place, not copied.)
+            compute_path = np.asarray(compute_path, dtype=np.float64)
             compute_path[idx] += _sub(blocks, idx) * pair
     # MTE2 runs ahead of the chain; after its last copy the remaining steps of that chunk and the
     return ComputePath(compute_path=compute_path, start=start, start_0=start_0)

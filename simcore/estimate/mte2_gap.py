@@ -169,7 +169,7 @@ def mte2_gap_terms(
     if floor:
         reads = (reads_af, rb_kb, rab_ka, None if via_b else ra(step_kb) + lb)
     else:
-        reads = (ah.rel_af, avg.qb_kb, avg.qb(step_ka), None if via_b else avg.qa(step_kb))
+        reads = (ah.rel_af, avg.qb_kb, ah.rel_b_ka, None if via_b else avg.qa(step_kb))
     mk.raise_all(
         mte2_gap_path(
             copy_path, via_a, via_b, (a_first0, lg.b_first[0]), a_full, a_last, b_full, b_last,

@@ -38,6 +38,7 @@ class AHops(NamedTuple):
     reads_al: Any
     rel_af: Any
     rel_al: Any
+    rel_b_ka: Any
     rs_a: Any
     stay_a: Any
     stay_b: Any
@@ -45,7 +46,14 @@ class AHops(NamedTuple):
     wait_al: Any
 
 
-def tail_release(r: CoreRecords, read_end: Any, q: Any, steps: Any) -> Any:
+def tail_release(
+    r: CoreRecords,
+    read_end: Any,
+    q: Any,
+    steps: Any,
+    idx: np.ndarray | None = None,
+    before_steps: tuple[Any, Any] | None = None,
+) -> Any:
     """When a K-tail chunk of ``steps`` steps is released, from its arrival (a lower bound).
 
     Its slot is released when the K-tail step's MMAD starts: after that step's B read, which
@@ -58,14 +66,23 @@ def tail_release(r: CoreRecords, read_end: Any, q: Any, steps: Any) -> Any:
         read_end: The chunk's last A read's end from its arrival (before the step's B read).
         q: The full chunks' release, ``r -> cycles`` (``qa`` or ``qb``).
         steps: The chunk's steps (>= 1).
+        idx: Where given, ``read_end``, ``q`` and ``steps`` are of the candidates ``idx`` only
+            (``q`` the full chunks' ``.sub(idx)``), and so is the result.
+        before_steps: ``(steps >= 2, steps - 1)`` where the caller has them (two chunks of
+            the same steps).
 
     Returns:
         ``max(max(read_end, wb x before) + lb_kt, before)``, ``before`` the MMAD before's end
         (0 for a one-step chunk), ``wb`` whether L0B has one buffer (or L0A).
     """
     avg = r.avg
-    before = (steps >= 2) * (q(np.maximum(steps - 1, 1)) + avg.mm)
-    return np.maximum(np.maximum(read_end, r.g.wb * before) + avg.lb_kt, before)
+    mm, wb, lb_kt = avg.mm, r.g.wb, avg.lb_kt
+    if idx is not None:
+        mm, wb, lb_kt = _sub(mm, idx), _sub(wb, idx), _sub(lb_kt, idx)
+    # (``q`` gives its one-step value at r <= 1 as at 1, so ``steps - 1`` needs no clamp.)
+    many, steps_1 = before_steps if before_steps is not None else (steps >= 2, steps - 1)
+    before = many * (q(steps_1) + mm)
+    return np.maximum(np.maximum(read_end, wb * before) + lb_kt, before)
 
 
 def a_hops(
@@ -109,7 +126,9 @@ def a_hops(
     # The slots' releases: the MMAD start of the chunk's last step (the floors keep the reads'
     # ends: the lag is not monotone in the L0 flags).
     rel_af = reads_af if floor else qa(step_ka)
-    rel_al = reads_al if floor else tail_release(r, reads_al, qa, r_last_a)
+    # (The K-tail chunks' steps before the last, shared by A's and B's releases below.)
+    tail_a = (r_last_a >= 2, r_last_a - 1)
+    rel_al = reads_al if floor else tail_release(r, reads_al, qa, r_last_a, None, tail_a)
     # A chunk that several blocks read before its slot is reused (an operand that stays for
     # a group of blocks) is read last in the last of them: the hop spans their compute too.
     # (Each block takes its step chain; the drain chain holds the MMADs back by at most dbL0C
@@ -184,13 +203,16 @@ def a_hops(
     # (Where the last B chunk inside is B's K-tail chunk, its shorter copy.)
     b_in_l = np.where(ka_div, lg.b_next_in_l, lg.b_next_l)
     b_chain_in = n_in1 * b_in + ((n_in1 >= 1) & (n_in1 >= ch.kc_b - 1)) * (b_in_l - b_in)
-    in_reads = np.maximum(b_chain_in + qb(r_in), qb(step_ka)) - rel_af
+    rel_b_ka = qb(step_ka)  # (also read by the MTE2 gap and the staged cycle)
+    in_reads = np.maximum(b_chain_in + qb(r_in), rel_b_ka) - rel_af
     gain_f = np.maximum(b_leg_f + in_reads, zero)
     # The last A chunk meets B's last chunk when both end their K loop together.
     b_at_last = a_last_start == b_last_start
     b_leg_l = np.where(b_at_last, b_leg_lc, b_leg_f)
     # (A's last read from B's arrival is after it: 0 where the chunk's only read precedes B's.)
-    rel_bl = tail_release(r, np.maximum(rab(r_last_a) - la + la_kt, zero), qb, r_last_a)
+    rel_bl = tail_release(
+        r, np.maximum(rab(r_last_a) - la + la_kt, zero), qb, r_last_a, None, tail_a
+    )
     gain_l = np.maximum(b_leg_l + rel_bl - rel_al, zero)
     # A full A chunk that starts with B's last (K-tail) chunk: that shorter B copy is the one
     # behind it (B chunks at least as long as A's, so the shared boundaries are exact).
@@ -248,6 +270,7 @@ def a_hops(
         reads_al=reads_al,
         rel_af=rel_af,
         rel_al=rel_al,
+        rel_b_ka=rel_b_ka,
         rs_a=rs_a,
         stay_a=stay_a,
         stay_b=stay_b,
@@ -435,8 +458,9 @@ def a_one_slot_holds(
                     # waits for the B read of that step, B's release from its arrival.)
                     # (Less what ``pipe_in`` priced for that B copy: its copy and B read.)
                     lb_i = np.where(mm_i == kcb_s - 1, _sub(avg.lb_kt, i_1), _sub(avg.lb, i_1))
+                    # (qa_s and qb_s take r <= 1 as 1; o_i = 0 is masked by ok_i.)
                     d_i = (
-                        qa_s(np.maximum(o_i, 1)) + b_i + qb_s(np.maximum(sa_1 - o_i, 1))
+                        qa_s(o_i) + b_i + qb_s(sa_1 - o_i)
                         - rf_1 - np.maximum(b_i + lb_i - rf_1, 0.0)
                     )  # fmt: skip
                     ok_i = (s_i < als[one]) & (o_i > 0) & (mm_i < kcb_s)
@@ -476,21 +500,29 @@ def a_one_slot_holds(
         # is left out: in a pass that reloads B its copy queues behind the copy of the B
         # chunk at the A chunk's start, which ``gain_l`` prices apart.)
         off = has_b & (fb <= b_last_start) & (b_last_start <= k_iter - 2)
-        steps_off = np.maximum(k_iter - b_last_start, 2)
-        rel_off = tail_release(r, np.maximum(rab(steps_off) - la + la_kt, zero), qb, steps_off)
         idx = np.flatnonzero(off)
         if idx.size:
             bls, sk_b = _sub(b_last_start, idx), _sub(step_kb, idx)
+            steps_off = np.maximum(_sub(k_iter, idx) - bls, 2)
+            rel_off = tail_release(
+                r,
+                np.maximum(rab.sub(idx)(steps_off) - _sub(la, idx) + _sub(la_kt, idx), 0.0),
+                qb.sub(idx),
+                steps_off,
+                idx,
+            )
             n_off = np.floor((bls - _sub(fb, idx)) / sk_b) + 1
             hop_off = (
                 _sub(wait_al, idx)
                 + np.maximum(n_off - 1, 0) * _sub(b_next, idx)
                 + _sub(b_leg_lc, idx)
-                + _sub(rel_off, idx)
+                + rel_off
                 + _sub(stay_a, idx)
             )
             h_l = _sub(hop_l, idx)
-            hop_l = np.array(np.broadcast_to(hop_l, off.shape), dtype=np.float64)
+            # (Copied where it is still A's hop; the one-slot select above is this function's.)
+            if hop_l is ah.hop_l or np.shape(hop_l) != off.shape:
+                hop_l = np.array(np.broadcast_to(hop_l, off.shape), dtype=np.float64)
             hop_l[idx] = h_l + _sub(co_frac, idx) * np.maximum(hop_off - h_l, 0.0)
     if floor:
         # The gains are differences of read times (not monotone in the L0 flags) and >= 0.

@@ -95,6 +95,8 @@ def a_pass_cycles(
     # B copy of the pass up to that step (in MTE2 / UB staging order; the copy at the last B
     # boundary, and an A copy at the last A boundary, move the short K-tail chunks).
     d_a0 = a_last[0] - a_full[0] if not (via_a and via_b) else 0.0
+    # (The pass's first A copy and B's leg after it: the same to the read and to the release.)
+    w_first = np.where(a_many, wait_af, wait_al) + b_leg_f
 
     def w_pass_of(to_release: bool) -> Any:
         # To the last A read: B boundaries <= k - 2, less one; to the pass's release (the
@@ -111,8 +113,7 @@ def a_pass_cycles(
         else:
             last_w = rab(steps_w) - la + la_kt
         w = (
-            np.where(a_many, wait_af, wait_al)
-            + b_leg_f
+            w_first
             + n_star1 * b_nx
             + ((n_star1 == km1_b) & (n_star1 > 0)) * (b_nx_l - b_nx)
             + last_w
@@ -188,7 +189,8 @@ def _thru_own_copy(r: CoreRecords, thru_k: Any, released: Any, d_a0: Any) -> Any
         + n_b * lg.b_full[0]
         + (n_b >= kc_b) * (lg.b_last[0] - lg.b_full[0])
     )
-    steps = np.maximum(thru_k - a_start, 1)
+    # (The functions take r <= 1 as 1, and so does tail_release.)
+    steps = thru_k - a_start
     return copies + released(r.avg.ra(steps), r.avg.qa, steps)
 
 

@@ -41,14 +41,18 @@ def _hops_behind_staged_a(
     waits: tuple[Any, Any],
     hop_f: Any,
     hop_l: Any,
+    reads_al: Any,
 ) -> tuple[Any, Any]:
-    """B's one-slot hops where A is staged in chunks that tile B's (full and last B chunk)."""
+    """B's one-slot hops where A is staged in chunks that tile B's (full and last B chunk).
+
+    ``reads_al`` is A's last read of its K-tail chunk from its arrival (:class:`AHops`).
+    """
     wait_bf, wait_bl = waits
     a_full, a_last = lg.a_full, lg.a_last
     single_b, has_b, step_ka, step_kb = ch.single_b, ch.has_b, ch.step_ka, ch.step_kb
-    passes_a, co_frac_ab, r_last_a, r_last_b = ch.passes_a, ch.co_frac_ab, ch.r_last_a, ch.r_last_b
+    passes_a, co_frac_ab, r_last_b = ch.passes_a, ch.co_frac_ab, ch.r_last_b
     blocks = g.blocks
-    ra, la, la_kt, lb_kt = avg.ra, avg.la, avg.la_kt, avg.lb_kt
+    lb_kt = avg.lb_kt
     # A staged in chunks that tile B's: the A chunks starting after a B chunk's first
     # step have their GM->UB legs behind that B copy on MTE2, and B's last read of the
     # chunk follows A's read of its step on MTE1, so the next B copy waits for the A
@@ -83,7 +87,7 @@ def _hops_behind_staged_a(
             + np.maximum(n_l - 2.0, 0.0) * link
             + np.maximum(g_l, u_f) * (n_l > 1)
             + u_l
-            + _sub(ra(r_last_a) - la + la_kt, idx)
+            + _sub(reads_al, idx)
             + lbk
         )
         # (Only the share co_frac_ab of B's passes copies A.)
@@ -136,7 +140,8 @@ def b_hops(
     r_last_b = r.ch.r_last_b
     hop_f = wait_bf + rel_bf + stay_b
     # (rb(r - 1) at r = 1 is its one-read value, dropped by the select: no clip needed.)
-    reads_bl = np.where(r_last_b <= 1, lb_kt, rb(r_last_b - 1) + per_kt)
+    r_last_b1 = r_last_b - 1  # (shared by the reads and the release below)
+    reads_bl = np.where(r_last_b <= 1, lb_kt, rb(r_last_b1) + per_kt)
     if not fix:
         # A block of two steps in one B chunk, both L0 buffers doubled: the K-tail step's reads
         # wait for the MMAD two steps back, the block before's first (the copy, after that
@@ -153,7 +158,8 @@ def b_hops(
     # (The K-tail step's MMAD also waits for the MMAD before it.)
     rel_bl = reads_bl
     if not floor:
-        rel_bl = np.maximum(reads_bl, (r_last_b >= 2) * (qb(np.maximum(r_last_b - 1, 1)) + mm))
+        # (``qb`` gives its one-step value at r <= 1 as at 1: ``r_last_b - 1`` needs no clamp.)
+        rel_bl = np.maximum(reads_bl, (r_last_b >= 2) * (qb(r_last_b1) + mm))
     hop_l = wait_bl + rel_bl + stay_b
     # B's chain without what A adds: the single-slot hops below are >= these (each is the wait
     # plus a max with, or an average of maxes with, reads_bf = rb_kb + stay_b).
@@ -195,7 +201,7 @@ def b_hops(
         )  # fmt: skip
         # (Released at the MMAD start of that step: after B's read of it, in the floors that
         # A read's end.)
-        steps_a = np.maximum(step_ka - b_last_start, 1)
+        steps_a = step_ka - b_last_start  # (rb and qb take r <= 1 as 1)
         wait_a = a_fixed * np.maximum(rb(steps_a) - lb if floor else qb(steps_a), zero)
         if not via_a:
             a_next = a_next + wait_a
@@ -227,12 +233,13 @@ def b_hops(
             o_i = s_i - np.floor(s_i / sk_b) * sk_b
             a_i = np.where(kc_s - 1 == ii, al0, af0)
             # (To B's release, the MMAD start of the B chunk's last step: A's from its arrival.)
-            d_i = np.maximum(rbf, a_i + qa_s(np.maximum(sk_b - o_i, 1)))
+            d_i = np.maximum(rbf, a_i + qa_s(sk_b - o_i))
             d_sum = (((s_i <= bls) & (o_i > 0)) * np.maximum(d_i - np.maximum(rbf, a_i), 0.0)).sum(
                 axis=0
             )
             d_sum = d_sum * (1.0 + np.maximum(naf - n_s, 0) / np.clip(naf, 1, n_s))
-            sum_with = np.array(sum_with, dtype=np.float64)
+            # (A fresh array of this function's: raised in place, not copied.)
+            sum_with = np.asarray(sum_with, dtype=np.float64)
             sum_with[idx] += _sub(co_frac_ab, idx) * d_sum
         hop_one = wait_bf + (sum_with + (kc_b1 - n_with) * reads_bf) / kc_b1_n
         hop_many = wait_bf + reads_bf + co_frac_ab * np.maximum(mte2_f - reads_bf, zero)
@@ -266,7 +273,9 @@ def b_hops(
         )
         hop_l = np.where(single_b, hop_l_one, hop_l)
         if via_a and not floor:
-            hop_f, hop_l = _hops_behind_staged_a(g, avg, ch, lg, (wait_bf, wait_bl), hop_f, hop_l)
+            hop_f, hop_l = _hops_behind_staged_a(
+                g, avg, ch, lg, (wait_bf, wait_bl), hop_f, hop_l, ah.reads_al
+            )
     return BHops(
         hop_f=hop_f,
         hop_l=hop_l,

@@ -296,13 +296,25 @@ def _one_slot_a_pass_start(r: CoreRecords, ah: AHops, cyc: Any) -> Any:
     start against a 973-cycle block, priced 1765 above it: -3.3 %.)
     """
     ch, lg, typ = r.ch, r.lg, r.typ
-    kc_a = ch.kc_a
-    _g_a0, v_a0, u_a0 = lg.a_full
-    g_b, v_b, u_b = lg.b_last
-    b_arrival = np.maximum(v_a0 + g_b, np.maximum(v_a0, typ.m3c) + u_a0) + v_b + u_b
+    out = np.zeros(np.shape(r.g.blocks))
+    if not (r.cp.via_a and r.cp.via_b):
+        return out
+    # (Priced on the candidates where it applies only.)
+    idx = np.flatnonzero(ch.single_a & (ch.kc_a > 1) & (ch.kc_b == 1))
+    if not idx.size:
+        return out
+    kc_a = _sub(ch.kc_a, idx)
+    _g_a0, v_a0, u_a0 = (_sub(x, idx) for x in lg.a_full)
+    g_b, v_b, u_b = (_sub(x, idx) for x in lg.b_last)
+    b_arrival = np.maximum(v_a0 + g_b, np.maximum(v_a0, _sub(typ.m3c, idx)) + u_a0) + v_b + u_b
     # From B's arrival to the MMAD start of A's first chunk's last step.
-    rel_0 = b_arrival + r.avg.qb(ch.step_ka)
-    rest = (kc_a - 2.0) * (lg.a_full[2] + ah.rel_af) + lg.a_last[2] + ah.rel_al
-    blk = rel_0 + rest + typ.mm_kt + r.bt.drain_total / r.g.blocks_n
-    on = (r.cp.via_a and r.cp.via_b) * ch.single_a * (kc_a > 1) * (ch.kc_b == 1)
-    return on * np.maximum(blk - cyc, 0.0)
+    rel_0 = b_arrival + _sub(ah.rel_b_ka, idx)
+    rest = (
+        (kc_a - 2.0) * (u_a0 + _sub(ah.rel_af, idx))
+        + _sub(lg.a_last[2], idx)
+        + _sub(ah.rel_al, idx)
+    )
+    drain_1 = _sub(r.bt.drain_total, idx) / _sub(r.g.blocks_n, idx)
+    blk = rel_0 + rest + _sub(typ.mm_kt, idx) + drain_1
+    out[idx] = np.maximum(blk - _sub(cyc, idx), 0.0)
+    return out

@@ -100,7 +100,10 @@ def chunk_stalls(
     # start (precedence.l1_slot_release): no lead beyond it, and no overlap of the jumps. Only
     # the one-L0C drain chain takes these (``inner_rel``; the other terms price the release on
     # their own paths).
-    inner_rel = inner if r.floor else inner_of(lead_a * ~single_a, lead_b * ~single_b, False)[0]
+    # (With FixPipe or in the floors that chain is not priced: ``inner`` stands in, unread.)
+    inner_rel = (
+        inner if fix or r.floor else inner_of(lead_a * ~single_a, lead_b * ~single_b, False)[0]
+    )
 
     def burst(base: Any, wait: Any, step_k: Any, chunk: Any, kc: Any, km: Any, n_slots: Any) -> Any:
         # (Zero where streamed: kc == slots is not streamed.)

@@ -11,6 +11,7 @@ the paths that repeat per block.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,13 +48,17 @@ def step_chain(la: Any, lb: Any, mm: Any, wa: Any, wb: Any) -> tuple[Any, Any, A
     return per, lead_a, lead_b
 
 
-def restart_reads(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> tuple[Any, Any, Any]:
+def restart_reads(
+    la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any, cuts: RampCuts | None = None
+) -> tuple[Any, Any, Any]:
     """Arrival-to-last-read time of a chunk spanning ``r`` steps, for A and for B.
 
     The step chain restarts when the chunk arrives (MTE1 and the cube idle, the L0 slots free):
     the first three steps are played exactly (dbL0A / dbL0B = 1 make a read wait for the MMAD
     before), later steps follow at the steady period ``per``. For B the step's A read is taken as
     done before the arrival. ``wa`` / ``wb`` are the float weights of :func:`period`.
+
+    ``cuts`` (:class:`RampCuts`) shares the functions' cut-offs with others of the block.
 
     Returns:
         Three functions ``r -> cycles`` over integer arrays ``r >= 1``: A from its arrival, B
@@ -86,13 +91,15 @@ def restart_reads(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> tupl
     # (The A chunk's first read ends at la, the B chunk's at lb.)
     never = np.full(np.shape(per), _NEVER)
     return (
-        pick(la, a_1, a2 - per3, per),
-        pick(lb, b_1, b2 - per3, per),
-        pick(never, ab1, ab2 - per3, per),
+        pick(la, a_1, a2 - per3, per, cuts),
+        pick(lb, b_1, b2 - per3, per, cuts),
+        pick(never, ab1, ab2 - per3, per, cuts),
     )
 
 
-def restart_releases(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> tuple[Any, Any]:
+def restart_releases(
+    la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any, cuts: RampCuts | None = None
+) -> tuple[Any, Any]:
     """Arrival-to-release time of a chunk spanning ``r`` steps, for A and for B.
 
     A chunk's L1 slot is released when the MMAD of its last step starts
@@ -103,6 +110,8 @@ def restart_releases(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> t
     the step's A read is taken as done), the first three MMAD starts played exactly, later ones
     at the steady period ``per``. A and B chunks of one step share the MMAD, so a B chunk's
     release is also A's from that B chunk's arrival.
+
+    ``cuts`` as :func:`restart_reads`'.
 
     Returns:
         Two functions ``r -> cycles`` over integer arrays ``r >= 1`` (with ``.sub(idx)`` as
@@ -123,18 +132,79 @@ def restart_releases(la: Any, lb: Any, mm: Any, per: Any, wa: Any, wb: Any) -> t
     a_1, a_2 = starts(ra1)
     b_1, b_2 = starts(lb)
     per3 = 3.0 * per
-    return _linear_after(ra1, a_1, a_2 - per3, per), _linear_after(lb, b_1, b_2 - per3, per)
+    return (
+        _linear_after(ra1, a_1, a_2 - per3, per, cuts),
+        _linear_after(lb, b_1, b_2 - per3, per, cuts),
+    )
 
 
-def _linear_after(t0: Any, t1: Any, c2: Any, pp: Any) -> Any:
+#: The ramp of :func:`_linear_after`'s cut-offs.
+_RAMP = 2.0**110
+
+
+class RampCuts:
+    """What the restart functions of one block share: cut-offs, products, gathered subsets.
+
+    The functions of one block (``ra``, ``rb``, ``rab``, ``qa``, ``qb``) are often called with
+    the same array (``stepKa``, the last chunks' steps, ...): its two cuts and its product with
+    the step period (which they all take), four array operations, are made once. Their
+    ``.sub(idx)`` functions on one subset share it likewise, and gather each array they have
+    in common (the period, a first read) once. An entry holds a weak reference to its argument,
+    so an argument freed since (whose ``id`` a new array may take) is never matched; the
+    arguments are never written in place.
+    """
+
+    __slots__ = ("_gathered", "_idx", "_recent", "_subs")
+
+    def __init__(self, idx: np.ndarray | None = None) -> None:
+        self._recent: list[tuple[Any, Any, Any, Any, Any]] = []
+        self._subs: list[tuple[Any, RampCuts]] = []
+        self._gathered: dict[int, tuple[Any, Any]] = {}
+        self._idx = idx
+
+    def of(self, r: Any, pp: Any) -> tuple[Any, Any, Any]:
+        """The cuts below r = 2 and r = 3 (``r x ramp - 1.5 / 2.5 ramp``) and ``r x pp``."""
+        for ref, pp_e, cut_2, cut_3, r_pp in self._recent:
+            if pp_e is pp and ref() is r:
+                return cut_2, cut_3, r_pp
+        rr = r * _RAMP
+        cut_2, cut_3, r_pp = rr - 1.5 * _RAMP, rr - 2.5 * _RAMP, r * pp
+        if isinstance(r, np.ndarray):
+            # (The last four: the repeats come close together.)
+            self._recent.append((weakref.ref(r), pp, cut_2, cut_3, r_pp))
+            del self._recent[:-4]
+        return cut_2, cut_3, r_pp
+
+    def sub(self, idx: np.ndarray) -> RampCuts:
+        """The shared values of the functions' ``.sub(idx)`` (one per subset: the last two)."""
+        for ref, child in self._subs:
+            if ref() is idx:
+                return child
+        child = RampCuts(idx)
+        self._subs.append((weakref.ref(idx), child))
+        del self._subs[:-2]
+        return child
+
+    def take(self, x: Any) -> Any:
+        """``x`` at this subset's candidates (gathered once per array)."""
+        assert self._idx is not None
+        hit = self._gathered.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        out = _sub(x, self._idx)
+        self._gathered[id(x)] = (x, out)  # (``x`` held: its id stays its own)
+        return out
+
+
+def _linear_after(t0: Any, t1: Any, c2: Any, pp: Any, cuts: RampCuts | None = None) -> Any:
     """``r -> t0`` at r <= 1, ``t1`` at r = 2, ``c2 + r x pp`` from r = 3, with ``.sub(idx)``.
 
     (``t2 + (r - 3) x per`` as ``c2 + r x per``, ``c2 = t2 - 3 x per``: one operation less per
-    call.)
+    call.) ``cuts`` shares the cut-offs with the other functions of the block.
     """
     # (The cut-offs: ``r * ramp`` shifted, integer multiples of 2**109, exact in float64; a
     # kept term's cut is far above any cycle count, a dropped one's below _NEVER.)
-    ramp = 2.0**110
+    own = cuts if cuts is not None else RampCuts()
 
     def times(r: Any) -> Any:
         if isinstance(r, int):
@@ -144,15 +214,13 @@ def _linear_after(t0: Any, t1: Any, c2: Any, pp: Any) -> Any:
         # largest of t0, of t1 cut off below r = 2 and of the linear part cut off below r = 3,
         # the cuts by a ramp (exact: integer multiples of 2**109): four min / max instead of
         # two np.where and their two comparisons, about half the instructions.
-        rr = r * ramp
-        return np.maximum(
-            np.maximum(t0, np.minimum(t1, rr - 1.5 * ramp)),
-            np.minimum(c2 + r * pp, rr - 2.5 * ramp),
-        )
+        cut_2, cut_3, r_pp = own.of(r, pp)
+        return np.maximum(np.maximum(t0, np.minimum(t1, cut_2)), np.minimum(c2 + r_pp, cut_3))
 
     def sub(idx: np.ndarray) -> Any:
         # The same function on the candidates ``idx`` only.
-        return _linear_after(*(_sub(x, idx) for x in (t0, t1, c2, pp)))
+        child = own.sub(idx)
+        return _linear_after(child.take(t0), child.take(t1), child.take(c2), child.take(pp), child)
 
     times.sub = sub  # type: ignore[attr-defined]
     return times
@@ -286,8 +354,9 @@ def average_steps(c: Costs, g: Grid, step_kb: Any) -> AverageSteps:
     lb = l1_to_l0_cycles(p, False, cols_1, g.ka_f)
     mm = mmad_cycles(p.mmad_overhead_cycles, c.fractal_cycles, fr_1, fc_1, g.fk_f)
     per = period(la, lb, mm, g.wa, g.wb)
-    ra, rb, rab = restart_reads(la, lb, mm, per, g.wa, g.wb)
-    qa, qb = restart_releases(la, lb, mm, per, g.wa, g.wb)
+    cuts = RampCuts()  # (shared by the five functions)
+    ra, rb, rab = restart_reads(la, lb, mm, per, g.wa, g.wb, cuts)
+    qa, qb = restart_releases(la, lb, mm, per, g.wa, g.wb, cuts)
     la_kt = l1_to_l0_cycles(p, True, rows_1, g.ka_t)
     lb_kt = l1_to_l0_cycles(p, False, cols_1, g.ka_t)
     return AverageSteps(

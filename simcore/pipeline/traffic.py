@@ -62,7 +62,7 @@ def largest_core_extent(total: Any, single: Any) -> Any:
     the dimension (a GEMV's N = 1 under singleCoreN = 16) the one core gets the dimension itself,
     as in :func:`core_shapes`. The estimator prices this core, the simulator plays it.
     """
-    return np.minimum(single, total)
+    return at_most(single, total)
 
 
 def slots(depth: Any, step_blocks: Any, step_k: Any) -> Any:
@@ -562,7 +562,7 @@ def end_to_end_us(preset: HardwarePreset, core_us: Any) -> Any:
     host's dispatch (measured_gemm_910b2_torch_mm.csv N = 1024: 21.9 us per call for a kernel
     of a few microseconds). Not what the search ranks: below the floor every tiling would tie.
     """
-    return np.maximum(kernel_us(preset, core_us), preset.host_dispatch_floor_us)
+    return at_least(kernel_us(preset, core_us), preset.host_dispatch_floor_us)
 
 
 def l2_rounds_to_fit(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.hardware.presets import HardwarePreset
-from simcore.pipeline.arith import align_up, at_most, ceil_div
+from simcore.pipeline.arith import align_up, at_least, at_most, ceil_div
 from simcore.pipeline.traffic import operand_passes
 from simcore.tiling.problem import Problem, Template
 
@@ -297,7 +297,7 @@ def shape_costs_by_group(
         total = total + passes * one
         sum_f = sum_f + passes * c_f
         sum_l = sum_l + passes * c_l
-    n = np.maximum(shapes.groups[0][1] + shapes.groups[1][1], 1)
+    n = at_least(shapes.groups[0][1] + shapes.groups[1][1], 1)
     return total, sum_f / n, sum_l / n, (per_pass[0], per_pass[1])
 
 

@@ -60,10 +60,9 @@ def test_b_pass_start_holds_the_release_of_a_one_slot_a_chunk() -> None:
         bt=replace(r.bt, drain_total=arr(40)),
         g=replace(r.g, blocks_n=arr(2)),
         typ=replace(r.typ, m3c=arr(130), mm_kt=arr(60)),
-        avg=replace(r.avg, qb=lambda steps: np.where(steps == 2, 250.0, np.nan)),
     )
     ah: Any = AHops(**{name: arr(0) for name in AHops._fields})._replace(
-        rel_af=arr(180), rel_al=arr(150)
+        rel_af=arr(180), rel_al=arr(150), rel_b_ka=arr(250)
     )
     # From the block before's L0C->UB leg: A's first reorder (80), B's GM->UB leg (80 + 700
     # after it, later than A's first UB->L1 leg at max(80, 130) + 220 = 350), B's reorder and

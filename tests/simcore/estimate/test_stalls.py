@@ -37,7 +37,8 @@ def test_two_l0c_buffers_overlap_the_drain() -> None:
 
 
 def test_a_one_slot_copy_stalls_from_the_release_in_the_drain_chain() -> None:
-    r = records()
+    # (A chip without FixPipe: only its one-L0C drain chain takes these stalls.)
+    r = records("Ascend310P3")
     # A in one slot, streamed (one-step chunks, 4 per pass), B resident: each A copy after the
     # first waits for the release of the chunk the step before read, its MMAD start, so its
     # stall is copy + la + lb - per (no lead of A's read ahead of the MMAD); the reads' lead

@@ -191,10 +191,11 @@ def gemv(soc: str) -> None:
 def small(soc: str) -> None:
     """Small square kernels: the fixed costs against the device time."""
     hw = load_preset(soc)
+    runs = "serial" if hw.scalar_startup_serial else "overlapped"
     print(
         f"\n[small kernels] {soc}: device start-up {hw.device_startup_us} us, launch "
         f"{hw.launch_overhead_us} us, scalar start-up {hw.scalar_startup_cycles:.0f} cycles "
-        f"({hw.scalar_startup_cycles / hw.clock_mhz:.2f} us, overlapped), copy latency "
+        f"({hw.scalar_startup_cycles / hw.clock_mhz:.2f} us, {runs}), copy latency "
         f"{hw.nd2nz_latency_cycles} cycles, FixPipe at least {hw.fixpipe_min_cycles} cycles"
     )
     pts = []

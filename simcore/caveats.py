@@ -100,8 +100,10 @@ def serial_startup(preset: HardwarePreset, device_time_us: float) -> Caveat | No
 
     Returns:
         The caveat when the preset's scalar start-up is at least 5 % of the predicted device
-        time; else None.
+        time and overlapped (``scalar_startup_serial`` off); else None.
     """
+    if preset.scalar_startup_serial:
+        return None  # the model runs it before the first copy already
     startup_us = preset.cycles_to_us(preset.scalar_startup_cycles)
     if device_time_us <= 0.0 or startup_us < STARTUP_SHARE_WORTH_NAMING * device_time_us:
         return None
@@ -132,14 +134,15 @@ def _model_constant_names() -> frozenset[str]:
 def assumed_constants(preset: HardwarePreset) -> Caveat | None:
     """The preset's model constants that are assumptions, not fits to a measurement.
 
-    The scalar start-up is left to :func:`serial_startup`, which says when it matters.
+    The scalar start-up (its size and whether it runs serial) is left to
+    :func:`serial_startup`, which says when it matters.
 
     Returns:
         The caveat naming them when any of their sources says ``assumption``; else None.
     """
     names = sorted(
         k
-        for k in _model_constant_names() - {"scalar_startup_cycles"}
+        for k in _model_constant_names() - {"scalar_startup_cycles", "scalar_startup_serial"}
         if preset.sources.get(k, "").startswith("assumption")
     )
     if not names:

@@ -10,10 +10,12 @@ adding one only moves the estimate towards it. ``_core`` builds the shared recor
 block types, step times, chunking, copies, chunk legs), calls the terms in order and keeps the
 longest path and the term that set it (:mod:`simcore.estimate.binding`).
 
-The estimate of the slowest core is ``min(max(makespan, busiest pipe or HBM floor), sum of
-work) + launch``; :func:`estimate_arrays` returns with it the binding term per candidate (a term,
-a pipe or HBM floor, or ``sequential``). On UB-path chips each tiling is priced on the path its
-UB plan takes (:func:`simcore.pipeline.costs.vector_path_array`).
+The estimate of the slowest core is ``min(max(start-up + makespan, busiest pipe or HBM floor),
+sum of work) + launch``, the start-up the cycles before the scalar unit issues the first
+instruction (:func:`simcore.pipeline.scalar.startup_cycles`, 0 unless it runs serial);
+:func:`estimate_arrays` returns with it the binding term per candidate (a term, a pipe or HBM
+floor, or ``sequential``). On UB-path chips each tiling is priced on the path its UB plan takes
+(:func:`simcore.pipeline.costs.vector_path_array`).
 
 Inputs are numpy arrays of struct fields (one entry per candidate); the problem and chip are
 scalars. Long inputs are evaluated in blocks of :data:`_BLOCK` candidates so the intermediate
@@ -72,7 +74,7 @@ from simcore.hardware.dtypes import bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.drain import unit_flag_db_l0c
-from simcore.pipeline.scalar import scalar_cycles
+from simcore.pipeline.scalar import scalar_cycles, startup_cycles
 from simcore.pipeline.traffic import (
     c_gm_bytes_per_element,
     chip_bandwidth_cap,
@@ -292,8 +294,8 @@ def makespan_floor_arrays(
     * the hops that price passes apart are weighted sums, weights >= 0 and independent of the
       flags, of ``max``es of read times, so they are non-decreasing in them too;
 
-    and the estimate is ``min(max(makespan, busiest), sum of busy) + launch``, non-decreasing
-    in the makespan.
+    and the estimate is ``min(max(start-up + makespan, busiest), sum of busy) + launch``,
+    non-decreasing in the makespan (the start-up depends on the problem only).
 
     Args:
         problem: The problem.
@@ -581,8 +583,13 @@ def _estimate_block(
         (m_cores, n_cores), (ceil_div(sm, bm), ceil_div(sn, bn)), (m_iter_t, n_iter_t)
     )
 
+    # The pipes idle until the scalar start-up has issued the first instruction: every path
+    # starts there (simcore.pipeline.scalar.startup_cycles, 0 where the preset overlaps it;
+    # the simulator frees its pipes then).
+    startup = startup_cycles(preset, problem)
+
     def finish() -> dict[str, Any]:
-        return _finish_block(preset, f, parts, (cap, hbm, read, share))
+        return _finish_block(preset, f, parts, (cap, hbm, read, share), startup)
 
     return finish
 
@@ -592,12 +599,14 @@ def _finish_block(
     f: dict[str, np.ndarray],
     parts: list[tuple[Any, dict[str, Any]]],
     chip: tuple[Any, Any, Any, Any],
+    startup: float,
 ) -> dict[str, Any]:
     """The outputs of one block from its cores' makespans and busy totals (``parts``).
 
     ``parts`` has one (None, result) of :func:`_core` for the whole block, or one (indices,
     result) per data path; ``chip`` is the bandwidth cap, the HBM bytes, the bytes read and
-    the cores' mean share of the work (:func:`simcore.pipeline.traffic.core_share`).
+    the cores' mean share of the work (:func:`simcore.pipeline.traffic.core_share`);
+    ``startup`` the scalar start-up every path of :func:`_core` follows.
     """
     cap, hbm, read, share = chip
     sm = f["singleCoreM"]
@@ -616,6 +625,8 @@ def _finish_block(
                 code[idx] = res["mk"].code
             for p in PIPE_NAMES:
                 busy[p][idx] = res["busy"][p]
+    # _core's paths start when the first instruction issues, after the scalar start-up.
+    makespan = makespan + startup
     # HBM's time is a chip-wide floor on the kernel (see
     # simcore.pipeline.traffic.chip_bandwidth_cap).
     hbm_floor = hbm_floor_cycles(hbm, preset)

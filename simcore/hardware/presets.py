@@ -91,6 +91,9 @@ class HardwarePreset(BaseModel):
     same_address_coeff: float = Field(default=0.0, ge=0)
     same_address_max_sharers: int = Field(default=1, ge=1)
     scalar_startup_cycles: float = Field(default=0.0, ge=0)
+    #: Whether the start-up runs before the first issue (seed 004) rather than overlapping the
+    #: other pipes (simcore.pipeline.scalar.startup_cycles).
+    scalar_startup_serial: bool = False
     scalar_step_cycles: float = Field(default=0.0, ge=0)
     scalar_norm_copy_cycles: float = Field(default=0.0, ge=0)
     scalar_mdl_copy_cycles: float = Field(default=0.0, ge=0)

@@ -7,8 +7,18 @@ descriptor set-up. The profiler reports it as a pipe (measured_msprof_910b1_8192
 (cases 0-3), 351 and 248 under MDL with 0.75 and 0.375 copies per step (cases 4 and 5), and
 0.68 of that with a compile-time constant tiling (case 7). The copy's share differs between the
 templates: a Norm copy moves one base block, an MDL copy a large packet of stepK blocks with a
-longer descriptor. The pipe overlaps the others (the kernel is never scalar-bound in the file),
-so it enters the core's time only as a busy pipe (the core cannot end before it).
+longer descriptor. The per-step and per-copy work overlaps the other pipes (the kernel is never
+scalar-bound in the file), so it enters the core's time only as a busy pipe (the core cannot end
+before it).
+
+The start-up need not overlap: the scalar unit decodes every instruction in program order and
+issues it to its pipe's queue (seed 004), so no pipe can start before the scalar has read the
+tiling, set up the addresses and initialised the Matmul object. With ``scalar_startup_serial``
+the model runs it so (:func:`startup_cycles`: the simulator frees its pipes at its end, the
+estimator adds it to its path); the busy total holds it either way. The asc-devkit best-practice
+case "Matmul高阶API开启Tiling全量常量化" (24 AIC cores, runtime TCubeTiling copied from GM) shows
+its first MTE2 instruction at about 3.536 us in the simulated pipeline, 2.185 us with a
+compile-time constant tiling (docs/calibration.md, "Small kernels: fixed costs").
 """
 
 from __future__ import annotations
@@ -17,6 +27,21 @@ from typing import Any
 
 from simcore.hardware.presets import HardwarePreset
 from simcore.tiling.problem import Problem, Template
+
+
+def startup_cycles(preset: HardwarePreset, problem: Problem) -> float:
+    """Cycles from the core's start to its first instruction issue: the serial start-up.
+
+    With ``scalar_startup_serial``, ``scalar_startup_cycles`` times
+    ``constant_tiling_scalar_factor`` with a constant tiling (else 1), the start-up's share of
+    :func:`scalar_cycles`; else 0 (the start-up overlaps the other pipes). Every pipe of the
+    core is idle until then: the simulator frees its pipes at this time, the estimator adds it
+    to its path.
+    """
+    if not preset.scalar_startup_serial:
+        return 0.0
+    factor = preset.constant_tiling_scalar_factor if problem.constant_tiling else 1.0
+    return float(preset.scalar_startup_cycles * factor)
 
 
 def scalar_cycles(preset: HardwarePreset, problem: Problem, steps: Any, copies: Any) -> Any:

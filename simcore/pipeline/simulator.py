@@ -3,8 +3,10 @@
 Each pipe (MTE2, MTE1, M, FIX, and V / MTE3 on chips that stage through UB) is an in-order queue
 (seed 004). Instructions are issued in program order; an instruction starts when its pipe is free
 and every flag it waits on has been set (seed 004's events), and holds its pipe for its cost
-(:mod:`simcore.pipeline.costs`). The flags are the buffer hand-offs of the Matmul, each a function
-of :mod:`simcore.pipeline.precedence` (the estimator's block replay calls the same ones):
+(:mod:`simcore.pipeline.costs`); where the preset runs the scalar start-up serial, no pipe is
+free before it, the first issue waits for it (:func:`simcore.pipeline.scalar.startup_cycles`).
+The flags are the buffer hand-offs of the Matmul, each a function of
+:mod:`simcore.pipeline.precedence` (the estimator's block replay calls the same ones):
 
 * an L1 chunk copy waits for its slot: the last MTE1 read of the chunk it replaces (depthA1 /
   depthB1 give one or two slots per operand);
@@ -46,7 +48,7 @@ from simcore.pipeline.precedence import (
     staged_copy,
 )
 from simcore.pipeline.restart import restart_at_step
-from simcore.pipeline.scalar import scalar_cycles
+from simcore.pipeline.scalar import scalar_cycles, startup_cycles
 from simcore.pipeline.traffic import (
     CoreShape,
     chip_traffic,
@@ -251,7 +253,11 @@ def simulate_core(
     log_code: list[int] = []
     log_start: list[float] = []
     log_end: list[float] = []
-    free = [0.0] * len(PIPES)
+    # No pipe starts before the scalar unit has done its start-up and issued the first
+    # instruction (seed 004's in-order issue; simcore.pipeline.scalar.startup_cycles, 0 where
+    # the preset overlaps the start-up).
+    startup = startup_cycles(preset, problem)
+    free = [startup] * len(PIPES)
     busy = [0.0] * len(PIPES)
 
     def record(pipe: int, kind: int, start: float, end: float, dur: float, blk: int) -> float:
@@ -333,7 +339,8 @@ def simulate_core(
     # MTE1 and the cube only run the step loop below, so their queue state lives in locals
     # there (written back after the loop); mm_end1 / mm_end2 are the last two MMADs' ends, the
     # L0A / L0B buffer hand-offs (0.0 before there is such an MMAD).
-    free_mte1 = free_m = busy_mte1 = busy_m = 0.0
+    free_mte1 = free_m = startup
+    busy_mte1 = busy_m = 0.0
     mm_end1 = mm_end2 = 0.0
     single_l0 = (db_l0a == 1, db_l0b == 1)
     code_l0a = mte1 | _K["l0a"] << 3

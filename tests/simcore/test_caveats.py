@@ -59,6 +59,9 @@ def test_the_serial_startup_is_named_where_it_is_at_least_five_percent() -> None
     assert serial_startup(B2, 100.0) is None
     assert serial_startup(B2, startup_us / 0.05) is not None
     assert serial_startup(B2, startup_us / 0.05 * 1.001) is None
+    # Where the model runs the start-up before the first copy, there is nothing to warn about.
+    serial = B2.model_copy(update={"scalar_startup_serial": True})
+    assert serial_startup(serial, 10.0) is None
 
 
 def test_assumed_constants_follow_the_sources() -> None:
@@ -68,6 +71,7 @@ def test_assumed_constants_follow_the_sources() -> None:
     assert "scalar_step_cycles" in on_910a.message
     # The start-up is the serial-startup caveat's, not repeated here.
     assert "scalar_startup_cycles" not in on_910a.message
+    assert "scalar_startup_serial" not in on_910a.message
     on_910b1 = assumed_constants(load_preset("Ascend910B1"))
     # 910B1's scalar pipe is fitted on its own profiler file.
     assert on_910b1 is None or "scalar_step_cycles" not in on_910b1.message

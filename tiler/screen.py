@@ -51,6 +51,7 @@ import numpy.typing as npt
 from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays
 from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.pipeline.costs import ceil_div
+from simcore.tiling.footprints import uses_ub_path
 from simcore.version import MODEL_VERSION
 from tiler.bounds import (
     cube_lower_bounds,
@@ -69,6 +70,7 @@ from tiler.levels import (
     surviving_choices,
     table,
 )
+from tiler.pair_tier import PairTier
 from tiler.space import SEARCH_FIELDS, Space
 
 __all__ = [
@@ -553,8 +555,9 @@ def _refine(
     groups: Any,
     threshold: float,
     full: _FullTier | None = None,
+    pair: tuple[PairTier, _Tally] | None = None,
 ) -> None:
-    """The coarse and then the full tier of the pending ones among ``groups`` (in place).
+    """The coarse, the pair and the full tier of the pending ones among ``groups`` (in place).
 
     Deferred from the bound phase to the enumeration (a window of groups at a time, just before
     they are enumerated), so they face the runner-up found by then rather than the warm start's:
@@ -564,7 +567,9 @@ def _refine(
     iterate order only where its fixed price is below ``threshold`` (``group_lower_bounds``).
     ``pending`` masks the groups whose coarse and whose full tier are not computed yet; ``full``
     (the enumeration's windows) leaves the full tier out where it does not pay
-    (:class:`_FullTier`; None: always computed).
+    (:class:`_FullTier`; None: always computed); ``pair`` (the windows, UB-path chips) adds the
+    pair tier (:class:`tiler.pair_tier.PairTier`) of the groups the coarse tier leaves, its
+    rows counted in the tally's floors.
     """
     coarse_pending, full_pending = pending
     idx = groups[coarse_pending[groups]]
@@ -573,6 +578,18 @@ def _refine(
     if idx.shape[0]:
         bound = group_lower_bounds(space, idx, splits=1, threshold=threshold)
         lb[idx] = np.maximum(lb[idx], bound)
+    if pair is not None:
+        # The pair tier (tiler.pair_tier) of the groups the coarse tier leaves: A and B's
+        # least copies coupled through the pair floor; its option rows count in the budget.
+        tier, tally = pair
+        idx = idx[lb[idx] < threshold]
+        if idx.shape[0] and tier.pays():
+            before = tier.rows
+            bound = tier.bounds(space, idx)
+            lb[idx] = np.maximum(lb[idx], bound)
+            tally.floored += tier.rows - before
+            tier.priced += idx.shape[0]
+            tier.ruled_out += int((bound >= threshold).sum())
     if full is not None and not full.pays():
         return
     idx = groups[full_pending[groups]]
@@ -683,6 +700,8 @@ def screen(
     pending = ~done  # the coarse tier not computed yet (_refine)
     full_pending = ~done  # the full tier not computed yet
     full = _FullTier()
+    # (Only on UB-path chips: elsewhere the operand floors already see both operands' paths.)
+    pair = (PairTier(), t) if uses_ub_path(space.problem, space.preset) else None
     groups_scored = int(warmed.sum())
     truncated = False
     pos = 0
@@ -699,7 +718,7 @@ def screen(
             if pending[gi] and t.use_bound:
                 thr = top.threshold() * (1.0 - TIE_RTOL)
                 window = order[pos : pos + REFINE_WINDOW]
-                _refine(space, lb, (pending, full_pending), window, thr, full)
+                _refine(space, lb, (pending, full_pending), window, thr, full, pair)
             pos += 1
             done[gi] = True
             if t.use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):

@@ -36,9 +36,11 @@ import numpy as np
 import numpy.typing as npt
 
 from simcore.estimate.bounds import (
+    PathWork,
     split_bandwidth_cap,
     ub_operand_copies,
     ub_pair_floor_from_copies,
+    ub_path_work,
 )
 from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.pipeline.costs import ceil_div, vector_path_array
@@ -54,10 +56,6 @@ FloatArray = npt.NDArray[np.float64]
 #: options whose tile fits, the column path over every option, and over those whose tile does
 #: not fit (inf where there is none).
 _VEC, _COL_ALL, _COL_FAIL = 0, 1, 2
-
-#: Groups priced before :meth:`PairTier.pays` decides, and the share of them it must rule out.
-TRIAL_GROUPS = 2048
-MIN_SHARE = 0.1
 
 
 @dataclass
@@ -78,13 +76,13 @@ class PairTier:
     priced: int = 0
     ruled_out: int = 0
 
-    def pays(self) -> bool:
+    def pays(self, trial: int, min_share: float) -> bool:
         """Whether the tier still rules out enough groups to be worth its cost.
 
-        Once :data:`TRIAL_GROUPS` groups are priced, it is kept only where it ruled out at
-        least :data:`MIN_SHARE` of them (the groups it leaves are enumerated either way).
+        Once ``trial`` groups are priced, it is kept only where it ruled out at least
+        ``min_share`` of them (the groups it leaves are enumerated either way).
         """
-        return self.priced < TRIAL_GROUPS or self.ruled_out >= MIN_SHARE * self.priced
+        return self.priced < trial or self.ruled_out >= min_share * self.priced
 
     def bounds(self, space: Space, groups: npt.NDArray[np.int64]) -> FloatArray:
         """A lower bound (us) of every point's estimate in each of ``groups`` (UB-path chips).
@@ -112,12 +110,14 @@ class PairTier:
             np.stack([self.least[w][k] for k in keys[w]]) for w in (0, 1)
         ]  # [group, order, variant, 3]
         best = np.full(n, np.inf)
+        # (What the groups fix, per data path: the same for every order and every variant.)
+        work = {v: ub_path_work(problem, preset, g, v) for v in (True, False)}
         for j in range(orders.shape[0]):
             la, lb = least[0][:, j], least[1][:, j]
-            vec = _at(problem, preset, g, True, la[:, _VEC], lb[:, _VEC])
-            col_all = _at(problem, preset, g, False, la[:, _COL_ALL], lb[:, _COL_ALL])
-            col_a = _at(problem, preset, g, False, la[:, _COL_FAIL], lb[:, _COL_ALL])
-            col_b = _at(problem, preset, g, False, la[:, _COL_ALL], lb[:, _COL_FAIL])
+            vec = _at(preset, work[True], la[:, _VEC], lb[:, _VEC], fits_at_one)
+            col_all = _at(preset, work[False], la[:, _COL_ALL], lb[:, _COL_ALL], ~fits_at_one)
+            col_a = _at(preset, work[False], la[:, _COL_FAIL], lb[:, _COL_ALL], fits_at_one)
+            col_b = _at(preset, work[False], la[:, _COL_ALL], lb[:, _COL_FAIL], fits_at_one)
             value = np.where(fits_at_one, np.minimum(vec, np.minimum(col_a, col_b)), col_all)
             best = np.minimum(best, value)
         out: FloatArray = best * (1.0 - FLOOR_RTOL)
@@ -222,15 +222,18 @@ def _keys(space: Space, g: dict[str, Any], is_a: bool) -> list[tuple[int, ...]]:
 
 
 def _at(
-    problem: Any, preset: Any, g: dict[str, Any], on_vector: bool, la: FloatArray, lb: FloatArray
+    preset: Any, work: PathWork, la: FloatArray, lb: FloatArray, where: npt.NDArray[np.bool_]
 ) -> FloatArray:
-    """The pair figure at least copies ``la`` (A) and ``lb`` (B) per group; inf where none."""
-    ok = np.isfinite(la[:, 0]) & np.isfinite(lb[:, 0])
+    """The pair figure at least copies ``la`` (A) and ``lb`` (B) per group, at ``where``.
+
+    inf where an operand has no option (inf copies) or off ``where``.
+    """
+    ok = where & np.isfinite(la[:, 0]) & np.isfinite(lb[:, 0])
     out = np.full(la.shape[0], np.inf)
     if not ok.any():
         return out
-    sub = {name: arr[ok] for name, arr in g.items()}
-    own_a = tuple(la[ok, c] for c in range(3))
-    own_b = tuple(lb[ok, c] for c in range(3))
-    out[ok] = ub_pair_floor_from_copies(problem, preset, sub, on_vector, (own_a, own_b))
+    at = np.flatnonzero(ok)
+    own_a = tuple(la[at, c] for c in range(3))
+    own_b = tuple(lb[at, c] for c in range(3))
+    out[at] = ub_pair_floor_from_copies(preset, work, at, (own_a, own_b))
     return out

@@ -99,6 +99,13 @@ TIE_GROUPS_LISTED = 4096
 #: Groups whose deferred coarse and full tiers (:func:`_refine`) are computed at once, just
 #: before the first of them is enumerated.
 REFINE_WINDOW = 2048
+
+#: The pair tier (tiler.pair_tier) in the windows: kept once it has priced this many groups only
+#: where it ruled out at least this share of them (310P3 int8 8192 x 5120 x 5120: none of
+#: 1,615, at 400k option rows; 910A int8 1000^3: 65 % of 27,889, 910A fp16 1 x 4096 x 14336:
+#: 20-26 %, 910A fp16 77 x 333 x 1000: 4 %).
+PAIR_TIER_TRIAL = 256
+PAIR_TIER_MIN_SHARE = 0.1
 #: The enumeration's windows compute the full tier only while it rules out at least this share
 #: of the groups it is computed on (:class:`_FullTier`).
 FULL_TIER_MIN_SHARE = 0.02
@@ -581,15 +588,11 @@ def _refine(
     if pair is not None:
         # The pair tier (tiler.pair_tier) of the groups the coarse tier leaves: A and B's
         # least copies coupled through the pair floor; its option rows count in the budget.
-        tier, tally = pair
+        # Its trial is the first groups of the first window(s), as the full tier's.
         idx = idx[lb[idx] < threshold]
-        if idx.shape[0] and tier.pays():
-            before = tier.rows
-            bound = tier.bounds(space, idx)
-            lb[idx] = np.maximum(lb[idx], bound)
-            tally.floored += tier.rows - before
-            tier.priced += idx.shape[0]
-            tier.ruled_out += int((bound >= threshold).sum())
+        head = idx[: max(PAIR_TIER_TRIAL - pair[0].priced, 0)]
+        _pair_tier(space, lb, head, threshold, pair)
+        _pair_tier(space, lb, idx[head.shape[0] :], threshold, pair)
     if full is not None and not full.pays():
         return
     idx = groups[full_pending[groups]]
@@ -606,6 +609,21 @@ def _refine(
             return
         idx = idx[head:]
     _full_tier(space, lb, idx, threshold, full)
+
+
+def _pair_tier(
+    space: Space, lb: FloatArray, idx: Any, threshold: float, pair: tuple[PairTier, _Tally]
+) -> None:
+    """The pair tier of the groups ``idx`` (in place) while it pays, its rows in the tally."""
+    tier, tally = pair
+    if not idx.shape[0] or not tier.pays(PAIR_TIER_TRIAL, PAIR_TIER_MIN_SHARE):
+        return
+    before = tier.rows
+    bound = tier.bounds(space, idx)
+    lb[idx] = np.maximum(lb[idx], bound)
+    tally.floored += tier.rows - before
+    tier.priced += idx.shape[0]
+    tier.ruled_out += int((bound >= threshold).sum())
 
 
 def _full_tier(

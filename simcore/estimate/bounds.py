@@ -67,11 +67,13 @@ from simcore.ub.path import operand_ub_tile_bytes_array
 __all__ = [
     "FixedWork",
     "FloorParts",
+    "PathWork",
     "split_bandwidth_cap",
     "ub_operand_copies",
     "ub_operand_floor_arrays",
     "ub_pair_floor_from_copies",
     "ub_pair_floor_us",
+    "ub_path_work",
 ]
 
 #: Relative margin against floating-point rounding (the estimator sums in another order).
@@ -216,30 +218,47 @@ def ub_operand_copies(
     return out
 
 
-def ub_pair_floor_from_copies(
-    problem: Problem,
-    preset: HardwarePreset,
-    fields: dict[str, Any],
-    on_vector: bool,
-    own: tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]],
-) -> Any:
-    """:func:`ub_pair_floor_us` on one data path from given copy figures of A and B (us).
+@dataclass(frozen=True)
+class PathWork:
+    """What the group fixes on one data path, for :func:`ub_pair_floor_from_copies`.
 
-    ``fields``: the core split and base block per entry; ``own``: A's and B's (MTE2, V, MTE3)
-    copy cycles per entry (:func:`ub_operand_copies`). The figure is non-decreasing in each of
-    them (:func:`_pair_cycles`), so with each at most that of an option of the group, it is at
-    most the pair floor of every pair of those options on this path, and so at most their
-    estimates.
+    Attributes:
+        fixed: :attr:`FloorParts.fixed` per entry.
+        via_ub: Whether A and whether B are staged through UB on this path.
     """
+
+    fixed: tuple[Any, ...]
+    via_ub: tuple[bool, bool]
+
+
+def ub_path_work(
+    problem: Problem, preset: HardwarePreset, fields: dict[str, Any], on_vector: bool
+) -> PathWork:
+    """The work the groups ``fields`` (core split and base block per entry) fix on one path."""
     f = {name: np.asarray(v, dtype=np.int64) for name, v in fields.items()}
     core, cap = _core_and_cap(problem, preset, f)
     c = Costs(problem, preset, on_vector)
     work = _fixed_work_by_group(c, problem.k, core, cap).rows
     fixed = _fixed_parts(c, problem, core, work, np.zeros(f["baseM"].shape))
-    value = _pair_cycles(
-        fixed, np.arange(f["baseM"].shape[0]), own[0], own[1], (c.a_via_ub, c.b_via_ub)
-    )
-    cycles = np.broadcast_to(value, f["baseM"].shape) * (1.0 - _ROUNDING)
+    return PathWork(fixed, (bool(c.a_via_ub), bool(c.b_via_ub)))
+
+
+def ub_pair_floor_from_copies(
+    preset: HardwarePreset,
+    work: PathWork,
+    at: Any,
+    own: tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]],
+) -> Any:
+    """:func:`ub_pair_floor_us` on one data path from given copy figures of A and B (us).
+
+    ``work``: :func:`ub_path_work` of the groups, taken at entries ``at``; ``own``: A's and B's
+    (MTE2, V, MTE3) copy cycles at those entries (:func:`ub_operand_copies`). The figure is
+    non-decreasing in each of them (:func:`_pair_cycles`), so with each at most that of an
+    option of the group, it is at most the pair floor of every pair of those options on this
+    path, and so at most their estimates.
+    """
+    value = _pair_cycles(work.fixed, at, own[0], own[1], work.via_ub)
+    cycles = np.broadcast_to(value, np.shape(at)) * (1.0 - _ROUNDING)
     return kernel_us(preset, cycles / preset.clock_mhz)
 
 

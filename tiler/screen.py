@@ -17,7 +17,10 @@ entries, and for each group a lower bound on the estimated time of every point i
 (:mod:`tiler.bounds` has the full list; it is computed in tiers, each never above the next:
 first from what the group fixes alone (:func:`tiler.bounds.fixed_lower_bounds`: the compute chain,
 the fixed busy totals, the HBM floor), then with one interval of A's share of L1 (relaxed: one
-figure below the slot combinations, then each), then with the full cut for the groups left.)
+figure below the slot combinations, then each), then with the full cut for the groups left. On
+UB-path chips the enumeration's windows add the pair tier between the last two
+(:mod:`tiler.pair_tier`: each operand's least copies over its options, coupled through the pair
+floor of :func:`simcore.estimate.bounds.ub_pair_floor_us`).)
 
 Inside a group that its bound cannot rule out, a second level bounds each *operand option*
 (A: stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the iterateOrder) over every
@@ -100,12 +103,6 @@ TIE_GROUPS_LISTED = 4096
 #: before the first of them is enumerated.
 REFINE_WINDOW = 2048
 
-#: The pair tier (tiler.pair_tier) in the windows: kept once it has priced this many groups only
-#: where it ruled out at least this share of them (310P3 int8 8192 x 5120 x 5120: none of
-#: 1,615, at 400k option rows; 910A int8 1000^3: 65 % of 27,889, 910A fp16 1 x 4096 x 14336:
-#: 20-26 %, 910A fp16 77 x 333 x 1000: 4 %).
-PAIR_TIER_TRIAL = 256
-PAIR_TIER_MIN_SHARE = 0.1
 #: The enumeration's windows compute the full tier only while it rules out at least this share
 #: of the groups it is computed on (:class:`_FullTier`).
 FULL_TIER_MIN_SHARE = 0.02
@@ -588,11 +585,7 @@ def _refine(
     if pair is not None:
         # The pair tier (tiler.pair_tier) of the groups the coarse tier leaves: A and B's
         # least copies coupled through the pair floor; its option rows count in the budget.
-        # Its trial is the first groups of the first window(s), as the full tier's.
-        idx = idx[lb[idx] < threshold]
-        head = idx[: max(PAIR_TIER_TRIAL - pair[0].priced, 0)]
-        _pair_tier(space, lb, head, threshold, pair)
-        _pair_tier(space, lb, idx[head.shape[0] :], threshold, pair)
+        pair[1].floored += pair[0].refine(space, lb, idx[lb[idx] < threshold], threshold)
     if full is not None and not full.pays():
         return
     idx = groups[full_pending[groups]]
@@ -609,21 +602,6 @@ def _refine(
             return
         idx = idx[head:]
     _full_tier(space, lb, idx, threshold, full)
-
-
-def _pair_tier(
-    space: Space, lb: FloatArray, idx: Any, threshold: float, pair: tuple[PairTier, _Tally]
-) -> None:
-    """The pair tier of the groups ``idx`` (in place) while it pays, its rows in the tally."""
-    tier, tally = pair
-    if not idx.shape[0] or not tier.pays(PAIR_TIER_TRIAL, PAIR_TIER_MIN_SHARE):
-        return
-    before = tier.rows
-    bound = tier.bounds(space, idx)
-    lb[idx] = np.maximum(lb[idx], bound)
-    tally.floored += tier.rows - before
-    tier.priced += idx.shape[0]
-    tier.ruled_out += int((bound >= threshold).sum())
 
 
 def _full_tier(

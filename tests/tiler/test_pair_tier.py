@@ -99,3 +99,20 @@ def test_screening_with_the_pair_tier_finds_the_brute_force_optimum() -> None:
             times = estimate_arrays(problem, space.preset, points)["time_us"]
             best = min(best, float(np.min(times)))
     assert result.top[0].time_us == pytest.approx(best, rel=1e-12)
+
+
+def test_windows_price_a_sample_first_and_the_rest_only_where_it_pays() -> None:
+    # A window where the tier rules out nothing costs its every 8th group only; one where it
+    # rules out everything is priced in full (and every group's bound is raised to the tier).
+    problem = Problem(m=333, n=1234, k=777, dtype="int8", soc="Ascend910A")
+    space = build_space(problem, load_preset(problem.soc), {})
+    idx = np.random.default_rng(9).choice(space.size, size=400, replace=False).astype(np.int64)
+    tier = PairTier()
+    lb = np.zeros(space.size)
+    rows = tier.refine(space, lb, idx, np.inf)
+    assert tier.priced == 50 and rows == tier.rows > 0
+    tier = PairTier()
+    lb = np.zeros(space.size)
+    tier.refine(space, lb, idx, 0.0)
+    assert tier.priced == 400
+    assert np.array_equal(lb[idx], tier.bounds(space, idx))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.estimate.bounds import ub_operand_floor_arrays, ub_pair_floor_us
+from simcore.estimate.bounds import ub_operand_copies, ub_operand_floor_arrays, ub_pair_floor_us
 from simcore.estimate.estimator import estimate_arrays
 from simcore.hardware.presets import load_preset
+from simcore.pipeline.costs import vector_path_array
 from simcore.tiling.problem import Problem
 from tiler.bounds import group_lower_bounds
 from tiler.pair_tier import PairTier
@@ -116,3 +117,22 @@ def test_windows_price_a_sample_first_and_the_rest_only_where_it_pays() -> None:
     tier.refine(space, lb, idx, 0.0)
     assert tier.priced == 400
     assert np.array_equal(lb[idx], tier.bounds(space, idx))
+
+
+@pytest.mark.parametrize("problem", SMALL_UB_PROBLEMS)
+def test_a_point_is_on_the_vector_path_exactly_where_the_tier_says(problem: Problem) -> None:
+    # The tier's coupling of the data path: vector path <=> the group fits with every step at 1
+    # and both operands' own UB tiles fit (simcore.ub.path's transLength is their maximum).
+    space = build_space(problem, load_preset(problem.soc), {})
+    rng = np.random.default_rng(12)
+    parts = [space.l1_choices(int(g)) for g in rng.choice(space.size, size=30, replace=False)]
+    rows = {f: np.concatenate([p[f] for p in parts]) for f in parts[0]}
+    one = np.ones_like(rows["baseM"])
+    at_one = {**rows, "stepM": one, "stepN": one, "stepKa": one, "stepKb": one}
+    group_fits = vector_path_array(problem, at_one, space.preset)
+    copies_a = ub_operand_copies(problem, space.preset, rows, True)
+    copies_b = ub_operand_copies(problem, space.preset, rows, False)
+    assert group_fits is not None and copies_a is not None and copies_b is not None
+    on_vector = vector_path_array(problem, rows, space.preset)
+    assert np.array_equal(on_vector, group_fits & copies_a[True][3] & copies_b[True][3])
+    assert on_vector.sum() > 0 or not group_fits.any()

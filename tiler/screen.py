@@ -102,6 +102,11 @@ TIE_GROUPS_LISTED = 4096
 #: Groups whose deferred coarse and full tiers (:func:`_refine`) are computed at once, just
 #: before the first of them is enumerated.
 REFINE_WINDOW = 2048
+#: Groups the pair tier (tiler.pair_tier) is priced on at a time, just before they are
+#: enumerated: as many as the groups scored so far, from 32 up to this (priced a window of
+#: 2,048 ahead, it cost 517k option rows on 310P3 fp16 128 x 5120 x 13824, where the whole
+#: screening takes 44k units without it and scores 30 groups).
+PAIR_WINDOW = 256
 
 #: The enumeration's windows compute the full tier only while it rules out at least this share
 #: of the groups it is computed on (:class:`_FullTier`).
@@ -559,9 +564,8 @@ def _refine(
     groups: Any,
     threshold: float,
     full: _FullTier | None = None,
-    pair: tuple[PairTier, _Tally] | None = None,
 ) -> None:
-    """The coarse, the pair and the full tier of the pending ones among ``groups`` (in place).
+    """The coarse and then the full tier of the pending ones among ``groups`` (in place).
 
     Deferred from the bound phase to the enumeration (a window of groups at a time, just before
     they are enumerated), so they face the runner-up found by then rather than the warm start's:
@@ -571,9 +575,7 @@ def _refine(
     iterate order only where its fixed price is below ``threshold`` (``group_lower_bounds``).
     ``pending`` masks the groups whose coarse and whose full tier are not computed yet; ``full``
     (the enumeration's windows) leaves the full tier out where it does not pay
-    (:class:`_FullTier`; None: always computed); ``pair`` (the windows, UB-path chips) adds the
-    pair tier (:class:`tiler.pair_tier.PairTier`) of the groups the coarse tier leaves, its
-    rows counted in the tally's floors.
+    (:class:`_FullTier`; None: always computed).
     """
     coarse_pending, full_pending = pending
     idx = groups[coarse_pending[groups]]
@@ -582,10 +584,6 @@ def _refine(
     if idx.shape[0]:
         bound = group_lower_bounds(space, idx, splits=1, threshold=threshold)
         lb[idx] = np.maximum(lb[idx], bound)
-    if pair is not None:
-        # The pair tier (tiler.pair_tier) of the groups the coarse tier leaves: A and B's
-        # least copies coupled through the pair floor; its option rows count in the budget.
-        pair[1].floored += pair[0].refine(space, lb, idx[lb[idx] < threshold], threshold)
     if full is not None and not full.pays():
         return
     idx = groups[full_pending[groups]]
@@ -697,7 +695,8 @@ def screen(
     full_pending = ~done  # the full tier not computed yet
     full = _FullTier()
     # (Only on UB-path chips: elsewhere the operand floors already see both operands' paths.)
-    pair = (PairTier(), t) if uses_ub_path(space.problem, space.preset) else None
+    pair = PairTier() if uses_ub_path(space.problem, space.preset) else None
+    pair_pending = ~done
     groups_scored = int(warmed.sum())
     truncated = False
     pos = 0
@@ -707,14 +706,25 @@ def screen(
             break
         opts: list[GroupOptions] = []
         size = 0
-        # Small batches first so the runner-up's time tightens early.
-        limit = min(CHUNK_POINTS // 8, max(2_000, (t.scored + t.floored) // 8))
+        # Small batches first so the runner-up's time tightens early (as the enumeration's own
+        # units grow: the pair tier's rows are not the batches').
+        spent = t.scored + t.floored - (pair.rows if pair is not None else 0)
+        limit = min(CHUNK_POINTS // 8, max(2_000, spent // 8))
         while pos < order.shape[0] and size < limit:
             gi = int(order[pos])
             if pending[gi] and t.use_bound:
                 thr = top.threshold() * (1.0 - TIE_RTOL)
                 window = order[pos : pos + REFINE_WINDOW]
-                _refine(space, lb, (pending, full_pending), window, thr, full, pair)
+                _refine(space, lb, (pending, full_pending), window, thr, full)
+            if pair is not None and pair_pending[gi] and t.use_bound:
+                # The pair tier (tiler.pair_tier: A's and B's least copies through the pair
+                # floor) of the next few groups only: its option rows count in the budget, and
+                # the groups further on are often ruled out by the runner-up anyway.
+                thr = top.threshold() * (1.0 - TIE_RTOL)
+                window = order[pos : pos + min(PAIR_WINDOW, max(32, groups_scored))]
+                window = window[pair_pending[window]]
+                pair_pending[window] = False
+                t.floored += pair.refine(space, lb, window[lb[window] < thr], thr)
             pos += 1
             done[gi] = True
             if t.use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):

@@ -103,10 +103,12 @@ TIE_GROUPS_LISTED = 4096
 #: before the first of them is enumerated.
 REFINE_WINDOW = 2048
 #: Groups the pair tier (tiler.pair_tier) is priced on at a time, just before they are
-#: enumerated: as many as the groups scored so far, from 32 up to this (priced a window of
-#: 2,048 ahead, it cost 517k option rows on 310P3 fp16 128 x 5120 x 13824, where the whole
-#: screening takes 44k units without it and scores 30 groups).
-PAIR_WINDOW = 256
+#: enumerated: as many as the groups scored so far, from 32 up to this. Priced a window of
+#: 2,048 ahead from the start, it cost 517k option rows on 310P3 fp16 128 x 5120 x 13824, where
+#: the whole screening takes 44k units without it and scores 30 groups; capped at 256, each
+#: call's fixed cost (the work the groups fix, per path) made 910A int8 1000^3 and 333 x 12345
+#: x 777 1.3x slower than with 2,048.
+PAIR_WINDOW = 2048
 
 #: The enumeration's windows compute the full tier only while it rules out at least this share
 #: of the groups it is computed on (:class:`_FullTier`).
@@ -722,7 +724,8 @@ def screen(
                 # the groups further on are often ruled out by the runner-up anyway.
                 thr = top.threshold() * (1.0 - TIE_RTOL)
                 window = order[pos : pos + min(PAIR_WINDOW, max(32, groups_scored))]
-                window = window[pair_pending[window]]
+                # (Only groups with their coarse tier: the rest wait for their window.)
+                window = window[pair_pending[window] & ~pending[window]]
                 pair_pending[window] = False
                 t.floored += pair.refine(space, lb, window[lb[window] < thr], thr)
             pos += 1

@@ -17,7 +17,10 @@ entries, and for each group a lower bound on the estimated time of every point i
 (:mod:`tiler.bounds` has the full list; it is computed in tiers, each never above the next:
 first from what the group fixes alone (:func:`tiler.bounds.fixed_lower_bounds`: the compute chain,
 the fixed busy totals, the HBM floor), then with one interval of A's share of L1 (relaxed: one
-figure below the slot combinations, then each), then with the full cut for the groups left.)
+figure below the slot combinations, then each), then with the full cut for the groups left. On
+UB-path chips the enumeration's windows add the pair tier between the last two
+(:mod:`tiler.pair_tier`: each operand's least copies over its options, coupled through the pair
+floor of :func:`simcore.estimate.bounds.ub_pair_floor_us`).)
 
 Inside a group that its bound cannot rule out, a second level bounds each *operand option*
 (A: stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the iterateOrder) over every
@@ -51,6 +54,7 @@ import numpy.typing as npt
 from simcore.estimate.estimator import estimate_arrays, makespan_floor_arrays
 from simcore.hardware.dtypes import l1_bytes as l1_block_bytes
 from simcore.pipeline.costs import ceil_div
+from simcore.tiling.footprints import uses_ub_path
 from simcore.version import MODEL_VERSION
 from tiler.bounds import (
     cube_lower_bounds,
@@ -69,6 +73,7 @@ from tiler.levels import (
     surviving_choices,
     table,
 )
+from tiler.pair_tier import PairTier
 from tiler.space import SEARCH_FIELDS, Space
 
 __all__ = [
@@ -97,6 +102,14 @@ TIE_GROUPS_LISTED = 4096
 #: Groups whose deferred coarse and full tiers (:func:`_refine`) are computed at once, just
 #: before the first of them is enumerated.
 REFINE_WINDOW = 2048
+#: Groups the pair tier (tiler.pair_tier) is priced on at a time, just before they are
+#: enumerated: as many as the groups scored so far, from 32 up to this. Priced a window of
+#: 2,048 ahead from the start, it cost 517k option rows on 310P3 fp16 128 x 5120 x 13824, where
+#: the whole screening takes 44k units without it and scores 30 groups; capped at 256, each
+#: call's fixed cost (the work the groups fix, per path) made 910A int8 1000^3 and 333 x 12345
+#: x 777 1.3x slower than with 2,048.
+PAIR_WINDOW = 2048
+
 #: The enumeration's windows compute the full tier only while it rules out at least this share
 #: of the groups it is computed on (:class:`_FullTier`).
 FULL_TIER_MIN_SHARE = 0.02
@@ -683,6 +696,9 @@ def screen(
     pending = ~done  # the coarse tier not computed yet (_refine)
     full_pending = ~done  # the full tier not computed yet
     full = _FullTier()
+    # (Only on UB-path chips: elsewhere the operand floors already see both operands' paths.)
+    pair = PairTier() if uses_ub_path(space.problem, space.preset) else None
+    pair_pending = ~done
     groups_scored = int(warmed.sum())
     truncated = False
     pos = 0
@@ -692,14 +708,26 @@ def screen(
             break
         opts: list[GroupOptions] = []
         size = 0
-        # Small batches first so the runner-up's time tightens early.
-        limit = min(CHUNK_POINTS // 8, max(2_000, (t.scored + t.floored) // 8))
+        # Small batches first so the runner-up's time tightens early (as the enumeration's own
+        # units grow: the pair tier's rows are not the batches').
+        spent = t.scored + t.floored - (pair.rows if pair is not None else 0)
+        limit = min(CHUNK_POINTS // 8, max(2_000, spent // 8))
         while pos < order.shape[0] and size < limit:
             gi = int(order[pos])
             if pending[gi] and t.use_bound:
                 thr = top.threshold() * (1.0 - TIE_RTOL)
                 window = order[pos : pos + REFINE_WINDOW]
                 _refine(space, lb, (pending, full_pending), window, thr, full)
+            if pair is not None and pair_pending[gi] and t.use_bound:
+                # The pair tier (tiler.pair_tier: A's and B's least copies through the pair
+                # floor) of the next few groups only: its option rows count in the budget, and
+                # the groups further on are often ruled out by the runner-up anyway.
+                thr = top.threshold() * (1.0 - TIE_RTOL)
+                window = order[pos : pos + min(PAIR_WINDOW, max(32, groups_scored))]
+                # (Only groups with their coarse tier: the rest wait for their window.)
+                window = window[pair_pending[window] & ~pending[window]]
+                pair_pending[window] = False
+                t.floored += pair.refine(space, lb, window[lb[window] < thr], thr)
             pos += 1
             done[gi] = True
             if t.use_bound and lb[gi] >= top.threshold() * (1.0 - TIE_RTOL):

@@ -60,9 +60,21 @@ from simcore.pipeline.traffic import (
     slots,
 )
 from simcore.pipeline.transfer import chunk_cost_sum  # the estimator's V and DMA totals
+from simcore.tiling.footprints import computes_ub_sizes, uses_ub_path
 from simcore.tiling.problem import Problem
+from simcore.ub.path import operand_ub_tile_bytes_array
 
-__all__ = ["FixedWork", "FloorParts", "ub_operand_floor_arrays", "ub_pair_floor_us"]
+__all__ = [
+    "FixedWork",
+    "FloorParts",
+    "PathWork",
+    "split_bandwidth_cap",
+    "ub_operand_copies",
+    "ub_operand_floor_arrays",
+    "ub_pair_floor_from_copies",
+    "ub_pair_floor_us",
+    "ub_path_work",
+]
 
 #: Relative margin against floating-point rounding (the estimator sums in another order).
 _ROUNDING = 1e-9
@@ -105,24 +117,11 @@ def ub_operand_floor_arrays(
     f = {name: np.asarray(v, dtype=np.int64) for name, v in fields.items()}
     if vector_path_array(problem, f, preset) is None:
         return None
-    m, n, k = problem.m, problem.n, problem.k
-    sm, sn = f["singleCoreM"], f["singleCoreN"]
-    bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
-    cores = ceil_div(m, sm) * ceil_div(n, sn)
-    # The largest core's share, as the estimator prices it (singleCoreN above N: N columns).
-    core = {
-        **f,
-        "singleCoreM": largest_core_extent(m, sm),
-        "singleCoreN": largest_core_extent(n, sn),
-    }
+    k = problem.k
+    sm, bm, bn, bk = f["singleCoreM"], f["baseM"], f["baseN"], f["baseK"]
+    core, cap = _core_and_cap(problem, preset, f)
     m_iter = ceil_div(core["singleCoreM"], bm)
     n_iter, k_iter = ceil_div(core["singleCoreN"], bn), ceil_div(k, bk)
-    # The largest share of the chip's bandwidth a core of this split can get (every reload
-    # hitting L2): simcore.pipeline.traffic.chip_bandwidth_cap with hit = 1.
-    cap = np.minimum(
-        preset.l2_bytes_per_cycle * l2_share_most(problem, preset) / np.maximum(cores, 1),
-        preset.l2_core_port,
-    ).astype(np.float64)
     one = np.ones_like(bm)
     out: dict[str, Any] = {}
     work = {} if work is None else work
@@ -153,6 +152,114 @@ def ub_operand_floor_arrays(
         cycles = np.broadcast_to(best, sm.shape) * (1.0 - _ROUNDING)
         out["time_a_us" if is_a else "time_b_us"] = kernel_us(preset, cycles / preset.clock_mhz)
     return out
+
+
+def _core_and_cap(
+    problem: Problem, preset: HardwarePreset, f: dict[str, Any]
+) -> tuple[dict[str, Any], Any]:
+    """The fields at the largest core's share, and the largest bandwidth cap of the split."""
+    m, n = problem.m, problem.n
+    sm, sn = f["singleCoreM"], f["singleCoreN"]
+    # The largest core's share, as the estimator prices it (singleCoreN above N: N columns).
+    core = {
+        **f,
+        "singleCoreM": largest_core_extent(m, sm),
+        "singleCoreN": largest_core_extent(n, sn),
+    }
+    return core, split_bandwidth_cap(problem, preset, sm, sn)
+
+
+def split_bandwidth_cap(problem: Problem, preset: HardwarePreset, sm: Any, sn: Any) -> Any:
+    """The largest share of the chip's bandwidth a core of the split can get (bytes a cycle).
+
+    Every reload hitting L2: :func:`simcore.pipeline.traffic.chip_bandwidth_cap` with hit = 1,
+    for the core split ``singleCoreM = sm``, ``singleCoreN = sn``.
+    """
+    cores = ceil_div(problem.m, sm) * ceil_div(problem.n, sn)
+    return np.minimum(
+        preset.l2_bytes_per_cycle * l2_share_most(problem, preset) / np.maximum(cores, 1),
+        preset.l2_core_port,
+    ).astype(np.float64)
+
+
+def ub_operand_copies(
+    problem: Problem, preset: HardwarePreset, fields: dict[str, Any], is_a: bool
+) -> dict[bool, tuple[Any, Any, Any, Any]] | None:
+    """One operand's own copy cycles per row and data path (UB-path chips), for pair bounds.
+
+    Args:
+        problem: The problem.
+        preset: The chip.
+        fields: The core split, base block, iterateOrder and the operand's L1 fields (A:
+            ``stepM, stepKa, depthA1``; B: ``stepN, stepKb, depthB1``) as integer arrays.
+        is_a: Whether the rows are A's options (else B's).
+
+    Returns:
+        Per data path (True: the vector path), the (MTE2, V, MTE3) cycles ``g, v, u`` of
+        :func:`ub_pair_floor_us`'s parts (the same figures) and, on the vector path, whether
+        the operand's UB tile fits (``2 x`` its tile within UB: a tiling is on the vector path
+        only where both operands' tiles and the group's fit, ``simcore.ub.path``); None on
+        chips without a UB path.
+    """
+    f = {name: np.asarray(v, dtype=np.int64) for name, v in fields.items()}
+    if not uses_ub_path(problem, preset):
+        return None
+    core, cap = _core_and_cap(problem, preset, f)
+    # (Where the chip sizes no UB buffer, transLength is 0 and no operand tile counts.)
+    tile = operand_ub_tile_bytes_array(problem, f, is_a) * computes_ub_sizes(preset)
+    out: dict[bool, tuple[Any, Any, Any, Any]] = {}
+    for on_vector in (True, False):
+        c = Costs(problem, preset, on_vector)
+        g, v, u, _ = _own_copies(c, problem, core, is_a, cap)
+        shape = core["baseM"].shape
+        g, v, u = (np.broadcast_to(np.asarray(x, dtype=np.float64), shape) for x in (g, v, u))
+        fits = 2 * tile <= preset.ub_bytes if on_vector else np.ones(shape, dtype=bool)
+        out[on_vector] = (g, v, u, fits)
+    return out
+
+
+@dataclass(frozen=True)
+class PathWork:
+    """What the group fixes on one data path, for :func:`ub_pair_floor_from_copies`.
+
+    Attributes:
+        fixed: :attr:`FloorParts.fixed` per entry.
+        via_ub: Whether A and whether B are staged through UB on this path.
+    """
+
+    fixed: tuple[Any, ...]
+    via_ub: tuple[bool, bool]
+
+
+def ub_path_work(
+    problem: Problem, preset: HardwarePreset, fields: dict[str, Any], on_vector: bool
+) -> PathWork:
+    """The work the groups ``fields`` (core split and base block per entry) fix on one path."""
+    f = {name: np.asarray(v, dtype=np.int64) for name, v in fields.items()}
+    core, cap = _core_and_cap(problem, preset, f)
+    c = Costs(problem, preset, on_vector)
+    work = _fixed_work_by_group(c, problem.k, core, cap).rows
+    fixed = _fixed_parts(c, problem, core, work, np.zeros(f["baseM"].shape))
+    return PathWork(fixed, (bool(c.a_via_ub), bool(c.b_via_ub)))
+
+
+def ub_pair_floor_from_copies(
+    preset: HardwarePreset,
+    work: PathWork,
+    at: Any,
+    own: tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]],
+) -> Any:
+    """:func:`ub_pair_floor_us` on one data path from given copy figures of A and B (us).
+
+    ``work``: :func:`ub_path_work` of the groups, taken at entries ``at``; ``own``: A's and B's
+    (MTE2, V, MTE3) copy cycles at those entries (:func:`ub_operand_copies`). The figure is
+    non-decreasing in each of them (:func:`_pair_cycles`), so with each at most that of an
+    option of the group, it is at most the pair floor of every pair of those options on this
+    path, and so at most their estimates.
+    """
+    value = _pair_cycles(work.fixed, at, own[0], own[1], work.via_ub)
+    cycles = np.broadcast_to(value, np.shape(at)) * (1.0 - _ROUNDING)
+    return kernel_us(preset, cycles / preset.clock_mhz)
 
 
 @dataclass(frozen=True)
@@ -207,27 +314,42 @@ def ub_pair_floor_us(
             if pa.on_vector != pb.on_vector:
                 continue
             reach = np.asarray(pa.reach)[ia] & np.asarray(pb.reach)[ib]
-            cube, mte1, bias, drain_v, drain_m3, drain_fix, after = pa.fixed
-            # (What the pair does not move, summed per A row before the gathers.)
-            fixed_most = _take(np.maximum(np.maximum(cube, mte1), drain_fix), ia)
-            fixed_sum = _take(np.asarray(cube) + mte1 + drain_fix, ia)
-            ga, va, ua = (_take(x, ia) for x in pa.own)
-            gb, vb, ub = (_take(x, ib) for x in pb.own)
-            mte2 = _take(bias, ia) + ga + gb
-            v_in = va + vb
-            u_in = ua + ub
-            vec = _take(drain_v, ia) + v_in
-            mte3 = _take(drain_m3, ia) + u_in
-            resource = np.maximum(np.maximum(fixed_most, mte2), np.maximum(vec, mte3))
-            sequential = fixed_sum + mte2 + vec + mte3
-            if pa.via_ub or pb.via_ub:
-                g_ub = ga * pa.via_ub + gb * pb.via_ub
-                makespan = v_in + np.maximum(g_ub, u_in) + _take(after, ia)
-                resource = np.maximum(makespan, resource)
-            value = np.minimum(resource, sequential)
+            own_a = tuple(_take(x, ia) for x in pa.own)
+            own_b = tuple(_take(x, ib) for x in pb.own)
+            value = _pair_cycles(pa.fixed, ia, own_a, own_b, (pa.via_ub, pb.via_ub))
             best = np.minimum(best, np.where(reach, value, np.inf))
     cycles = np.broadcast_to(best, np.shape(ia)) * (1.0 - _ROUNDING)
     return kernel_us(preset, cycles / preset.clock_mhz)
+
+
+def _pair_cycles(
+    fixed: tuple[Any, ...], at: Any, own_a: tuple[Any, ...], own_b: tuple[Any, ...], via: Any
+) -> Any:
+    """:func:`ub_pair_floor_us`'s ``min(max(MK, RB), SQ)`` of one data path (cycles).
+
+    ``fixed`` (:attr:`FloorParts.fixed`) taken at entries ``at``; ``own_a`` and ``own_b`` the
+    operands' (MTE2, V, MTE3) copy cycles; ``via`` whether each is staged through UB. The
+    figure is non-decreasing in each copy figure (sums, maxima and minima of them, each
+    monotone in floating point too), which :func:`ub_pair_floor_from_copies` relies on.
+    """
+    cube, mte1, bias, drain_v, drain_m3, drain_fix, after = fixed
+    # (What the pair does not move, summed per A row before the gathers.)
+    fixed_most = _take(np.maximum(np.maximum(cube, mte1), drain_fix), at)
+    fixed_sum = _take(np.asarray(cube) + mte1 + drain_fix, at)
+    ga, va, ua = own_a
+    gb, vb, ub = own_b
+    mte2 = _take(bias, at) + ga + gb
+    v_in = va + vb
+    u_in = ua + ub
+    vec = _take(drain_v, at) + v_in
+    mte3 = _take(drain_m3, at) + u_in
+    resource = np.maximum(np.maximum(fixed_most, mte2), np.maximum(vec, mte3))
+    sequential = fixed_sum + mte2 + vec + mte3
+    if via[0] or via[1]:
+        g_ub = ga * via[0] + gb * via[1]
+        makespan = v_in + np.maximum(g_ub, u_in) + _take(after, at)
+        resource = np.maximum(makespan, resource)
+    return np.minimum(resource, sequential)
 
 
 def _take(x: Any, idx: Any) -> Any:
@@ -236,19 +358,19 @@ def _take(x: Any, idx: Any) -> Any:
     return arr[idx] if arr.ndim else arr
 
 
-def _floor_parts(
-    c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, work: tuple[Any, ...]
-) -> FloorParts:
-    """One operand's choice on one data path, in the parts of ``min(max(MK, RB), SQ)``.
+def _own_copies(
+    c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, cap: Any
+) -> tuple[Any, Any, Any, bool]:
+    """One operand's own (MTE2, V, MTE3) copy cycles ``g, v, u`` on ``c``'s data path.
 
-    ``work``: :func:`_fixed_work` of the entries (with ``cap``, the bandwidth cap, last).
+    The chunk copies of the largest core (``f``: its extents) at the bandwidth cap ``cap``;
+    also whether the operand is staged through UB there.
     """
     p = c.preset
     k = problem.k
     rows, cols = f["singleCoreM"], f["singleCoreN"]
     bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
     m_iter, n_iter = ceil_div(rows, bm), ceil_div(cols, bn)
-    cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1, cap = work
     order0 = f["iterateOrder"] == 0
     reorder: Any
     if is_a:
@@ -280,19 +402,27 @@ def _floor_parts(
             )  # fmt: skip
         g = instructions * lat + nbytes / np.minimum(peak, cap)
         v, u = zero, zero
-    bias: Any = zero
-    if problem.bias:
-        # One bias slice per block before its copies (fixed by the base block).
-        bias = zero + (
-            m_iter * n_iter * p.gm_to_l1_latency_cycles
-            + m_iter * cols * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
-        )
+    return g, v, u, bool(via_ub)
+
+
+def _floor_parts(
+    c: Costs, problem: Problem, f: dict[str, Any], is_a: bool, work: tuple[Any, ...]
+) -> FloorParts:
+    """One operand's choice on one data path, in the parts of ``min(max(MK, RB), SQ)``.
+
+    ``work``: :func:`_fixed_work` of the entries (with ``cap``, the bandwidth cap, last).
+    """
+    g, v, u, via_ub = _own_copies(c, problem, f, is_a, work[-1])
+    fixed = _fixed_parts(c, problem, f, work, 0.0 * g)
+    cube, mte1, bias, drain_v, drain_m3, drain_fix, _ = fixed
     mte2 = g + bias
     pipes = [cube, mte1, mte2, drain_v + v, drain_m3 + u, drain_fix]
-    shape = rows.shape
+    shape = f["singleCoreM"].shape
     pipes = [np.broadcast_to(np.asarray(x, dtype=np.float64), shape) for x in pipes]
-    makespan = zero
+    makespan = 0.0 * g
     if via_ub:
+        # (Summed in this order, not through ``after``: the same floats as before.)
+        step1, dr_last = work[6], work[5]
         makespan = v + np.maximum(g, u) + step1 + dr_last
     # (on_vector and reach are the caller's: it knows the path and who can reach it.)
     return FloorParts(
@@ -300,10 +430,31 @@ def _floor_parts(
         reach=None,
         via_ub=bool(via_ub),
         own=(g, v, u),
-        fixed=(cube, mte1, bias, drain_v, drain_m3, drain_fix, step1 + dr_last),
+        fixed=fixed,
         pipes=pipes,
         makespan=makespan,
     )
+
+
+def _fixed_parts(
+    c: Costs, problem: Problem, f: dict[str, Any], work: tuple[Any, ...], zero: Any
+) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
+    """:attr:`FloorParts.fixed` of the entries ``f`` from their :func:`_fixed_work` ``work``.
+
+    ``zero``: zeros of the entries' shape (the bias slices' figure where there is no bias).
+    """
+    p = c.preset
+    rows, cols = f["singleCoreM"], f["singleCoreN"]
+    m_iter, n_iter = ceil_div(rows, f["baseM"]), ceil_div(cols, f["baseN"])
+    cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1, cap = work
+    bias: Any = zero
+    if problem.bias:
+        # One bias slice per block before its copies (fixed by the base block).
+        bias = zero + (
+            m_iter * n_iter * p.gm_to_l1_latency_cycles
+            + m_iter * cols * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
+        )
+    return cube, mte1, bias, drain_v, drain_m3, drain_fix, step1 + dr_last
 
 
 @dataclass(frozen=True)

@@ -621,30 +621,41 @@ def trans_length_array(
     zero = np.zeros(np.broadcast(bm, bn, bk).shape, dtype=np.int64)
     if not footprints.computes_ub_sizes(preset):
         return zero
-    m_ext = bm * _field(fields, "stepM")
-    n_ext = bn * _field(fields, "stepN")
-    ka_ext = bk * _field(fields, "stepKa")
-    kb_ext = bk * _field(fields, "stepKb")
-    dt = problem.dtype
-    a1 = zero
-    if problem.format_a is Format.ND:
-        a1 = (
-            _ub_tile_bytes_array(dt, ka_ext, m_ext)
-            if problem.trans_a
-            else _ub_tile_bytes_array(dt, m_ext, ka_ext)
-        )
-    b1 = zero
-    int8_nz_b = problem.format_b is Format.NZ and dt is DType.INT8 and not problem.trans_b
-    if problem.format_b is Format.ND or int8_nz_b:
-        b1 = (
-            _ub_tile_bytes_array(dt, n_ext, kb_ext)
-            if problem.trans_b
-            else _ub_tile_bytes_array(dt, kb_ext, n_ext)
-        )
+    a1 = zero + operand_ub_tile_bytes_array(problem, fields, True)
+    b1 = zero + operand_ub_tile_bytes_array(problem, fields, False)
     c1 = _nbytes(problem.c_dtype, bm * bn)
     bias = _nbytes(problem.bias_type, bn) if problem.bias else zero
     out: npt.NDArray[np.int64] = np.maximum.reduce([a1 + zero, b1 + zero, c1 + zero, bias + zero])
     return out
+
+
+def operand_ub_tile_bytes_array(
+    problem: Problem, fields: Mapping[str, npt.ArrayLike], is_a: bool
+) -> Any:
+    """One operand's UB tile (bytes) of :func:`trans_length_array`, 0 where it has none.
+
+    Reads only that operand's fields (A: ``baseM, baseK, stepM, stepKa``; B: ``baseN, baseK,
+    stepN, stepKb``): transLength is the largest of the A, B, C and bias tiles, so a tiling
+    takes the vector path exactly where shareUbSize and twice each of these fit UB.
+    """
+    dt = problem.dtype
+    bk = _field(fields, "baseK")
+    if is_a:
+        m_ext = _field(fields, "baseM") * _field(fields, "stepM")
+        ka_ext = bk * _field(fields, "stepKa")
+        if problem.format_a is not Format.ND:
+            return 0 * (m_ext + ka_ext)
+        if problem.trans_a:
+            return _ub_tile_bytes_array(dt, ka_ext, m_ext)
+        return _ub_tile_bytes_array(dt, m_ext, ka_ext)
+    n_ext = _field(fields, "baseN") * _field(fields, "stepN")
+    kb_ext = bk * _field(fields, "stepKb")
+    int8_nz_b = problem.format_b is Format.NZ and dt is DType.INT8 and not problem.trans_b
+    if problem.format_b is not Format.ND and not int8_nz_b:
+        return 0 * (n_ext + kb_ext)
+    if problem.trans_b:
+        return _ub_tile_bytes_array(dt, n_ext, kb_ext)
+    return _ub_tile_bytes_array(dt, kb_ext, n_ext)
 
 
 def share_ub_size_array(

@@ -17,7 +17,8 @@ import statistics
 from typing import Any
 
 from simcore.estimate.estimator import estimate_one
-from simcore.pipeline.simulator import simulate
+from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.simulator import SimResult, simulate
 from simcore.version import MODEL_VERSION
 from tests.support.board import BoardCase, msprof_cases, torch_mm_cases
 
@@ -32,18 +33,7 @@ def predict(case: BoardCase, fidelity: str) -> dict[str, Any]:
     """
     p, t, hw = case.problem, case.tiling, case.preset
     if fidelity == "sim":
-        sim = simulate(p, t, hw)
-        total = sum(c.shape.cores for c in sim.cores)
-        pipes = {
-            name: sum(c.busy_cycles.get(name, 0.0) * c.shape.cores for c in sim.cores)
-            / total
-            / hw.clock_mhz
-            for name in PIPES
-        }
-        device = getattr(sim, "device_time_us", sim.time_us - sim.launch_overhead_us)
-        avg = getattr(sim, "core_time_avg_us", None)
-        end = getattr(sim, "end_to_end_us", sim.time_us)
-        return {"time_us": end, "device_us": device, "avg_us": avg, "pipes": pipes}
+        return summarize_sim(simulate(p, t, hw), hw)
     est = estimate_one(p, t, hw)
     share = est.get("core_share", 1.0)
     pipes = {name: est.get(f"busy_{name}", 0.0) * share / hw.clock_mhz for name in PIPES}
@@ -54,6 +44,24 @@ def predict(case: BoardCase, fidelity: str) -> dict[str, Any]:
         "avg_us": est.get("core_time_avg_us"),
         "pipes": pipes,
     }
+
+
+def summarize_sim(sim: SimResult, hw: HardwarePreset) -> dict[str, Any]:
+    """:func:`predict`'s figures of a simulation already run (its ``"sim"`` fidelity).
+
+    The tests pass a simulation they share between processes instead of simulating again.
+    """
+    total = sum(c.shape.cores for c in sim.cores)
+    pipes = {
+        name: sum(c.busy_cycles.get(name, 0.0) * c.shape.cores for c in sim.cores)
+        / total
+        / hw.clock_mhz
+        for name in PIPES
+    }
+    device = getattr(sim, "device_time_us", sim.time_us - sim.launch_overhead_us)
+    avg = getattr(sim, "core_time_avg_us", None)
+    end = getattr(sim, "end_to_end_us", sim.time_us)
+    return {"time_us": end, "device_us": device, "avg_us": avg, "pipes": pipes}
 
 
 def _err(model: float | None, measured: float | None) -> str:

@@ -16,9 +16,8 @@ import pytest
 from tests.app._server import BACKENDS, REPO, database_url, running_server
 from tiler.topk import KERNEL_FIELDS
 
-SHARED_CSV = REPO.parent.parent / "shared" / "reference" / "measured_msprof_910b1_8192.csv"
-if not SHARED_CSV.exists():
-    SHARED_CSV = Path("/work/shared/reference/measured_msprof_910b1_8192.csv")
+# The repository's copy of ../shared/reference (tests/data/reference/README.md).
+SHARED_CSV = REPO / "tests" / "data" / "reference" / "measured_msprof_910b1_8192.csv"
 
 
 def import_shared_csv(client: httpx.Client) -> None:

@@ -244,18 +244,23 @@ class JobService:
     def resource(self, job_id: str, *, with_results: bool) -> JobResource:
         """The job resource (``GET /v1/tuning-jobs/{id}``)."""
         # Results first, then the job: a shape that finishes in between is counted but not yet
-        # listed, never listed but not counted.
-        items = (
-            store.finished_items(self.db, job_id, after_position=-1, limit=None)
-            if with_results
-            else None
-        )
+        # listed, never listed but not counted. Where that happened, read both again: the last
+        # shape's finish also finishes the job, and a client that polls until the status is
+        # final must get every shape with it (the counts only grow, so this ends).
+        items = self._finished(job_id) if with_results else None
         job = self.get(job_id)
+        while items is not None and len(items) < job.progress.done + job.progress.failed:
+            items = self._finished(job_id)
+            job = self.get(job_id)
         values = {**job.model_dump(exclude_unset=True), "seq": job.seq,
                   "event_count": job.event_count}  # fmt: skip
         if items is not None:
             values["results"] = items
         return JobResource.model_validate(values)
+
+    def _finished(self, job_id: str) -> list[JobResult]:
+        """Every finished shape of a job, by position."""
+        return store.finished_items(self.db, job_id, after_position=-1, limit=None)
 
     def results_page(
         self, job_id: str, *, after_position: int, limit: int

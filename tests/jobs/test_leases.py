@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,3 +85,31 @@ def test_a_shape_that_keeps_losing_its_worker_fails_and_the_job_ends(db: Databas
     assert "worker lost" in result.error.detail
     events = store.events_after(db, job_id, 0)
     assert [e.type for e in events] == ["queued", "started", "progress", "finished"]
+
+
+def test_a_job_read_as_finished_lists_every_shape(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worker records the last shape just after the service has listed the results and just
+    # before it reads the job: the job reads "succeeded", so its last shape must be listed too
+    # (a client polling until the status is final read an empty list).
+    job_id = _submit(db, 1)
+    (claimed,) = store.claim_items(db, "a", lease_s=30, limit=1, max_attempts=3)
+    listed = store.finished_items
+    lists: list[int] = []
+
+    def a_shape_finishes_after_listing(*args: Any, **kwargs: Any) -> Any:
+        rows = listed(*args, **kwargs)
+        if not lists:
+            assert store.finish_item(db, claimed, "a", result_id="y" * 24, cached=False)
+        lists.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(store, "finished_items", a_shape_finishes_after_listing)
+    resource = JobService(db, Settings(database_url="sqlite://")).resource(
+        job_id, with_results=True
+    )
+    assert resource.status == "succeeded"
+    assert resource.results is not None
+    assert [r.position for r in resource.results] == [0]
+    assert lists == [0, 1]  # listed again once the job counted the shape

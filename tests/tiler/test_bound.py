@@ -477,10 +477,13 @@ def test_new_group_bound_terms_close_the_gap(
         # pitch, as in 77 x 333 x 1000 and 100 x 200 x 300 before, the row requests' alignment
         # factor (simcore.pipeline.alignment) sets these groups' bounds and the three terms
         # raise none of the 400 drawn; those bounds stay checked by
-        # test_group_bound_is_close_to_the_groups_best_point and benchmarks.bound_check.)
+        # test_group_bound_is_close_to_the_groups_best_point and benchmarks.bound_check.
+        # Model 2026.11.28.1: with the 6,542-cycle scalar start-up the scalar pipe's floor sets
+        # most bounds of the two smaller problems at a runtime tiling (5 and 9 of 400 raised);
+        # at a constant tiling (0.68 of the scalar work) the three terms raise 18 and 20.)
         Problem(m=77, n=512, k=1024),
-        Problem(m=77, n=512, k=1024, bias=True),
-        Problem(m=100, n=256, k=512, dtype="bf16"),
+        Problem(m=77, n=512, k=1024, bias=True, constant_tiling=True),
+        Problem(m=100, n=256, k=512, dtype="bf16", constant_tiling=True),
         Problem(m=512, n=512, k=512, dtype="fp16", soc="Ascend310P3", bias=True),
         Problem(m=4095, n=4097, k=1023, dtype="int8", soc="Ascend310P3"),
         Problem(m=1000, n=1000, k=1000, dtype="int8", soc="Ascend310P3", trans_a=True),

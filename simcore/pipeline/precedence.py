@@ -272,9 +272,9 @@ def k_step(
     # The MMAD's start goes to the fourth array when the caller asks for it (the release).
     start_m = end_m if len(out) == 3 else out[3]
     maximum(m_free, end_b if l0c_free is None else maximum(end_b, l0c_free), out=start_m)
-    if start_m is not end_m:
-        np.copyto(end_m, start_m)
-    end_m += mm
+    # (The end from the start in one call, not a copy and an add: the replay calls this per
+    # K step and played block.)
+    np.add(start_m, mm, out=end_m)
     return out
 
 

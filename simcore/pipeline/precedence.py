@@ -360,9 +360,18 @@ def staged_copy(
     maximum = np.maximum
     s1 = maximum(mte2_free, src_free)
     e1 = s1 + gm_to_ub
-    s2 = maximum(vec_free, maximum(e1, dst_free))
-    e2 = s2 + reorder
-    s3 = maximum(mte3_free, maximum(e2, slot_free))
+    if src_free is vec_free and dst_free is mte3_free:
+        # The halves' ends are V's and MTE3's (the replay's copies): the GM->UB leg ends after
+        # V's end (it waits for the source half) and the reorder after MTE3's (the destination
+        # half), legs being >= 0, so those two waits are already in the maxima (the same
+        # values: a maximum returns one of its operands), one numpy call fewer each.
+        s2 = maximum(e1, dst_free)
+        e2 = s2 + reorder
+        s3 = maximum(e2, slot_free)
+    else:
+        s2 = maximum(vec_free, maximum(e1, dst_free))
+        e2 = s2 + reorder
+        s3 = maximum(mte3_free, maximum(e2, slot_free))
     return (s1, e1), (s2, e2), (s3, s3 + ub_to_l1)
 
 

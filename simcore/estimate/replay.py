@@ -194,9 +194,11 @@ def _distinct_rows(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         sel = np.flatnonzero(part_of == j)
         if sel.size:
             distinct[:, sel] = p.take(first[sel] - bounds[j], axis=1)
-    bits = distinct.view(np.uint64)
+    # (Checked against the distinct columns gathered as rows, one copy of each column's bits
+    # per candidate: three quarters of the instructions of gathering each input's values.)
+    rows_of = np.ascontiguousarray(distinct.view(np.uint64).T)
     if all(
-        np.array_equal(p.view(np.uint64), bits.take(inv[bounds[j] : bounds[j + 1]], axis=1))
+        np.array_equal(p.view(np.uint64), rows_of.take(inv[bounds[j] : bounds[j + 1]], axis=0).T)
         for j, p in enumerate(parts)
     ):
         return distinct, inv

@@ -272,9 +272,9 @@ def k_step(
     # The MMAD's start goes to the fourth array when the caller asks for it (the release).
     start_m = end_m if len(out) == 3 else out[3]
     maximum(m_free, end_b if l0c_free is None else maximum(end_b, l0c_free), out=start_m)
-    if start_m is not end_m:
-        np.copyto(end_m, start_m)
-    end_m += mm
+    # (The end from the start in one call, not a copy and an add: the replay calls this per
+    # K step and played block.)
+    np.add(start_m, mm, out=end_m)
     return out
 
 
@@ -360,9 +360,18 @@ def staged_copy(
     maximum = np.maximum
     s1 = maximum(mte2_free, src_free)
     e1 = s1 + gm_to_ub
-    s2 = maximum(vec_free, maximum(e1, dst_free))
-    e2 = s2 + reorder
-    s3 = maximum(mte3_free, maximum(e2, slot_free))
+    if src_free is vec_free and dst_free is mte3_free:
+        # The halves' ends are V's and MTE3's (the replay's copies): the GM->UB leg ends after
+        # V's end (it waits for the source half) and the reorder after MTE3's (the destination
+        # half), legs being >= 0, so those two waits are already in the maxima (the same
+        # values: a maximum returns one of its operands), one numpy call fewer each.
+        s2 = maximum(e1, dst_free)
+        e2 = s2 + reorder
+        s3 = maximum(e2, slot_free)
+    else:
+        s2 = maximum(vec_free, maximum(e1, dst_free))
+        e2 = s2 + reorder
+        s3 = maximum(mte3_free, maximum(e2, slot_free))
     return (s1, e1), (s2, e2), (s3, s3 + ub_to_l1)
 
 

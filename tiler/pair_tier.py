@@ -10,7 +10,7 @@ it is at least its value at each operand's least ``g``, ``v`` and ``u`` over the
 can be on the data path, taken apart (:func:`simcore.estimate.bounds.ub_pair_floor_from_copies`).
 
 The data path couples the operands exactly: a tiling takes the vector path where shareUbSize and
-twice each of the A, B, C and bias UB tiles fit UB (:func:`simcore.ub.path.trans_length_array`),
+twice each of the A, B, C and bias UB tiles fit UB (:func:`simcore.ub.sizes.trans_length_array`),
 each tile non-decreasing in the steps; so a pair is on the vector path exactly where the group
 fits with every step at 1 (``V``) and both operands' own tiles fit, and on the column path
 otherwise. Per (group, iterateOrder) cell the bound is the least of

@@ -62,7 +62,7 @@ from simcore.pipeline.traffic import (
 from simcore.pipeline.transfer import chunk_cost_sum  # the estimator's V and DMA totals
 from simcore.tiling.footprints import computes_ub_sizes, uses_ub_path
 from simcore.tiling.problem import Problem
-from simcore.ub.path import operand_ub_tile_bytes_array
+from simcore.ub.sizes import operand_ub_tile_bytes_array
 
 __all__ = [
     "FixedWork",

@@ -60,7 +60,7 @@ from simcore.tiling import footprints
 from simcore.tiling.problem import Format, Problem, Template
 from simcore.tiling.tcube import TCubeTiling
 from simcore.ub import reorder
-from simcore.ub.path import share_ub_size_array, staging_pitch_bytes, trans_length_array
+from simcore.ub.sizes import share_ub_size_array, staging_pitch_bytes, trans_length_array
 
 # (The array arithmetic lives in simcore.pipeline.arith; re-exported for the callers of costs.)
 __all__ = [
@@ -77,7 +77,7 @@ __all__ = [
 
 
 def ub_nd_pitch_bytes(row_bytes: Num) -> Num:
-    """Pitch of ND rows that MTE2 stages in UB (:func:`simcore.ub.path.staging_pitch_bytes`).
+    """Pitch of ND rows that MTE2 stages in UB (:func:`simcore.ub.sizes.staging_pitch_bytes`).
 
     Rows land compact, each rounded up to one 32 B block, except that the kernel pads a row of
     exactly 512 B by one block; longer multiples of 512 B repeat the bank group every row and the

@@ -9,8 +9,9 @@ On Ascend910A, Ascend310P and Ascend310B the Matmul moves data through the Unifi
 
 :func:`ub_plan` lays the buffers of that path out in UB, says how much UB the tiling needs and
 whether it fits, and prices each reorder's repeat with the bank model of seed 000
-(:mod:`simcore.ub.banks`), naming every conflict. :func:`ub_path_arrays` gives the same sizes,
-pitches and cycles over numpy arrays of tiling fields, for the estimator and the simulator.
+(:mod:`simcore.ub.banks`), naming every conflict. :func:`simcore.ub.sizes.ub_path_arrays` gives the
+same sizes, pitches and cycles over numpy arrays of tiling fields, for the estimator and the
+simulator.
 
 How much UB, and when (``ascend-notes.md`` §1.8 and CANN's Matmul kernel as published in
 asc-devkit, read for its behaviour):
@@ -43,10 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-import numpy.typing as npt
-
-from simcore.hardware.dtypes import FRACTAL_ROW_BYTES, FRACTAL_ROWS, DType, bits, nbytes
+from simcore.hardware.dtypes import FRACTAL_ROWS, nbytes
 from simcore.hardware.presets import HardwarePreset
 from simcore.tiling import footprints
 from simcore.tiling.problem import Format, Problem
@@ -64,12 +62,10 @@ from simcore.ub.reorder import (
     nz2nd_reorder_cycles,
     strided_repeat_cycles,
 )
+from simcore.ub.sizes import align_up, staging_pitch_bytes
 
 ReorderName = Literal["nd2nz_a", "nd2nz_b", "nz2nd_c"]
 
-#: A staged ND row of exactly this many 32 B blocks gets one pad block (CANN's kernel pads only
-#: rows with ``blocks * 32 % 512 == 0 and blocks < 32``, i.e. 16 blocks).
-KERNEL_PAD_ROW_BLOCKS = 16
 
 _ROLE_TEXT: dict[str, str] = {
     "a_nd": "A chunk as MTE2 lands it (ND rows)",
@@ -82,25 +78,6 @@ _ROLE_TEXT: dict[str, str] = {
     "bias": "bias block (baseN values)",
     "nd_tail_pad": "ND tail-padding buffer (rows whose contiguous dim is not 32 B aligned)",
 }
-
-
-def _align(value: Any, to: int) -> Any:
-    return -(-value // to) * to
-
-
-def staging_pitch_bytes(row_bytes: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """Row pitch of an ND chunk as it lands in UB: compact rows, 512 B rows padded by 32 B.
-
-    Args:
-        row_bytes: Bytes of one row (scalar or array).
-
-    Returns:
-        The pitch in bytes (int64 array shaped like ``row_bytes``).
-    """
-    aligned = _align(np.asarray(row_bytes, dtype=np.int64), BLOCK_BYTES)
-    padded = aligned == KERNEL_PAD_ROW_BLOCKS * BLOCK_BYTES
-    out: npt.NDArray[np.int64] = aligned + padded * BLOCK_BYTES
-    return out
 
 
 @dataclass(frozen=True)
@@ -300,7 +277,7 @@ class _Tile:
     @property
     def nz_bytes(self) -> int:
         # NZ rounds rows up to 16-row fractals, and each row to 32 B columns.
-        return int(_align(self.rows, FRACTAL_ROWS) * _align(self.row_bytes, BLOCK_BYTES))
+        return int(align_up(self.rows, FRACTAL_ROWS) * align_up(self.row_bytes, BLOCK_BYTES))
 
 
 def _input_tiles(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> dict[str, _Tile]:
@@ -328,7 +305,7 @@ def _input_tiles(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> di
 def _c_tile(problem: Problem, t: TCubeTiling) -> _Tile:
     rows = min(t.baseM, t.singleCoreM)
     row_bytes = nbytes(problem.c_dtype, min(t.baseN, t.singleCoreN))
-    return _Tile(rows, row_bytes, _align(row_bytes, BLOCK_BYTES))
+    return _Tile(rows, row_bytes, align_up(row_bytes, BLOCK_BYTES))
 
 
 def ub_plan(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) -> UbPlan:
@@ -342,7 +319,7 @@ def ub_plan(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) -> Ub
 
     Each reorder's first repeat is analysed with :func:`simcore.ub.banks.analyze_repeat` on the
     layout's real addresses, so the conflicts name their bank groups. Tail chunks (narrower than
-    the first) may have other pitches; :func:`ub_path_arrays` prices any row width.
+    the first) may have other pitches; :func:`simcore.ub.sizes.ub_path_arrays` prices any row width.
 
     Args:
         problem: The Matmul problem.
@@ -368,7 +345,7 @@ def ub_plan(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) -> Ub
     half = _half_bytes(max(trans_length, int(t.transLength)), tiles, c_tile)
     first: list[UbBuffer] = []
     if problem.bias:
-        first.append(_buffer("bias", 0, _align(nbytes(problem.bias_type, t.baseN), BLOCK_BYTES)))
+        first.append(_buffer("bias", 0, align_up(nbytes(problem.bias_type, t.baseN), BLOCK_BYTES)))
     tail_pad = footprints.nd_tail_pad_bytes(problem, t)
     if tail_pad:
         first.append(_buffer("nd_tail_pad", 0, tail_pad))
@@ -424,7 +401,7 @@ def _half_bytes(trans_length: int, tiles: Mapping[str, _Tile], c_tile: _Tile | N
         sizes += [tile.nd_bytes, tile.nz_bytes]
     if c_tile is not None:
         sizes += [c_tile.nd_bytes, c_tile.nz_bytes]
-    return int(_align(max(sizes), BLOCK_BYTES))
+    return int(align_up(max(sizes), BLOCK_BYTES))
 
 
 def _second_half_offset(
@@ -587,217 +564,3 @@ def _groups_text(groups: list[int]) -> str:
 
 
 # --- vectorized, for the estimator and the simulator ---------------------------------------------
-
-
-def _nbytes(dtype: DType, elements: Any) -> Any:
-    # simcore.hardware.dtypes.nbytes over arrays (int4 packs two per byte).
-    total = elements * bits(dtype) + 7
-    if _is_integer(total):
-        # (A shift: floor division by 8 for integers of either sign, about a third of the cost
-        # of numpy's int64 division by a scalar; vector_path_array runs this on every input.)
-        return total >> 3
-    return total // 8
-
-
-def _is_integer(x: Any) -> bool:
-    """Whether ``x`` is an int, a numpy integer or an integer array (``>>`` and ``&`` apply)."""
-    return isinstance(x, int | np.integer) or (isinstance(x, np.ndarray) and x.dtype.kind in "iu")
-
-
-def _remainder(x: Any, to: int) -> Any:
-    """``x % to`` for a power of two ``to`` (on integers an ``and``: the same values, cheaper)."""
-    if _is_integer(x):
-        return x & (to - 1)
-    return x % to
-
-
-def _field(fields: Mapping[str, npt.ArrayLike], name: str) -> npt.NDArray[np.int64]:
-    return np.asarray(fields[name], dtype=np.int64)
-
-
-def _ub_tile_bytes_array(dtype: DType, rows: Any, cols: Any) -> Any:
-    # footprints._ub_tile_bytes over arrays: CANN's bank pad of one 16-element column per row.
-    size = _nbytes(dtype, rows * cols)
-    return size + (_remainder(cols, 256) == 0) * _nbytes(dtype, rows * FRACTAL_ROWS)
-
-
-def trans_length_array(
-    problem: Problem, fields: Mapping[str, npt.ArrayLike], preset: HardwarePreset
-) -> npt.NDArray[np.int64]:
-    """:func:`simcore.tiling.footprints.trans_length` over arrays of tiling fields.
-
-    Args:
-        problem: The problem.
-        fields: ``baseM, baseN, baseK, stepM, stepN, stepKa, stepKb`` as integer arrays.
-        preset: The chip.
-
-    Returns:
-        transLength per tiling (0 on chips that need no UB staging).
-    """
-    bm, bn, bk = _field(fields, "baseM"), _field(fields, "baseN"), _field(fields, "baseK")
-    zero = np.zeros(np.broadcast(bm, bn, bk).shape, dtype=np.int64)
-    if not footprints.computes_ub_sizes(preset):
-        return zero
-    a1 = zero + operand_ub_tile_bytes_array(problem, fields, True)
-    b1 = zero + operand_ub_tile_bytes_array(problem, fields, False)
-    c1 = _nbytes(problem.c_dtype, bm * bn)
-    bias = _nbytes(problem.bias_type, bn) if problem.bias else zero
-    out: npt.NDArray[np.int64] = np.maximum.reduce([a1 + zero, b1 + zero, c1 + zero, bias + zero])
-    return out
-
-
-def operand_ub_tile_bytes_array(
-    problem: Problem, fields: Mapping[str, npt.ArrayLike], is_a: bool
-) -> Any:
-    """One operand's UB tile (bytes) of :func:`trans_length_array`, 0 where it has none.
-
-    Reads only that operand's fields (A: ``baseM, baseK, stepM, stepKa``; B: ``baseN, baseK,
-    stepN, stepKb``): transLength is the largest of the A, B, C and bias tiles, so a tiling
-    takes the vector path exactly where shareUbSize and twice each of these fit UB.
-    """
-    dt = problem.dtype
-    bk = _field(fields, "baseK")
-    if is_a:
-        m_ext = _field(fields, "baseM") * _field(fields, "stepM")
-        ka_ext = bk * _field(fields, "stepKa")
-        if problem.format_a is not Format.ND:
-            return 0 * (m_ext + ka_ext)
-        if problem.trans_a:
-            return _ub_tile_bytes_array(dt, ka_ext, m_ext)
-        return _ub_tile_bytes_array(dt, m_ext, ka_ext)
-    n_ext = _field(fields, "baseN") * _field(fields, "stepN")
-    kb_ext = bk * _field(fields, "stepKb")
-    int8_nz_b = problem.format_b is Format.NZ and dt is DType.INT8 and not problem.trans_b
-    if problem.format_b is not Format.ND and not int8_nz_b:
-        return 0 * (n_ext + kb_ext)
-    if problem.trans_b:
-        return _ub_tile_bytes_array(dt, n_ext, kb_ext)
-    return _ub_tile_bytes_array(dt, kb_ext, n_ext)
-
-
-def share_ub_size_array(
-    problem: Problem, fields: Mapping[str, npt.ArrayLike], preset: HardwarePreset
-) -> npt.NDArray[np.int64]:
-    """:func:`simcore.tiling.footprints.share_ub_size` over arrays of tiling fields.
-
-    Args:
-        problem: The problem.
-        fields: ``baseM, baseN, baseK, singleCoreM, singleCoreN`` (and ``singleCoreK``, default
-            K) as integer arrays.
-        preset: The chip.
-
-    Returns:
-        shareUbSize per tiling (0 on 910B-class chips).
-    """
-    bm, bn, bk = _field(fields, "baseM"), _field(fields, "baseN"), _field(fields, "baseK")
-    sm, sn = _field(fields, "singleCoreM"), _field(fields, "singleCoreN")
-    sk = _field(fields, "singleCoreK") if "singleCoreK" in fields else np.int64(problem.k)
-    zero = np.zeros(np.broadcast(bm, bn, bk, sm, sn).shape, dtype=np.int64)
-    if not footprints.computes_ub_sizes(preset):
-        return zero
-    dt = problem.dtype
-
-    def misaligned(elements: Any) -> Any:
-        return _remainder(_nbytes(dt, elements), FRACTAL_ROW_BYTES) != 0
-
-    pads = [zero]
-    if problem.format_a is Format.ND:
-        if problem.trans_a:
-            pads.append(misaligned(sm) * bk * FRACTAL_ROW_BYTES)
-        else:
-            pads.append(misaligned(sk) * bm * FRACTAL_ROW_BYTES)
-    if problem.format_b is Format.ND:
-        if problem.trans_b:
-            pads.append(misaligned(sk) * bn * FRACTAL_ROW_BYTES)
-        else:
-            pads.append(misaligned(sn) * bk * FRACTAL_ROW_BYTES)
-    size = np.maximum.reduce([p + zero for p in pads])
-    if not preset.has_fixpipe:
-        c_misaligned = _remainder(_nbytes(problem.c_dtype, sn), FRACTAL_ROW_BYTES) != 0
-        size = size + _nbytes(problem.c_dtype, bm * bn) + c_misaligned * FRACTAL_ROW_BYTES
-    out: npt.NDArray[np.int64] = size.astype(np.int64)
-    return out
-
-
-def ub_path_arrays(
-    problem: Problem, fields: Mapping[str, npt.ArrayLike], preset: HardwarePreset
-) -> dict[str, npt.NDArray[Any]]:
-    """Rows, row bytes, pitches and reorder cycles of the UB path, over arrays of tilings.
-
-    The first full chunk of each operand (and the full C block) is described; for a narrower tail
-    chunk call :func:`staging_pitch_bytes` and :func:`simcore.ub.reorder.nd2nz_reorder_cycles` with
-    its own rows and row bytes.
-
-    Args:
-        problem: The problem.
-        fields: ``baseM, baseN, baseK, stepM, stepN, stepKa, stepKb, singleCoreM, singleCoreN``
-            as integer arrays of one length (or broadcastable).
-        preset: The chip.
-
-    Returns:
-        ``a_rows, a_row_bytes, a_pitch_bytes, a_cycles_per_repeat, a_reorder_cycles`` (zeros when
-        A does not go through UB), the same for ``b_`` and for ``c_`` (the NZ->ND reorder of one
-        baseM x baseN block; zeros with FixPipe), ``trans_length_bytes``, ``share_ub_bytes``,
-        ``vector_need_bytes`` (``max(shareUbSize, 2 x transLength)``), ``fits`` (shareUbSize <=
-        UB, the legality rule) and ``vector_path`` (the vector reorders fit, so the kernel uses
-        them).
-    """
-    bm, bn, bk = _field(fields, "baseM"), _field(fields, "baseN"), _field(fields, "baseK")
-    sm, sn = _field(fields, "singleCoreM"), _field(fields, "singleCoreN")
-    shape = np.broadcast(bm, bn, bk, sm, sn).shape
-    zero = np.zeros(shape, dtype=np.int64)
-    k = problem.k
-    out: dict[str, npt.NDArray[Any]] = {}
-    ub_nd = footprints.uses_ub_path(problem, preset) and not preset.nd2nz_on_the_fly
-    dims = {
-        "a": (
-            problem.format_a is Format.ND and ub_nd,
-            np.minimum(bm * _field(fields, "stepM"), sm),
-            np.minimum(bk * _field(fields, "stepKa"), k),
-            problem.trans_a,
-        ),
-        "b": (
-            problem.format_b is Format.ND and ub_nd,
-            np.minimum(bn * _field(fields, "stepN"), sn),
-            np.minimum(bk * _field(fields, "stepKb"), k),
-            not problem.trans_b,
-        ),
-    }
-    for name, (active, mn_ext, k_ext, k_rows) in dims.items():
-        if not active:
-            for key in ("rows", "row_bytes", "pitch_bytes", "cycles_per_repeat"):
-                out[f"{name}_{key}"] = zero
-            out[f"{name}_reorder_cycles"] = zero.astype(np.float64)
-            continue
-        # A is M x K (K contiguous) unless transposed; B is K x N (N contiguous) unless transposed.
-        rows = (k_ext if k_rows else mn_ext) + zero
-        cols = (mn_ext if k_rows else k_ext) + zero
-        row_bytes = _nbytes(problem.dtype, cols)
-        pitch = staging_pitch_bytes(row_bytes)
-        out[f"{name}_rows"] = rows
-        out[f"{name}_row_bytes"] = row_bytes
-        out[f"{name}_pitch_bytes"] = pitch
-        out[f"{name}_cycles_per_repeat"] = strided_repeat_cycles(pitch, preset)
-        out[f"{name}_reorder_cycles"] = nd2nz_reorder_cycles(rows, row_bytes, pitch, preset)
-    if preset.has_fixpipe:
-        for key in ("rows", "row_bytes", "pitch_bytes", "cycles_per_repeat"):
-            out[f"c_{key}"] = zero
-        out["c_reorder_cycles"] = zero.astype(np.float64)
-    else:
-        rows = np.minimum(bm, sm) + zero
-        row_bytes = _nbytes(problem.c_dtype, np.minimum(bn, sn) + zero)
-        pitch = _align(row_bytes, BLOCK_BYTES)
-        out["c_rows"] = rows
-        out["c_row_bytes"] = row_bytes
-        out["c_pitch_bytes"] = pitch
-        out["c_cycles_per_repeat"] = strided_repeat_cycles(pitch, preset)
-        out["c_reorder_cycles"] = nz2nd_reorder_cycles(rows, row_bytes, pitch, preset)
-    trans = trans_length_array(problem, fields, preset) + zero
-    share = share_ub_size_array(problem, fields, preset) + zero
-    need = np.maximum(share, 2 * trans)
-    out["trans_length_bytes"] = trans
-    out["share_ub_bytes"] = share
-    out["vector_need_bytes"] = need
-    out["fits"] = share <= preset.ub_bytes
-    out["vector_path"] = (need <= preset.ub_bytes) & footprints.uses_ub_path(problem, preset)
-    return out

@@ -17,14 +17,14 @@ from simcore.tiling.legality import check_tiling
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
 from simcore.ub.banks import analyze_repeat
-from simcore.ub.path import (
+from simcore.ub.path import ub_plan
+from simcore.ub.reorder import nz2nd_reorder_cycles, strided_repeat_cycles
+from simcore.ub.sizes import (
     share_ub_size_array,
     staging_pitch_bytes,
     trans_length_array,
     ub_path_arrays,
-    ub_plan,
 )
-from simcore.ub.reorder import nz2nd_reorder_cycles, strided_repeat_cycles
 from simcore.ub.vector import analyze, parse_vector_instruction, split_instruction
 from tests.simcore.tiling.test_footprints import cann_rows
 from tests.support.random_tilings import random_tiling

@@ -36,6 +36,11 @@ from simcore.errors import InputError, UnknownSocError
 MAX_REPORTED_ERRORS = 100
 
 
+#: Reads of a job and its results before the resource is returned as it stands (a shape that
+#: finishes between the two reads is counted but not yet listed; see JobService.resource).
+_CONSISTENT_READS = 5
+
+
 @dataclass(frozen=True)
 class PreparedJob:
     """A validated submission: one queued item per shape and the request's hash."""
@@ -246,10 +251,13 @@ class JobService:
         # Results first, then the job: a shape that finishes in between is counted but not yet
         # listed, never listed but not counted. Where that happened, read both again: the last
         # shape's finish also finishes the job, and a client that polls until the status is
-        # final must get every shape with it (the counts only grow, so this ends).
+        # final must get every shape with it. A few reads suffice: each one that falls short saw
+        # another shape finish, and a store that never agrees must not hang the request.
         items = self._finished(job_id) if with_results else None
         job = self.get(job_id)
-        while items is not None and len(items) < job.progress.done + job.progress.failed:
+        for _ in range(_CONSISTENT_READS):
+            if items is None or len(items) >= job.progress.done + job.progress.failed:
+                break
             items = self._finished(job_id)
             job = self.get(job_id)
         values = {**job.model_dump(exclude_unset=True), "seq": job.seq,

@@ -144,17 +144,17 @@ def _rate(
             active_cores: Any, preset: HardwarePreset, l2_share: Any = 1.0) -> tuple[Any, Any]:  # fmt: skip
         read, write, unique, ws, active = (read_bytes, write_bytes, unique_bytes,
                                            working_set_bytes, active_cores)  # fmt: skip
-        _, hbm = original(read, write, unique, ws, active, preset, l2_share)
         if forced is not None:
             return forced
-        total = read + write
-        usable = preset.l2_bytes * preset.l2_usable_fraction
-        miss = min(max(1.0 - usable / max(ws, 1.0), 0.0), 1.0)
-        reload_miss = max(total - unique, 0.0) * miss
-        mix = _mix(reload_miss + refetch, total, preset)
         frac = (1.0 - l2_share) / max(1.0 - preset.nd2nz_l2_share, 1e-9)
         s = l2_share if share is None else 1.0 - (1.0 - share) * frac
-        rate = min(preset.l2_bytes_per_cycle * s * mix / max(active, 1), preset.l2_core_port * mix)
+        rate, hbm = original(read, write, unique, ws, active, preset, s)
+        # The model's cap is linear in the hit mix (both the chip's share and the core's port
+        # are scaled by it), and HBM serves the unique bytes plus the reload misses: so the
+        # refetched bytes enter by rescaling the model's own rate, not by restating its rule.
+        total = read + write
+        reload_miss = max(hbm - unique, 0.0)
+        rate = rate * _mix(reload_miss + refetch, total, preset) / _mix(reload_miss, total, preset)
         return rate, hbm
 
     traffic.chip_bandwidth_cap = cap

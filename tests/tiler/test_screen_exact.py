@@ -124,13 +124,8 @@ def test_certified_optimum_equals_brute_force(
     )
     monkeypatch.setattr(
         screen_module,
-        "fixed_lower_bounds",
-        lambda space, idx=None: cube_lower_bounds(space, idx),
-    )
-    monkeypatch.setattr(
-        screen_module,
         "fixed_then_relaxed_bounds",
-        lambda space, idx, threshold: cube_lower_bounds(space, idx),
+        lambda space, idx, threshold, relaxed=True: cube_lower_bounds(space, idx),
     )
     floors_only = screen(build_space(problem, preset, {}))
     assert floors_only.exact

@@ -10,7 +10,8 @@ below
   rounding margin 1e-9 as in the tests), its cheap first tier
   (:func:`tiler.bounds.fixed_lower_bounds`), its relaxed coarse tier (one interval of L1,
   ``relaxed=True``) and the least compute span that filters the first tier
-  (:func:`tiler.bounds.fixed_then_relaxed_bounds` at a threshold of 0: the span alone);
+  (:func:`tiler.bounds.fixed_then_relaxed_bounds` at a threshold of 0: the span and the
+  scalar pipe alone);
 * the floor of their A and of their B L1 choice (:func:`simcore.estimate.estimator.
   operand_floor_arrays`, or :func:`simcore.estimate.bounds.ub_operand_floor_arrays` on UB-path
   chips; margin :data:`tiler.screen.FLOOR_RTOL`), and on UB-path chips the floor of their pair

@@ -58,7 +58,6 @@ from simcore.tiling.footprints import uses_ub_path
 from simcore.version import MODEL_VERSION
 from tiler.bounds import (
     cube_lower_bounds,
-    fixed_lower_bounds,
     fixed_then_relaxed_bounds,
     group_lower_bounds,
 )
@@ -499,7 +498,11 @@ def _bound_groups(space: Space, top: _Top, cheap: Any, t: _Tally) -> tuple[Any, 
     # of all.
     cand = np.flatnonzero(cheap < top.threshold())
     pool = cand[:: max(1, -(-cand.shape[0] // WARM_POOL))]
-    lb[pool] = fixed_lower_bounds(space, pool)
+    # (The fixed tier where the first filter leaves a group below the incumbent: the same
+    # figures there, so the same warm groups.)
+    lb[pool] = fixed_then_relaxed_bounds(
+        space, pool, top.threshold() * (1.0 - TIE_RTOL), relaxed=False
+    )
     fixed_done = np.zeros(n, dtype=bool)
     fixed_done[pool] = True
     warm_points = _warm_start(

@@ -201,6 +201,34 @@ def test_least_span_is_the_both_buffered_chain_of_a_hand_checked_core() -> None:
     types = block_steps(c, 64, 32, 32, 16, 16, 32)
     per_step = max(c.mmad_cycles(16, 16, 32), c.la_cycles(16, 32) + c.lb_cycles(16, 32))
     assert least_span(types, 2) == pytest.approx(4 * 2 * per_step, rel=1e-12)
+    # A group whose base blocks fit L0A once (dbA_max = 1) runs every step at mm + la + lb
+    # (dbL0A = 1; dbL0A = 2 is out of its reach); so does every group with dbL0A pinned to 1.
+    serial = c.mmad_cycles(16, 16, 32) + c.la_cycles(16, 32) + c.lb_cycles(16, 32)
+    g = {"dbA_max": np.array([1, 2]), "dbB_max": np.array([2, 2])}
+    k_iter = np.array([2, 2])
+    got = least_span(types, k_iter, g, {})
+    assert got == pytest.approx([4 * 2 * serial, 4 * 2 * per_step], rel=1e-12)
+    pinned = least_span(types, k_iter, g, {"dbL0A": 1})
+    assert pinned == pytest.approx([4 * 2 * serial, 4 * 2 * serial], rel=1e-12)
+
+
+def test_least_scalar_is_the_start_up_and_one_step_per_mmad_of_a_hand_checked_core() -> None:
+    # A 32 x 32 core in 16 x 16 blocks over 2 K steps: 8 MMADs; MDL (the default template)
+    # counts no copy at least, so the scalar pipe's least busy total is the start-up and 8
+    # steps' work; below every point of the group (the first filter of the fixed tier).
+    from simcore.pipeline.costs import Costs
+    from tiler.bounds.chains import least_scalar
+
+    problem = Problem(m=32, n=32, k=64, soc="Ascend910A")
+    preset = load_preset(problem.soc)
+    pins = {"singleCoreM": 32, "singleCoreN": 32, "baseM": 16, "baseN": 16, "baseK": 32}
+    space = build_space(problem, preset, pins)
+    assert space.size == 1
+    want = preset.scalar_startup_cycles + 8 * preset.scalar_step_cycles
+    got = least_scalar(space, Costs(problem, preset), space.groups)
+    assert float(got[0]) == pytest.approx(want, rel=1e-12)
+    times = estimate_arrays(problem, preset, space.inner_points(0))
+    assert np.all(times["busy_SCALAR"] >= want * (1 - 1e-12))
 
 
 def test_reuse_cases_priced_at_the_groups_they_hold_give_the_same_bounds(

@@ -33,8 +33,11 @@ __all__ = [
     "FixedPaths",
     "average_step",
     "chain_classes",
+    "class_reach",
+    "class_spans",
     "fixed_paths",
     "last_chunk_steps",
+    "least_scalar",
     "least_span",
 ]
 
@@ -118,41 +121,30 @@ def chain_classes(
     m_iter, n_iter = g["m_iter"], g["n_iter"]
     rows, cols = g["core_rows"], g["core_cols"]
     bm, bn = g["baseM"], g["baseN"]
-    span = {"a1": 0.0, "b1": 0.0, "both": 0.0}
-    spans: dict[str, Any] = dict(span)
-    for b in types:
-        count = b.count
-        for la, lb, mm, steps in ((b.la, b.lb, b.mm, k_iter - 1), (b.la_t, b.lb_t, b.mm_t, 1)):
-            spans["a1"] = spans["a1"] + count * steps * (mm + la + lb)
-            spans["b1"] = spans["b1"] + count * steps * np.maximum(np.maximum(mm, la) + lb, la + lb)
-            spans["both"] = spans["both"] + count * steps * np.maximum(mm, la + lb)
+    spans = class_spans(types, k_iter)
     # The typical block of the estimator: the tail when the core has a single block.
     r1 = np.where(m_iter == 1, rows - (m_iter - 1) * bm, bm)
     c1 = np.where(n_iter == 1, cols - (n_iter - 1) * bn, bn)
     la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
     mm_kt = c.mmad_cycles(r1, c1, k_t)
-    a_pin, b_pin = fixed.get("dbL0A"), fixed.get("dbL0B")
-    # A group only holds the L0 flags its blocks fit (tiler.space: dbA_max / dbB_max, 1 where
-    # two base blocks do not fit in L0A / L0B): the other classes are out of reach there.
-    no_a2 = np.where(g["dbA_max"] >= 2, 0.0, np.inf) if "dbA_max" in g else 0.0
-    no_b2 = np.where(g["dbB_max"] >= 2, 0.0, np.inf) if "dbB_max" in g else 0.0
+    reach = class_reach(g, fixed)
     ga1, gb1 = ready
     offsets = []
-    if a_pin in (None, 1):
+    if "a1" in reach:
         offsets.append((spans["a1"], 0.0 * la1, -la1, la1 + lb1))
-    if a_pin in (None, 2) and b_pin in (None, 1):
+    if "b1" in reach:
         offsets.append(
             (
-                spans["b1"] + no_a2,
+                spans["b1"] + reach["b1"],
                 np.minimum(la1, mm1),
                 -np.maximum(la1 - mm1, 0.0),
                 np.maximum(lb1, la1 + lb1 - mm_kt),
             )
         )
-    if a_pin in (None, 2) and b_pin in (None, 2):
+    if "both" in reach:
         offsets.append(
             (
-                spans["both"] + no_a2 + no_b2,
+                spans["both"] + reach["both"],
                 np.minimum(la1 + lb1, mm1),
                 lb1 - np.maximum(la1 + lb1 - mm1, 0.0),
                 np.maximum(la1 + lb1 - mm_kt, 0.0),
@@ -164,21 +156,83 @@ def chain_classes(
     ]
 
 
-def least_span(types: list[BlockSteps], k_iter: Any) -> Any:
-    """The least compute chain over the L0 classes, at least: every step at ``max(mm, la + lb)``.
+def class_spans(types: list[BlockSteps], k_iter: Any) -> dict[str, Any]:
+    """Per L0 class, the sum over every block's K steps of the class's step period.
 
-    Each class's span (:func:`chain_classes`) sums per step ``mm + la + lb``, ``max(max(mm, la)
-    + lb, la + lb)`` or ``max(mm, la + lb)``, each at least the last; its chain adds ``ga1``
-    plus the A offset (both >= 0), and the group bound's makespan is at least the least chain.
-    The busy totals' sum (M + MTE1, in the sum of work) is at least this too (``max(a, b) <= a
-    + b``) and the busiest pipe only raises ``max(MK, RB)``, so ``min(max(MK, RB), SQ)`` of
-    every tiling of the group is at least it: a first filter before the group's other terms.
+    ``a1`` (dbL0A = 1): ``mm + la + lb``; ``b1`` (dbL0A = 2, dbL0B = 1): ``max(max(mm, la) +
+    lb, la + lb)``; ``both`` (both 2): ``max(mm, la + lb)`` (:func:`chain_classes`).
     """
-    span: Any = 0.0
+    spans: dict[str, Any] = {"a1": 0.0, "b1": 0.0, "both": 0.0}
     for b in types:
-        span = span + b.count * (k_iter - 1) * np.maximum(b.mm, b.la + b.lb)
-        span = span + b.count * np.maximum(b.mm_t, b.la_t + b.lb_t)
-    return span
+        count = b.count
+        for la, lb, mm, steps in ((b.la, b.lb, b.mm, k_iter - 1), (b.la_t, b.lb_t, b.mm_t, 1)):
+            spans["a1"] = spans["a1"] + count * steps * (mm + la + lb)
+            spans["b1"] = spans["b1"] + count * steps * np.maximum(np.maximum(mm, la) + lb, la + lb)
+            spans["both"] = spans["both"] + count * steps * np.maximum(mm, la + lb)
+    return spans
+
+
+def class_reach(g: dict[str, Any], fixed: dict[str, int]) -> dict[str, Any]:
+    """The L0 classes of :func:`class_spans` the pins allow, each with 0 where a group can hold it.
+
+    A group only holds the L0 flags its blocks fit (tiler.space: ``dbA_max`` / ``dbB_max``, 1
+    where two base blocks do not fit in L0A / L0B): inf where a class is out of its reach.
+    """
+    a_pin, b_pin = fixed.get("dbL0A"), fixed.get("dbL0B")
+    no_a2 = np.where(g["dbA_max"] >= 2, 0.0, np.inf) if "dbA_max" in g else 0.0
+    no_b2 = np.where(g["dbB_max"] >= 2, 0.0, np.inf) if "dbB_max" in g else 0.0
+    reach: dict[str, Any] = {}
+    if a_pin in (None, 1):
+        reach["a1"] = 0.0
+    if a_pin in (None, 2) and b_pin in (None, 1):
+        reach["b1"] = no_a2
+    if a_pin in (None, 2) and b_pin in (None, 2):
+        reach["both"] = no_a2 + no_b2
+    return reach
+
+
+def least_span(
+    types: list[BlockSteps],
+    k_iter: Any,
+    g: dict[str, Any] | None = None,
+    fixed: dict[str, int] | None = None,
+) -> Any:
+    """The least compute chain over the L0 classes a group can hold, at least.
+
+    Each class's span (:func:`class_spans`) sums per step ``mm + la + lb``, ``max(max(mm, la)
+    + lb, la + lb)`` or ``max(mm, la + lb)``; its chain (:func:`chain_classes`) adds ``ga1``
+    plus the A offset (both >= 0), and the group bound's makespan is at least the least chain
+    over the classes the pins and the group allow (:func:`class_reach`; every class with no
+    ``g``: then the last, the least). The busy totals' sum (M + MTE1, in the sum of work) is at
+    least the first, so at least this too, and the busiest pipe only raises ``max(MK, RB)``,
+    so ``min(max(MK, RB), SQ)`` of every tiling of the group is at least it: a first filter
+    before the group's other terms. (Groups whose base blocks do not fit twice in L0A run every
+    step at ``mm + la + lb`` or ``max(mm, la) + lb``: on 910A fp16 4095 x 4097 x 1023 the
+    classes' reach rules out 421k of the 910k groups the cube bound leaves where ``max(mm, la
+    + lb)`` at every step rules out 155k.)
+    """
+    spans = class_spans(types, k_iter)
+    if g is None:
+        return spans["both"]
+    reach = class_reach(g, fixed or {})
+    return np.minimum.reduce(
+        [np.broadcast_to(spans[name] + extra, np.shape(k_iter)) for name, extra in reach.items()]
+    )
+
+
+def least_scalar(space: Any, c: Costs, g: dict[str, Any]) -> Any:
+    """The scalar pipe's busy cycles of a group's tilings on the path of ``c``, at least.
+
+    :func:`simcore.pipeline.scalar.scalar_cycles` (issue 17) of the group's K steps (one per
+    MMAD, fixed by the base block) and its least DMA copies: under Norm every base block of a
+    direct operand is copied at least once, one copy each; 0 otherwise (non-decreasing in the
+    copies). The estimate's busiest pipe and its sum of work both hold it.
+    """
+    m_iter, n_iter, k_iter = g["m_iter"], g["n_iter"], g["k_iter"]
+    least_copies: Any = 0.0
+    if c.norm:
+        least_copies = (m_iter * (not c.a_via_ub) + n_iter * (not c.b_via_ub)) * k_iter
+    return scalar_cycles(space.preset, space.problem, m_iter * n_iter * k_iter, least_copies)
 
 
 def last_chunk_steps(per: Any, k_iter: Any, lat: Any, passes: Any, chunk: Any, priced: Any) -> Any:
@@ -287,13 +341,7 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
             c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap)
         )
     fixed = [terms.cube, terms.mte1, drain] if p.has_fixpipe else [terms.cube, terms.mte1]
-    # The scalar pipe's work (simcore.pipeline.scalar, issue 17) with the least copies: under
-    # Norm every base block of a direct operand is copied at least once, one copy each.
-    k_iter = g["k_iter"]
-    least_copies: Any = 0.0
-    if c.norm:
-        least_copies = (m_iter * (not c.a_via_ub) + n_iter * (not c.b_via_ub)) * k_iter
-    fixed.append(scalar_cycles(p, problem, m_iter * n_iter * k_iter, least_copies))
+    fixed.append(least_scalar(space, c, g))
     fixed_busy = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in fixed])
     fixed_sum = sum(fixed)
     classes = terms.chain_classes

@@ -46,17 +46,33 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
     """A cheap bound (us): the M pipe's busy time plus launch, for groups ``idx`` (all: None).
 
     Valid because the estimate is at least the busiest pipe and the M pipe's work is fixed by
-    the group (:func:`simcore.pipeline.busy.cube_busy`).
+    the group (:func:`simcore.pipeline.busy.cube_busy`). Elementwise over the groups, so priced
+    :data:`BOUND_BLOCK` at a time: its temporaries stay in the CPU caches instead of some forty
+    fresh arrays of every group (2M on 910A fp16 4095 x 4097 x 1023, where the screening's one
+    call took 0.3-0.5 s CPU, most of it page faults, against 0.14 s once warm).
     """
     problem, preset = space.problem, space.preset
-    g = _select(space.groups, idx)
     c = Costs(problem, preset)
-    cube = cube_busy(
-        c, problem.k, g["core_rows"], g["core_cols"], g["baseM"], g["baseN"], g["baseK"]
-    )
-    # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
-    out = kernel_us(preset, cube / preset.clock_mhz)
-    return np.asarray(out * (1.0 - _ROUNDING), dtype=np.float64)
+    groups = space.groups
+    rows = np.arange(space.size) if idx is None else np.asarray(idx)
+    out = np.empty(rows.shape[0], dtype=np.float64)
+    for start in range(0, rows.shape[0], BOUND_BLOCK):
+        part = (
+            slice(start, start + BOUND_BLOCK) if idx is None else rows[start : start + BOUND_BLOCK]
+        )
+        g = {name: groups[name][part] for name in _CUBE_FIELDS}
+        cube = cube_busy(
+            c, problem.k, g["core_rows"], g["core_cols"], g["baseM"], g["baseN"], g["baseK"]
+        )
+        # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
+        out[start : start + BOUND_BLOCK] = kernel_us(preset, cube / preset.clock_mhz) * (
+            1.0 - _ROUNDING
+        )
+    return out
+
+
+#: The group fields :func:`cube_lower_bounds` reads.
+_CUBE_FIELDS = ("core_rows", "core_cols", "baseM", "baseN", "baseK")
 
 
 def group_lower_bounds(
@@ -95,16 +111,24 @@ def group_lower_bounds(
 
 
 def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
-    """``bound`` of the groups ``idx`` (all: None), :data:`BOUND_BLOCK` groups at a time."""
-    g = _select(space.groups, idx)
-    n = int(g["baseM"].shape[0])
+    """``bound`` of the groups ``idx`` (all: None), :data:`BOUND_BLOCK` groups at a time.
+
+    Each block's fields are gathered as it is priced (gathered for every group at once, the
+    fields of the 900k groups the cube bound leaves on 910A fp16 4095 x 4097 x 1023 were 140 MB
+    of fresh memory, page by page).
+    """
+    groups = space.groups
+    n = int(groups["baseM"].shape[0] if idx is None else np.shape(idx)[0])
     if n <= BOUND_BLOCK:
-        return np.asarray(bound(g), dtype=np.float64)
+        return np.asarray(bound(_select(groups, idx)), dtype=np.float64)
     out = np.empty(n, dtype=np.float64)
     for start in range(0, n, BOUND_BLOCK):
-        out[start : start + BOUND_BLOCK] = bound(
-            {name: arr[start : start + BOUND_BLOCK] for name, arr in g.items()}
+        part = (
+            slice(start, start + BOUND_BLOCK)
+            if idx is None
+            else np.asarray(idx)[start : start + BOUND_BLOCK]
         )
+        out[start : start + BOUND_BLOCK] = bound({name: arr[part] for name, arr in groups.items()})
     return out
 
 
@@ -234,7 +258,9 @@ def _fixed_price(tr: traffic.OrderTraffic, fx: chains.FixedPaths) -> Any:
     return np.minimum(busiest, np.maximum(fx.fixed_sum, tr.hbm_floor))
 
 
-def fixed_then_relaxed_bounds(space: Any, idx: Any, threshold: float) -> FloatArray:
+def fixed_then_relaxed_bounds(
+    space: Any, idx: Any, threshold: float, relaxed: bool = True
+) -> FloatArray:
     """The fixed tier, raised by the relaxed tier where the fixed tier is below ``threshold`` (us).
 
     Equal, group by group, to :func:`fixed_lower_bounds` where that is not below ``threshold``
@@ -245,43 +271,70 @@ def fixed_then_relaxed_bounds(space: Any, idx: Any, threshold: float) -> FloatAr
     and taken at the groups the fixed tier leaves (they were a third of the relaxed tier's cost
     on 910A fp16 4096 x 28672 x 8192).
 
+    First, over all the groups, the least span of the compute chain
+    (:func:`tiler.bounds.chains.least_span`) and the scalar pipe's least busy total
+    (:func:`tiler.bounds.chains.least_scalar`), each at most the fixed tier: the groups their
+    larger puts at or above ``threshold`` keep it (ruled out either way) and get no other term;
+    the others are priced together, in full blocks (filtered block by block, a block whose
+    filter left three quarters or more was priced whole: on 910A fp16 4095 x 4097 x 1023 the
+    filter rules out 306k of the 910k groups the cube bound leaves, most of them in such blocks).
+
     Args:
         space: A :class:`tiler.space.Space`.
         idx: Indices of the groups to bound (None: every group).
         threshold: The time a group's fixed tier must be below for its relaxed tier, us.
+        relaxed: False: the fixed tier alone where the filter leaves a group below
+            ``threshold`` (:func:`fixed_lower_bounds`' figure there; the warm start's pool).
 
     Returns:
         One bound per selected group, in microseconds (launch overhead included).
     """
-    return _in_blocks(space, idx, lambda g: _fixed_then_relaxed(space, g, threshold))
+    out = _in_blocks(space, idx, lambda g: _least_span_or_scalar(space, g))
+    if not chains.USE_CHAIN_BOUND:
+        out[:] = -np.inf
+    keep = np.flatnonzero(out < threshold)
+    if keep.shape[0]:
+        rest = keep if idx is None else np.asarray(idx)[keep]
+        # (Below -inf no group gets the relaxed tier.)
+        inner = threshold if relaxed else -np.inf
+        out[keep] = _in_blocks(space, rest, lambda g: _fixed_then_relaxed(space, g, inner))
+    return out
+
+
+def _least_span_or_scalar(space: Any, g: dict[str, Any]) -> FloatArray:
+    """The larger of the least compute span and the least scalar busy total of groups ``g``, us.
+
+    Both busy pipes hold the scalar pipe's total, and the sum of work holds it and M + MTE1 (at
+    least the span); every L0 class's compute chain is at least the span
+    (:func:`tiler.bounds.chains.least_span`). On the path with the fewest copies: on 910A int8
+    1000^3 the span alone puts 78k of the 533k groups the cube bound leaves at or above the
+    runner-up, with the scalar pipe 354k, of the 410k the fixed tier does.
+    """
+    problem, preset = space.problem, space.preset
+    n = g["baseM"].shape[0]
+    types = _steps_of(space, g)
+    scalar = np.minimum.reduce(
+        [
+            np.broadcast_to(chains.least_scalar(space, Costs(problem, preset, path), g), (n,))
+            for path in ((True, False) if _has_two_paths(problem, preset) else (True,))
+        ]
+    )
+    span = chains.least_span(types, g["k_iter"], g, space.fixed)
+    return _to_us(preset, np.maximum(span, scalar))
+
+
+def _steps_of(space: Any, g: dict[str, Any]) -> list[BlockSteps]:
+    """:func:`simcore.pipeline.busy.block_steps` of the groups ``g`` (no data path moves them)."""
+    problem = space.problem
+    return block_steps(
+        Costs(problem, space.preset), problem.k, g["core_rows"], g["core_cols"], g["baseM"],
+        g["baseN"], g["baseK"],
+    )  # fmt: skip
 
 
 def _fixed_then_relaxed(space: Any, g: dict[str, Any], threshold: float) -> FloatArray:
-    """:func:`fixed_then_relaxed_bounds` of the groups ``g`` (one block).
-
-    First the least span of the compute chain (:func:`tiler.bounds.chains.least_span`, from the
-    block types' step costs the fixed tier prices anyway): the groups it puts at or above
-    ``threshold`` keep it (ruled out either way) and get no other term.
-    """
-    problem, preset = space.problem, space.preset
-    # The step costs (L1->L0 loads, MMAD) do not depend on the data path.
-    types = block_steps(
-        Costs(problem, preset), problem.k, g["core_rows"], g["core_cols"], g["baseM"],
-        g["baseN"], g["baseK"],
-    )  # fmt: skip
-    if not chains.USE_CHAIN_BOUND:
-        return _fixed_then_relaxed_of(space, g, threshold, types)
-    out = _to_us(preset, chains.least_span(types, g["k_iter"]))
-    keep = np.flatnonzero(out < threshold)
-    n = out.shape[0]
-    if keep.shape[0] >= TAKE_ALL * n:
-        # It rules out few: taking the groups it leaves would cost more than it saves.
-        return _fixed_then_relaxed_of(space, g, threshold, types)
-    if keep.shape[0]:
-        out[keep] = _fixed_then_relaxed_of(
-            space, take_rows(g, keep, n), threshold, take_rows(types, keep, n)
-        )
-    return out
+    """:func:`fixed_then_relaxed_bounds` of the groups ``g`` after its filter (one block)."""
+    return _fixed_then_relaxed_of(space, g, threshold, _steps_of(space, g))
 
 
 def _fixed_then_relaxed_of(

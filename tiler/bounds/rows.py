@@ -11,8 +11,7 @@ __all__ = ["TAKE_ALL", "take_rows"]
 
 #: A bound over a block's groups is priced at every group (the figures as they are) where at
 #: least this share of them needs it, and at those only otherwise (taking them copies some
-#: hundred arrays): the relaxed tier after the fixed one, the fixed tier after the least
-#: compute span.
+#: hundred arrays): a data path and iterate order's tiers after its fixed price.
 TAKE_ALL = 0.75
 
 

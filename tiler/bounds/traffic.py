@@ -16,13 +16,47 @@ from typing import Any
 
 import numpy as np
 
-from simcore.hardware.dtypes import bits
+from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.arith import align_up
 from simcore.pipeline.costs import ceil_div
 from simcore.pipeline.traffic import c_gm_bytes_per_element, l2_share_most
 from simcore.tiling.problem import Problem
 
-__all__ = ["CaseReads", "OrderTraffic", "case_reads", "case_traffic", "order_traffic"]
+__all__ = [
+    "CaseReads",
+    "OrderTraffic",
+    "case_reads",
+    "case_traffic",
+    "order_traffic",
+    "padded_extents",
+]
+
+
+def padded_extents(problem: Problem, g: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """A's rows over the cores along M, B's columns over those along N, and K, as L1 holds them.
+
+    The estimator counts a core's reads as the elements its chunk copies move into L1
+    (:func:`simcore.pipeline.traffic.operand_chip_traffic`): a pass over a core's ``e`` rows
+    moves its full row groups (``stepM x baseM`` rows, a multiple of 16) and the last group
+    aligned to 16, ``align(e, 16)`` rows whatever the steps (a streamed operand moves at least
+    that per block of the other), each over ``align(K, C0)`` elements (the full K chunks are
+    multiples of baseK, a multiple of C0, and the last is aligned to C0). At M = 1 a GEMV's
+    cores each read 16 rows of A: 910A fp16 1 x 4096 x 14336 on 24 cores reads 11 MB of A
+    where its unique A is 28 KB, which the HBM floor pays at the miss rate.
+
+    Returns:
+        (the sum of ``align(rows, 16)`` over the cores along M, likewise B's columns along N,
+        ``align(K, C0)``).
+    """
+    rows, cols = g["singleCoreM"], g["singleCoreN"]
+    sums = []
+    for total, single in ((problem.m, rows), (problem.n, cols)):
+        cores = ceil_div(total, single)
+        tail = total - (cores - 1) * single
+        # (The full cores have ``single`` rows; singleCoreM above M leaves one core with M.)
+        sums.append((cores - 1) * align_up(single, FRACTAL_ROWS) + align_up(tail, FRACTAL_ROWS))
+    return sums[0], sums[1], align_up(problem.k, c0_elements(problem.dtype))
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +108,10 @@ def order_traffic(
     active = m_cores * n_cores
     write = problem.m * problem.n * c_gm_bytes_per_element(problem)
     unique = (problem.m + problem.n) * k * in_b + write
-    once_read = (n_cores * problem.m + m_cores * problem.n) * k * in_b
+    # Every core reads its rows of A and columns of B once at least, as L1 stores them (rows
+    # aligned to 16, K to C0: :func:`padded_extents`).
+    a_rows, b_cols, k_elems = padded_extents(problem, g)
+    once_read = (n_cores * a_rows + m_cores * b_cols) * k_elems * in_b
     total_min = once_read + write
     # Smallest working set of this order (simcore.pipeline.traffic.reuse_working_set with step 1).
     # (A kernel walking each core's M in l2_rounds rounds holds one round's rows of A.)
@@ -138,11 +175,12 @@ def case_reads(problem: Problem, g: dict[str, Any], order: int) -> CaseReads:
     not depend on its block count, or as many row blocks as the largest core. Likewise B by
     columns.
     """
-    k = problem.k
     rows, cols = g["singleCoreM"], g["singleCoreN"]
     bm, bn = g["baseM"], g["baseN"]
     m_iter, n_iter = g["m_iter"], g["n_iter"]
     in_b = bits(problem.dtype) / 8.0
+    # (Rows aligned to 16 and K to C0, as L1 holds them: padded_extents.)
+    k = align_up(problem.k, c0_elements(problem.dtype))
     m_cores = ceil_div(problem.m, rows)
     n_cores = ceil_div(problem.n, cols)
     tail_m = problem.m - (m_cores - 1) * rows
@@ -150,10 +188,10 @@ def case_reads(problem: Problem, g: dict[str, Any], order: int) -> CaseReads:
     full_m = (m_cores - 1) + (tail_m == rows)
     full_n = (n_cores - 1) + (tail_n == cols)
     return CaseReads(
-        a_rows_k=rows * k * in_b * full_m,
-        b_cols_k=cols * k * in_b * full_n,
-        a_tail_k=(tail_m != rows) * tail_m * k * in_b,
-        b_tail_k=(tail_n != cols) * tail_n * k * in_b,
+        a_rows_k=align_up(rows, FRACTAL_ROWS) * k * in_b * full_m,
+        b_cols_k=align_up(cols, FRACTAL_ROWS) * k * in_b * full_n,
+        a_tail_k=(tail_m != rows) * align_up(tail_m, FRACTAL_ROWS) * k * in_b,
+        b_tail_k=(tail_n != cols) * align_up(tail_n, FRACTAL_ROWS) * k * in_b,
         a_col_blocks=(n_cores - 1) * n_iter + ceil_div(tail_n, bn),
         b_row_blocks=(m_cores - 1) * m_iter + ceil_div(tail_m, bm),
         a_tail_alike=(order == 1) | (ceil_div(tail_m, bm) == m_iter),

@@ -185,20 +185,21 @@ def _distinct_rows(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     replay's instructions on 910A).
     """
     keys = np.concatenate([_hash_rows(p) for p in parts])
-    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    first, inv = _groups(keys)
     bounds = np.cumsum([0] + [p.shape[1] for p in parts])
-    # Each distinct column from the part it first appears in.
+    # Each distinct column from the part its representative is in.
     part_of = np.searchsorted(bounds, first, side="right") - 1
     distinct = np.empty((parts[0].shape[0], first.shape[0]))
     for j, p in enumerate(parts):
         sel = np.flatnonzero(part_of == j)
         if sel.size:
             distinct[:, sel] = p.take(first[sel] - bounds[j], axis=1)
-    # (Checked against the distinct columns gathered as rows, one copy of each column's bits
-    # per candidate: three quarters of the instructions of gathering each input's values.)
-    rows_of = np.ascontiguousarray(distinct.view(np.uint64).T)
+    # (Checked input by input, both tables column-major: a comparison of two contiguous
+    # tables, where one gathered as rows and transposed compares element by element, at
+    # strides: twice the time.)
+    bits = distinct.view(np.uint64)
     if all(
-        np.array_equal(p.view(np.uint64), rows_of.take(inv[bounds[j] : bounds[j + 1]], axis=0).T)
+        np.array_equal(p.view(np.uint64), bits.take(inv[bounds[j] : bounds[j + 1]], axis=1))
         for j, p in enumerate(parts)
     ):
         return distinct, inv
@@ -209,10 +210,31 @@ def _distinct_rows(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return cols.take(first, axis=1), inv
 
 
+def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys`` in increasing order: one index of each, and each key's group.
+
+    ``np.unique`` with the first index of each key sorts stably (a timsort of the 64-bit keys);
+    any index of a key serves as its representative (each column is checked against it), so
+    an unstable argsort (vectorized quicksort, about 5x cheaper) is enough.
+    """
+    perm = keys.argsort()
+    ordered = keys[perm]
+    new = np.empty(ordered.shape[0], dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inv = np.empty(keys.shape[0], dtype=np.int64)
+    inv[perm] = np.cumsum(new) - 1
+    return perm[new], inv
+
+
 def _hash_rows(cols: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of the bits of each candidate (column): multiply and sum, wrapping around."""
+    """A 64-bit hash of the bits of each candidate (column): multiply and sum, wrapping around.
+
+    (``einsum`` forms the weighted sum without the table of products: a third fewer
+    instructions; integer sums wrap the same in any order.)
+    """
     bits = np.ascontiguousarray(cols).view(np.uint64)
-    keys: np.ndarray = (bits * _HASH_WEIGHTS[: bits.shape[0], None]).sum(axis=0, dtype=np.uint64)
+    keys: np.ndarray = np.einsum("j,jn->n", _HASH_WEIGHTS[: bits.shape[0]], bits)
     return keys
 
 

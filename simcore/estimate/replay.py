@@ -324,8 +324,14 @@ def _replay_group(
         s_blk = np.arange(s0, s1)[:, None]
         copies: list[list[Any]] = [[] for _ in range(s0, s1)]
         for o, (sk, kc, sl) in enumerate(((sk_a, kc_a, sl_a), (sk_b, kc_b, sl_b))):
-            issued = (s_blk % sk[:p] == 0) & ~res[o][:p]
-            tail = rule.chunk_of_step(s_blk, sk[:p]) >= kc[:p] - 1
+            # A copy is issued at its chunk's first step: where the step is the chunk index
+            # times the chunk's steps (exact in float64; a float ``%`` costs several times the
+            # division the chunk index already takes).
+            chunk = rule.chunk_of_step(s_blk, sk[:p])
+            issued = (chunk * sk[:p] == s_blk) & ~res[o][:p]
+            # The legs of the chunks copied, on the steps where some candidate copies only.
+            at = np.flatnonzero(issued.any(axis=1))
+            tail = chunk[at] >= kc[:p] - 1
             gvu = [
                 np.where(tail, y[:p], x[:p])
                 for x, y in zip(legs_o[2 * o], legs_o[2 * o + 1], strict=True)
@@ -339,8 +345,8 @@ def _replay_group(
                 else [m[:p] for m in masks[o]]
             )
             views = (hist_p, slot, (ready_a, ready_b)[o][:p])
-            for i in np.flatnonzero(issued.any(axis=1)).tolist():
-                copies[i].append((o, issued[i], gvu[0][i], gvu[1][i], gvu[2][i], *views))
+            for j, i in enumerate(at.tolist()):
+                copies[i].append((o, issued[i], gvu[0][j], gvu[1][j], gvu[2][j], *views))
         state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm_start))
         # The run's last step is the K-tail step of the candidates from p1 on.
         cycles = (la[:p], lb[:p], mm[:p])

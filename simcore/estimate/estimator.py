@@ -91,6 +91,7 @@ from simcore.pipeline.traffic import (
     slots,
     traffic_coefficients,
 )
+from simcore.tiling.footprints import uses_ub_path
 from simcore.tiling.problem import Format, Problem
 from simcore.tiling.tcube import TCubeTiling
 
@@ -473,7 +474,7 @@ def _blocks_by_data_path(
     (None on chips without a UB path).
     """
     size = f["baseM"].size
-    vp = vector_path_array(problem, f, preset)
+    vp = _vector_paths(problem, preset, f)
     if vp is None or vp.all() or not vp.any():
         path = None if vp is None else bool(vp[0])
         return [(slice(i, i + _BLOCK), path) for i in range(0, size, _BLOCK)]
@@ -481,6 +482,27 @@ def _blocks_by_data_path(
     for on in (True, False):
         idx = np.flatnonzero(vp == on)
         out.extend((idx[i : i + _BLOCK], on) for i in range(0, idx.size, _BLOCK))
+    return out
+
+
+def _vector_paths(
+    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray]
+) -> np.ndarray | None:
+    """:func:`vector_path_array` of long inputs, :data:`_BLOCK` candidates at a time.
+
+    (Its ~40 integer operations on the whole input stream every temporary through memory; in
+    blocks they stay in the CPU caches: about 3 % of the estimator's time on 910A and 310P3.)
+    """
+    if not uses_ub_path(problem, preset):
+        return None
+    size = f["baseM"].size
+    out = np.empty(size, dtype=bool)
+    for i in range(0, size, _BLOCK):
+        part = vector_path_array(
+            problem, {name: a[i : i + _BLOCK] for name, a in f.items()}, preset
+        )
+        assert part is not None
+        out[i : i + _BLOCK] = part
     return out
 
 

@@ -185,20 +185,21 @@ def _distinct_rows(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     replay's instructions on 910A).
     """
     keys = np.concatenate([_hash_rows(p) for p in parts])
-    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    first, inv = _groups(keys)
     bounds = np.cumsum([0] + [p.shape[1] for p in parts])
-    # Each distinct column from the part it first appears in.
+    # Each distinct column from the part its representative is in.
     part_of = np.searchsorted(bounds, first, side="right") - 1
     distinct = np.empty((parts[0].shape[0], first.shape[0]))
     for j, p in enumerate(parts):
         sel = np.flatnonzero(part_of == j)
         if sel.size:
             distinct[:, sel] = p.take(first[sel] - bounds[j], axis=1)
-    # (Checked against the distinct columns gathered as rows, one copy of each column's bits
-    # per candidate: three quarters of the instructions of gathering each input's values.)
-    rows_of = np.ascontiguousarray(distinct.view(np.uint64).T)
+    # (Checked input by input, both tables column-major: a comparison of two contiguous
+    # tables, where one gathered as rows and transposed compares element by element, at
+    # strides: twice the time.)
+    bits = distinct.view(np.uint64)
     if all(
-        np.array_equal(p.view(np.uint64), rows_of.take(inv[bounds[j] : bounds[j + 1]], axis=0).T)
+        np.array_equal(p.view(np.uint64), bits.take(inv[bounds[j] : bounds[j + 1]], axis=1))
         for j, p in enumerate(parts)
     ):
         return distinct, inv
@@ -207,6 +208,23 @@ def _distinct_rows(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     raw = rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel()
     _, first, inv = np.unique(raw, return_index=True, return_inverse=True)
     return cols.take(first, axis=1), inv
+
+
+def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys`` in increasing order: one index of each, and each key's group.
+
+    ``np.unique`` with the first index of each key sorts stably (a timsort of the 64-bit keys);
+    any index of a key serves as its representative (each column is checked against it), so
+    an unstable argsort (vectorized quicksort, about 5x cheaper) is enough.
+    """
+    perm = keys.argsort()
+    ordered = keys[perm]
+    new = np.empty(ordered.shape[0], dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inv = np.empty(keys.shape[0], dtype=np.int64)
+    inv[perm] = np.cumsum(new) - 1
+    return perm[new], inv
 
 
 def _hash_rows(cols: np.ndarray) -> np.ndarray:
@@ -306,8 +324,14 @@ def _replay_group(
         s_blk = np.arange(s0, s1)[:, None]
         copies: list[list[Any]] = [[] for _ in range(s0, s1)]
         for o, (sk, kc, sl) in enumerate(((sk_a, kc_a, sl_a), (sk_b, kc_b, sl_b))):
-            issued = (s_blk % sk[:p] == 0) & ~res[o][:p]
-            tail = rule.chunk_of_step(s_blk, sk[:p]) >= kc[:p] - 1
+            # A copy is issued at its chunk's first step: where the step is the chunk index
+            # times the chunk's steps (exact in float64; a float ``%`` costs several times the
+            # division the chunk index already takes).
+            chunk = rule.chunk_of_step(s_blk, sk[:p])
+            issued = (chunk * sk[:p] == s_blk) & ~res[o][:p]
+            # The legs of the chunks copied, on the steps where some candidate copies only.
+            at = np.flatnonzero(issued.any(axis=1))
+            tail = chunk[at] >= kc[:p] - 1
             gvu = [
                 np.where(tail, y[:p], x[:p])
                 for x, y in zip(legs_o[2 * o], legs_o[2 * o + 1], strict=True)
@@ -321,8 +345,8 @@ def _replay_group(
                 else [m[:p] for m in masks[o]]
             )
             views = (hist_p, slot, (ready_a, ready_b)[o][:p])
-            for i in np.flatnonzero(issued.any(axis=1)).tolist():
-                copies[i].append((o, issued[i], gvu[0][i], gvu[1][i], gvu[2][i], *views))
+            for j, i in enumerate(at.tolist()):
+                copies[i].append((o, issued[i], gvu[0][j], gvu[1][j], gvu[2][j], *views))
         state = tuple(x[:p] for x in (mte2, mte1, read_a, vec, mte3, ready_a, ready_b, mm_start))
         # The run's last step is the K-tail step of the candidates from p1 on.
         cycles = (la[:p], lb[:p], mm[:p])

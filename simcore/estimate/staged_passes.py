@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
+from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
 from simcore.pipeline.costs import Costs
@@ -82,7 +83,9 @@ def staged_pass_paths(
             continue
         run = run_ends[i]
         p_n = np.maximum(passes, 1.0)
-        several = (passes > 1.0) & (passes < blocks)
+        it_o, it_x, st_o, dim_o = (m_iter, n_iter, step_m, bm) if i == 0 else (
+            n_iter, m_iter, step_n, bn)  # fmt: skip
+        several, per_col, p_col = _pass_conditions(passes, blocks, it_o, it_x, st_o, kc_o, sl_o)
         # (The pass's later blocks are bound by their MMAD chain or by the drains: a block's
         # L0C->UB leg waits for the UB->GM copy before it, the next pass's reorders for the
         # last L0C->UB leg in the vector queue. Seen: 910A int8 4096 x 512 x 768, A staged per
@@ -92,11 +95,6 @@ def staged_pass_paths(
         )
         out = np.maximum(out, several * (passes - 1) * per_pass)
 
-        it_o, it_x, st_o, dim_o = (m_iter, n_iter, step_m, bm) if i == 0 else (
-            n_iter, m_iter, step_n, bn)  # fmt: skip
-        p_col = _cdiv(it_o, st_o)
-        # Reloaded in every column, its K panel resident (not streamed through the slots).
-        per_col = (p_col >= 2) & (it_x >= 2) & (passes >= it_x * p_col - 0.5) & (kc_o <= sl_o)
         full, last = first_last_legs(c, i == 0, st_o * dim_o, k, bk, sk_o, kc_o, cap)
         many = kc_o > 1
         g0 = np.where(many, full[0], last[0])
@@ -193,15 +191,59 @@ def staged_pass(
         # before a pass precedes the pass's reorders in the vector queue (and its UB->GM copy
         # the UB->L1 legs in MTE3's), so a cycle runs per pass through the drain, the pass's
         # staging chain, its last chunk's reads and the steps of its blocks.
-        staged = staged_pass_paths(
-            c, k, bk, cap, drain_legs=(drain_total / blocks_n, m3c),
-            blk=np.maximum(span, span_seq) / blocks_n,
-            run_ends=(reads_al + lb_kt + mm_kt, reads_bl + mm_kt),
-            grid=(m_iter, n_iter, f["stepM"], f["stepN"], bm, bn, blocks),
-            ops=(
-                (via_a, passes_a, loads_a, va, ua, kc_a, step_ka, slots_a, a_full, a_last),
-                (via_b, passes_b, loads_b, vb, ub, kc_b, step_kb, slots_b, b_full, b_last),
-            ),
-        )  # fmt: skip
+        grid = (m_iter, n_iter, f["stepM"], f["stepN"], bm, bn, blocks)
+        ops = (
+            (via_a, passes_a, loads_a, va, ua, kc_a, step_ka, slots_a, a_full, a_last),
+            (via_b, passes_b, loads_b, vb, ub, kc_b, step_kb, slots_b, b_full, b_last),
+        )
+        # Priced on the candidates where a path applies (about 40 % on 910A and 310P3); the
+        # others' paths are 0 (the path's products with its conditions), as here.
+        i = np.flatnonzero(_applies(grid, ops))
+        staged = np.zeros(np.shape(blocks))
+        if i.size:
+            staged[i] = staged_pass_paths(
+                c, k, _sub(bk, i), _sub(cap, i),
+                drain_legs=(_sub(drain_total / blocks_n, i), _sub(m3c, i)),
+                blk=_sub(np.maximum(span, span_seq) / blocks_n, i),
+                run_ends=(_sub(reads_al + lb_kt + mm_kt, i), _sub(reads_bl + mm_kt, i)),
+                grid=tuple(_sub(x, i) for x in grid),
+                ops=(_ops_at(ops[0], i), _ops_at(ops[1], i)),
+            )  # fmt: skip
         tail_path = (k_iter - 1) * per + mm + dr_last
         mk.raise_all(start + staged + tail_path, "staged_pass")
+
+
+def _applies(grid: tuple[Any, ...], ops: tuple[tuple[Any, ...], tuple[Any, ...]]) -> Any:
+    """Where :func:`staged_pass_paths` gives a path: an operand's passes or columns repeat.
+
+    (Its conditions ``several`` and ``per_col``, written once in :func:`_pass_conditions`.)
+    """
+    m_iter, n_iter, step_m, step_n, _bm, _bn, blocks = grid
+    out: Any = False
+    for i, (via, passes, _, _, _, kc_o, _, sl_o, _, _) in enumerate(ops):
+        if via:
+            it_o, it_x, st_o = (m_iter, n_iter, step_m) if i == 0 else (n_iter, m_iter, step_n)
+            several, per_col, _ = _pass_conditions(passes, blocks, it_o, it_x, st_o, kc_o, sl_o)
+            out = out | several | per_col
+    return out
+
+
+def _pass_conditions(
+    passes: Any, blocks: Any, it_o: Any, it_x: Any, st_o: Any, kc_o: Any, sl_o: Any
+) -> tuple[Any, Any, Any]:
+    """An operand's passes of several blocks, its reload in every column, its passes per column.
+
+    ``it_o`` / ``st_o``: the operand's blocks and groups along its dimension; ``it_x`` the
+    other's blocks (:func:`staged_pass_paths`).
+    """
+    several = (passes > 1.0) & (passes < blocks)
+    p_col = _cdiv(it_o, st_o)
+    # Reloaded in every column, its K panel resident (not streamed through the slots).
+    per_col = (p_col >= 2) & (it_x >= 2) & (passes >= it_x * p_col - 0.5) & (kc_o <= sl_o)
+    return several, per_col, p_col
+
+
+def _ops_at(op: tuple[Any, ...], idx: np.ndarray) -> tuple[Any, ...]:
+    """An operand's entry of ``ops`` (:func:`staged_pass_paths`) on the candidates ``idx``."""
+    return (op[0], *(_sub(x, idx) for x in op[1:8]), *(tuple(_sub(x, idx) for x in legs)
+            for legs in op[8:]))  # fmt: skip

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from simcore.estimate.staged_passes import staged_pass_paths
+import numpy as np
+
+from simcore.estimate.staged_passes import _applies, staged_pass_paths
 from tests.simcore.estimate.support import arr, records
 
 
@@ -36,3 +38,34 @@ def test_no_path_without_a_staged_operand() -> None:
         (arr(1), arr(8), arr(1), arr(1), arr(64), arr(64), arr(8)), (direct, direct),
     )  # fmt: skip
     assert out == 0.0
+
+
+def test_the_path_is_zero_where_it_does_not_apply() -> None:
+    # The term prices only the candidates where an operand's passes or columns repeat
+    # (staged_passes._applies); everywhere else the path must be 0, as the term leaves it.
+    r = records("Ascend910A")
+    rng = np.random.default_rng(7)
+    n = 4000
+
+    def ints(lo: int, hi: int) -> np.ndarray:
+        return rng.integers(lo, hi, n).astype(np.float64)
+
+    def legs() -> tuple[tuple[np.ndarray, ...], ...]:
+        return tuple(tuple(ints(1, 400) for _ in range(3)) for _ in range(2))
+
+    m_iter, n_iter, step_m, step_n = ints(1, 9), ints(1, 9), ints(1, 4), ints(1, 4)
+    blocks = m_iter * n_iter
+    grid = (m_iter, n_iter, step_m, step_n, ints(1, 9) * 16, ints(1, 9) * 16, blocks)
+    ops = tuple(
+        (True, np.minimum(ints(1, 65), blocks), ints(1, 65), ints(0, 4000), ints(0, 4000),
+         ints(1, 5), ints(1, 5), ints(1, 5), *legs())
+        for _ in range(2)
+    )  # fmt: skip
+    out = staged_pass_paths(
+        r.c, 1024, ints(1, 5) * 16, r.cap, (ints(1, 300), ints(0, 300)), ints(1, 900),
+        (ints(1, 300), ints(1, 300)), grid, (ops[0], ops[1]),
+    )  # fmt: skip
+    applies = _applies(grid, (ops[0], ops[1]))
+    assert 0 < applies.sum() < n  # both kinds of candidate are drawn
+    assert np.all(out[~applies] == 0.0)
+    assert np.any(out[applies] > 0.0)

@@ -18,11 +18,14 @@ and plays two kernel structures for each square torch.mm row of
   streaming its A and B rows (K = N, MDL chunks stepKa 8 / stepKb 4 as in the csv tiling); played
   as a core of ``ceil(blocks / 24)`` blocks stacked along M at the real kernel's rate cap.
 
-The rate mechanism probed (``--refetch``): the bytes HBM serves per call (first touches and L2
-tile re-fetches, from an LRU walk of the kernel's operand tiles over two back-to-back calls
-with the usable L2, so inputs a previous call left in L2 hit) miss at msKPP's 1/4.5 rate
-(ascend-notes.md §3.1) in the hit mix the model already applies to reload misses; the ND->NZ
-share of the L2 rate is refitted so that the 910B1 cases 6-8 keep their rate.
+The rate mechanism (the refetch term, shipped off,
+:func:`simcore.pipeline.traffic.call_refetch`): the bytes HBM serves per call miss at msKPP's
+1/4.5 rate (ascend-notes.md §3.1). ``csv`` is the model as shipped (the term off) and with the
+term on (``l2_refetch``, the share of ``scripts.fit_board.fit_nd2nz_share``); ``v3`` takes the
+term's rule with the bytes of an LRU walk of MatMulV3's L2 tiles over two back-to-back calls
+with the usable L2 (inputs a previous call left in L2 hit), a walk the closed form does not
+cover (the model's kernel has no L2 tiles). ``v3 all-hit`` is that kernel with every read an
+L2 hit at the all-hit share (``scripts.fit_board.ALL_HIT_ND2NZ_SHARE``).
 
 With ``--issue D`` every figure is played under seed 004's in-order issue with ``D``-entry
 queues (:mod:`scripts.inorder_issue`; cases 0 and 1 skipped).
@@ -41,6 +44,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import simcore.pipeline.traffic as traffic
+from scripts.fit_board import ALL_HIT_ND2NZ_SHARE, fit_nd2nz_share
 from scripts.inorder_issue import IssueRun, run_case
 from simcore.hardware.dtypes import bits
 from simcore.hardware.presets import HardwarePreset
@@ -53,11 +57,6 @@ MIB = 1024 * 1024
 #: MatMulV3's replacement-free L2 bytes per L2 tile on a 192 MiB L2 (matmul_v3_base_tiling.cpp).
 V3_TILE_BYTES = 100 * MIB
 V3_BASE = (128, 256)
-
-
-def _mix(missed: float, total: float, preset: HardwarePreset) -> float:
-    hit = 1.0 - missed / max(total, 1.0)
-    return hit + (1.0 - hit) / preset.l2_miss_slowdown
 
 
 def _lru_misses(walk: list[list[tuple[str, float, bool]]], capacity: float) -> float:
@@ -121,41 +120,45 @@ def v3_hbm_read_bytes(m: int, n: int, k: int, in_b: float, out_b: float, cap: fl
     return _lru_misses(walk, cap)
 
 
-def csv_hbm_read_bytes(case: BoardCase) -> float:
-    """HBM reads per call of the model's kernel: none when A + B + C stay in the usable L2
-    between back-to-back calls, else A once and B once per L2 round (reloads inside a round are
-    the model's reload-miss term)."""
-    p, hw = case.problem, case.preset
+def model_lru_read_bytes(case: BoardCase) -> float:
+    """HBM reads per call of the model's kernel by an LRU walk (the check of ``call_refetch``).
+
+    The chip walks its blocks in lock step: every core's ``i``-th M block and ``j``-th N block
+    at once, M inner under ``iterateOrder`` 0, one L2 round of each core's rows after the other.
+    A tile is one block index over all the cores along that dimension (A's rows of every core
+    row's ``i``-th block, all of K); C's block is written.
+    """
+    p, t, hw = case.problem, case.tiling, case.preset
     in_b, out_b = bits(p.dtype) / 8.0, traffic.c_gm_bytes_per_element(p)
-    a, b, c = p.m * p.k * in_b, p.k * p.n * in_b, p.m * p.n * out_b
-    if a + b + c <= hw.l2_bytes * hw.l2_usable_fraction:
-        return 0.0
-    return a + p.l2_rounds * b
+    m_cores, n_cores = math.ceil(p.m / t.singleCoreM), math.ceil(p.n / t.singleCoreN)
+    round_rows = math.ceil(t.singleCoreM / p.l2_rounds)
+    m_blocks, n_blocks = math.ceil(round_rows / t.baseM), math.ceil(t.singleCoreN / t.baseN)
+    a_tile = min(m_cores * t.baseM, p.m) * p.k * in_b
+    b_tile = min(n_cores * t.baseN, p.n) * p.k * in_b
+    c_tile = min(m_cores * t.baseM, p.m) * min(n_cores * t.baseN, p.n) * out_b
+    walk = []
+    for r in range(p.l2_rounds):
+        pairs = (
+            [(i, j) for j in range(n_blocks) for i in range(m_blocks)]
+            if t.iterateOrder == 0
+            else [(i, j) for i in range(m_blocks) for j in range(n_blocks)]
+        )
+        for i, j in pairs:
+            ai = r * m_blocks + i
+            walk.append(
+                [(f"A{ai}", a_tile, True), (f"B{j}", b_tile, True),
+                 (f"C{ai},{j}", c_tile, False)]
+            )  # fmt: skip
+    return _lru_misses(walk, hw.l2_bytes * hw.l2_usable_fraction)
 
 
 @contextmanager
-def _rate(
-    refetch: float, share: float | None, forced: tuple[float, float] | None = None
-) -> Iterator[None]:
-    """The simulator's cap with ``refetch`` HBM reads in the hit mix and ``share`` for ND->NZ."""
+def _forced_rate(rate: float, write_rate: float, hbm: float) -> Iterator[None]:
+    """The simulator's rate caps and HBM bytes forced (the v3 kernel's, not its proxy's)."""
     original = traffic.chip_bandwidth_cap
 
-    def cap(read_bytes: Any, write_bytes: Any, unique_bytes: Any, working_set_bytes: Any,
-            active_cores: Any, preset: HardwarePreset, l2_share: Any = 1.0) -> tuple[Any, Any]:  # fmt: skip
-        read, write, unique, ws, active = (read_bytes, write_bytes, unique_bytes,
-                                           working_set_bytes, active_cores)  # fmt: skip
-        if forced is not None:
-            return forced
-        frac = (1.0 - l2_share) / max(1.0 - preset.nd2nz_l2_share, 1e-9)
-        s = l2_share if share is None else 1.0 - (1.0 - share) * frac
-        rate, hbm = original(read, write, unique, ws, active, preset, s)
-        # The model's cap is linear in the hit mix (both the chip's share and the core's port
-        # are scaled by it), and HBM serves the unique bytes plus the reload misses: so the
-        # refetched bytes enter by rescaling the model's own rate, not by restating its rule.
-        total = read + write
-        reload_miss = max(hbm - unique, 0.0)
-        rate = rate * _mix(reload_miss + refetch, total, preset) / _mix(reload_miss, total, preset)
-        return rate, hbm
+    def cap(*_args: Any, **_kwargs: Any) -> tuple[Any, Any, Any]:
+        return rate, write_rate, hbm
 
     traffic.chip_bandwidth_cap = cap
     try:
@@ -194,83 +197,81 @@ def _run(problem: Problem, tiling: Any, hw: HardwarePreset, depth: int | None) -
 
 
 def _v3_time(case: BoardCase, share: float, refetch: bool, depth: int | None = None) -> float:
+    """The v3 kernel at the model's rate rule (its L2 tiles' HBM reads as the refetch term)."""
     p, hw = case.problem, case.preset
     in_b, out_b = bits(p.dtype) / 8.0, traffic.c_gm_bytes_per_element(p)
     hbm = v3_hbm_read_bytes(p.m, p.n, p.k, in_b, out_b, hw.l2_bytes * hw.l2_usable_fraction)
-    reads = _v3_reads(case)
-    mix = _mix(hbm if refetch else 0.0, reads, hw)
-    rate = min(hw.l2_bytes_per_cycle * share * mix / hw.cube_core_count, hw.l2_core_port * mix)
-    proxy, tiling = _v3_proxy(case)
     unique = (p.m + p.n) * p.k * in_b + p.m * p.n * out_b
-    floor_hbm = (hbm if refetch else 0.0) + unique
-    with _rate(0.0, None, forced=(rate, floor_hbm)):
+    # (Its L2 tiles fit L2 by construction: no reload misses; the tiles' re-reads are refetched.)
+    read_cap, write_cap, _ = traffic.chip_bandwidth_cap(
+        _v3_reads(case), p.m * p.n * out_b, unique, 1.0, hw.cube_core_count, hw, share,
+        refetch=traffic.CallRefetch(hbm if refetch else 0.0, 0.0),
+    )  # fmt: skip
+    proxy, tiling = _v3_proxy(case)
+    with _forced_rate(float(read_cap), float(write_cap), (hbm if refetch else 0.0) + unique):
         return _run(proxy, tiling, hw, depth).time_us
 
 
-def _refit_share(cases: list[BoardCase]) -> float:
-    """The ND->NZ share that keeps cases 6-8's rate with their HBM reads in the hit mix."""
-    mixes = []
-    for c in cases[6:9]:
-        ct = traffic.chip_traffic(c.problem, c.tiling, c.preset)
-        mixes.append(_mix(csv_hbm_read_bytes(c), ct.read_bytes + ct.write_bytes, c.preset))
-    return cases[0].preset.nd2nz_l2_share / (sum(mixes) / len(mixes))
-
-
-def _msprof_table(cases: list[BoardCase], share: float, depth: int | None) -> None:
-    print(f"{'case':8} {'meas us':>9} {'model':>9} {'err':>7} {'refetch':>9} {'err':>7} "
-          f"{'MTE2 err':>8} {'HBM MiB':>8}")  # fmt: skip
+def _msprof_table(cases: list[BoardCase], depth: int | None) -> None:
+    print(f"{'case':8} {'meas us':>9} {'model':>9} {'err':>7} {'MTE2 err':>8} {'refetch MiB':>11} "
+          f"{'LRU MiB':>8}")  # fmt: skip
     times = []
     for c in cases:
         if depth is not None and c.name in ("case0", "case1"):
             continue  # 10.5 M and 1.3 M instructions: not moved by the queues (probe_open_items)
+        sim = simulate(c.problem, c.tiling, c.preset)
         now = _run(c.problem, c.tiling, c.preset, depth)
-        hbm = csv_hbm_read_bytes(c)
-        with _rate(hbm, share):
-            sim = simulate(c.problem, c.tiling, c.preset)
-            new = _run(c.problem, c.tiling, c.preset, depth)
+        refetch = traffic.call_refetch(c.problem, c.preset.model_copy(update={"l2_refetch": True}))
         total = sum(x.shape.cores for x in sim.cores)
         mte2 = sum(x.busy_cycles["MTE2"] * x.shape.cores for x in sim.cores) / total
         mte2_err = mte2 / c.preset.clock_mhz / c.pipes_us["MTE2"] - 1
         # The device time: the end-to-end figure less the launch overhead (no floor at 8192^3).
-        dev_now = now.time_us - c.preset.launch_overhead_us + c.preset.device_startup_us
-        dev_new = new.time_us - c.preset.launch_overhead_us + c.preset.device_startup_us
-        times.append((c.name, c.time_us, dev_new))
-        print(f"{c.name:8} {c.time_us:9.1f} {dev_now:9.1f} {dev_now / c.time_us - 1:+7.1%} "
-              f"{dev_new:9.1f} {dev_new / c.time_us - 1:+7.1%} {mte2_err:+8.1%} {hbm / MIB:8.0f}")  # fmt: skip
+        dev = now.time_us - c.preset.launch_overhead_us + c.preset.device_startup_us
+        times.append((c.name, c.time_us, dev))
+        refetch_mib = (refetch.first_touch_bytes + refetch.round_bytes) / MIB
+        print(f"{c.name:8} {c.time_us:9.1f} {dev:9.1f} {dev / c.time_us - 1:+7.1%} "
+              f"{mte2_err:+8.1%} {refetch_mib:11.0f} {model_lru_read_bytes(c) / MIB:8.0f}")  # fmt: skip
     ordered = sorted(times, key=lambda x: -x[1])
     strict = all(a[2] > b[2] for a, b in itertools.pairwise(ordered))
     ties = [f"{a[0]} = {b[0]}" for a, b in itertools.pairwise(ordered) if abs(a[2] - b[2]) < 0.05]
     print(f"all ranked in measured order: {strict}; ties (0.05 us): {', '.join(ties) or 'none'}")
 
 
-def _torch_table(share: float, depth: int | None) -> None:
-    print("torch.mm end to end us, error, TFLOPS: board | csv now | csv+refetch | v3 | v3+refetch")
+def _torch_table(depth: int | None, share_on: float) -> None:
+    print("torch.mm end to end us, error, TFLOPS: board | csv (the model) | csv, term on | "
+          "v3 all-hit | v3, term on")  # fmt: skip
     rows: dict[str, list[float]] = {}
     for c in torch_mm_cases():
         if c.problem.dtype.value == "fp32":
             continue
         p, hw = c.problem, c.preset
         now = _run(p, c.tiling, hw, depth).time_us
-        with _rate(csv_hbm_read_bytes(c), share):
-            csv_new = _run(p, c.tiling, hw, depth).time_us
-        v3 = _v3_time(c, hw.nd2nz_l2_share, refetch=False, depth=depth)
-        v3_new = _v3_time(c, share, refetch=True, depth=depth)
+        on = hw.model_copy(update={"l2_refetch": True, "nd2nz_l2_share": share_on})
+        csv_on = _run(p, c.tiling, on, depth).time_us
+        v3_hit = _v3_time(c, ALL_HIT_ND2NZ_SHARE, refetch=False, depth=depth)
+        v3 = _v3_time(c, share_on, refetch=True, depth=depth)
         f_v3 = v3_hbm_read_bytes(p.m, p.n, p.k, bits(p.dtype) / 8,
                                  traffic.c_gm_bytes_per_element(p),
                                  hw.l2_bytes * hw.l2_usable_fraction)  # fmt: skip
         cells = [f"{c.time_us:7.1f} {p.flops / c.time_us / 1e6:4.0f}"]
-        for t in (now, csv_new, v3, v3_new):
+        for t in (now, csv_on, v3_hit, v3):
             cells.append(f"{t:7.1f} {t / c.time_us - 1:+6.1%} {p.flops / t / 1e6:4.0f}")
         print(f"{c.name[9:]:10} " + " | ".join(cells)
-              + f"  v3 HBM {f_v3 / MIB:.0f} MiB ({f_v3 / _v3_reads(c):.1%})")  # fmt: skip
-        for key, t in zip(("board", "csv", "csv+refetch", "v3", "v3+refetch"),
-                          (c.time_us, now, csv_new, v3, v3_new), strict=True):  # fmt: skip
+              + f"  v3 HBM {f_v3 / MIB:.0f} MiB ({f_v3 / _v3_reads(c):.1%}); csv refetch "
+              + f"{_refetch_mib(c):.0f} MiB, LRU {model_lru_read_bytes(c) / MIB:.0f}")  # fmt: skip
+        for key, t in zip(("board", "csv", "csv on", "v3 all-hit", "v3 on"),
+                          (c.time_us, now, csv_on, v3_hit, v3), strict=True):  # fmt: skip
             rows.setdefault(f"{p.dtype.value} {key}", []).append(p.flops / t / 1e6)
     print("TFLOPS at N = 2048 / 4096 / 8192 / 10240; trend as the board (rise to 4096, then fall):")
     for key, tf in rows.items():
         big = tf[1:]
         trend = big[0] < big[1] > big[2] > big[3]
         print(f"  {key:20} " + " / ".join(f"{x:5.1f}" for x in big) + f"  trend {trend}")
+
+
+def _refetch_mib(case: BoardCase) -> float:
+    r = traffic.call_refetch(case.problem, case.preset.model_copy(update={"l2_refetch": True}))
+    return (r.first_touch_bytes + r.round_bytes) / MIB
 
 
 def _mac_bound(cases: list[BoardCase]) -> None:
@@ -291,12 +292,12 @@ def main() -> None:
     parser.add_argument("--issue", type=int, default=None, help="in-order issue queue depth")
     args = parser.parse_args()
     cases = msprof_cases()
-    share = _refit_share(cases)
-    print(f"ND->NZ share refitted on cases 6-8 with their HBM reads in the hit mix: "
-          f"{cases[0].preset.nd2nz_l2_share} -> {share:.4f}; in-order issue depth {args.issue}")  # fmt: skip
+    share_on, _ = fit_nd2nz_share({c.name: c for c in cases})
+    print(f"ND->NZ share {cases[0].preset.nd2nz_l2_share} (all-hit {ALL_HIT_ND2NZ_SHARE}; "
+          f"with the refetch term {share_on:.4f}); in-order issue depth {args.issue}")  # fmt: skip
     _mac_bound(torch_mm_cases())
-    _msprof_table(cases, share, args.issue)
-    _torch_table(share, args.issue)
+    _msprof_table(cases, args.issue)
+    _torch_table(args.issue, share_on)
 
 
 if __name__ == "__main__":

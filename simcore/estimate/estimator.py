@@ -77,6 +77,7 @@ from simcore.pipeline.drain import unit_flag_db_l0c
 from simcore.pipeline.scalar import scalar_cycles, startup_cycles
 from simcore.pipeline.traffic import (
     c_gm_bytes_per_element,
+    call_refetch,
     chip_bandwidth_cap,
     core_share_of,
     hbm_floor_cycles,
@@ -119,6 +120,7 @@ def _core(
     traffic: tuple[Any, Any, Any, Any] | None = None,
     floor: bool = False,
     queue: ReplayQueue | None = None,
+    write_cap: Any = None,
 ) -> dict[str, Any]:
     """Closed-form schedule of one core with a rows x cols share (arrays): the terms composed.
 
@@ -133,9 +135,10 @@ def _core(
     bound over every dbL0A / dbL0B / dbL0C (see :func:`makespan_floor_arrays`; the caller
     passes the three flags as 2) and no binding term is kept. With a ``queue`` the block
     replay is queued (:class:`simcore.estimate.block_replay.ReplayQueue`): the makespan and the
-    binding (``out["mk"]``) are final once it is flushed.
+    binding (``out["mk"]``) are final once it is flushed. ``cap`` caps the reads, ``write_cap``
+    the writes (C's drains; ``cap`` where None).
     """
-    r = core_records(c, problem, f, rows, cols, cap, traffic, floor)
+    r = core_records(c, problem, f, rows, cols, (cap, write_cap), traffic, floor)
     fix, g, bt, avg, ch, cp = c.has_fixpipe, r.g, r.bt, r.avg, r.ch, r.cp
     kf, km_a, km_b = g.kf, ch.km_a, ch.km_b
 
@@ -574,7 +577,10 @@ def _estimate_block(
         problem.format_a is Format.ND, problem.format_b is Format.ND, chip_el_a * in_b,
         chip_el_b * in_b, preset,
     )  # fmt: skip
-    cap, hbm = chip_bandwidth_cap(read, write, unique, working, m_cores * n_cores, preset, share)
+    cap, write_cap, hbm = chip_bandwidth_cap(
+        read, write, unique, working, m_cores * n_cores, preset, share,
+        refetch=call_refetch(problem, preset),
+    )  # fmt: skip
 
     # The slowest core is the one with the largest share (rows_c x cols_c, singleCoreM x
     # singleCoreN where they fit in M x N): every cost grows with the rows and columns, so the
@@ -583,7 +589,7 @@ def _estimate_block(
     if path is not None or vp is None or vp.all() or not vp.any():
         one = path if path is not None else vp is None or bool(vp.all())
         c = Costs(problem, preset, one)
-        res = _core(c, problem, f, rows_c, cols_c, cap, first_traffic, floor, queue)
+        res = _core(c, problem, f, rows_c, cols_c, cap, first_traffic, floor, queue, write_cap)
         parts: list[tuple[Any, dict[str, Any]]] = [(None, res)]
     else:
         # Tilings whose reorder halves do not fit in UB take the column-DMA path: price the two
@@ -596,7 +602,7 @@ def _estimate_block(
             res = _core(
                 Costs(problem, preset, on), problem, sub, rows_c.take(idx),
                 cols_c.take(idx), cap.take(idx), tuple(x.take(idx) for x in first_traffic),
-                floor, queue,
+                floor, queue, write_cap.take(idx),
             )  # fmt: skip
             parts.append((idx, res))
 

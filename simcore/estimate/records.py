@@ -31,7 +31,8 @@ class CoreRecords:
         c: The costs of the problem on the chip (the UB path chosen).
         problem: The problem.
         f: The struct fields (arrays over the candidates).
-        cap: The core's bandwidth share, bytes per cycle.
+        cap: The core's bandwidth share for reads, bytes per cycle.
+        write_cap: Its share for writes (C's drains), bytes per cycle.
         fix: The chip drains L0C with FixPipe.
         floor: Pricing the floors (:func:`simcore.estimate.estimator.makespan_floor_arrays`).
         g: The block grid (:class:`simcore.estimate.grid.Grid`).
@@ -47,6 +48,7 @@ class CoreRecords:
     problem: Problem
     f: dict[str, Any]
     cap: Any
+    write_cap: Any
     fix: bool
     floor: bool
     g: Grid
@@ -64,19 +66,25 @@ def core_records(
     f: dict[str, Any],
     rows: Any,
     cols: Any,
-    cap: Any,
+    caps: tuple[Any, Any],
     traffic: tuple[Any, Any, Any, Any] | None,
     floor: bool,
 ) -> CoreRecords:
-    """The records of a ``rows x cols`` core share (``traffic``: the operands' loads, elements)."""
+    """The records of a ``rows x cols`` core share (``traffic``: the operands' loads, elements).
+
+    ``caps``: the reads' and the writes' bandwidth shares (the writes' None: the reads').
+    """
+    cap, write_cap = caps
+    if write_cap is None:
+        write_cap = cap
     g = block_grid(c, problem.k, f, rows, cols)
-    bt = block_types(c, g, f, cap, floor)
+    bt = block_types(c, g, f, write_cap, floor)
     ch = chunking(c, g, f, traffic)
     cp = copy_totals_of(c, g, bt, ch, f, problem.bias, cap)
     avg = average_steps(c, g, ch.step_kb)
     return CoreRecords(
-        c=c, problem=problem, f=f, cap=cap, fix=c.has_fixpipe, floor=floor, g=g, bt=bt,
-        typ=typical_steps(c, g, cap), avg=avg, ch=ch, cp=cp,
+        c=c, problem=problem, f=f, cap=cap, write_cap=write_cap, fix=c.has_fixpipe,
+        floor=floor, g=g, bt=bt, typ=typical_steps(c, g, write_cap), avg=avg, ch=ch, cp=cp,
         # (B's one-slot copies wait for the previous chunk's release; the floors: its last read.)
         lg=chunk_legs_of(c, g, ch, cp, avg.rb_kb if floor else avg.qb_kb, cap),
     )  # fmt: skip

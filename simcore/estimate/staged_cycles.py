@@ -231,7 +231,7 @@ def staged_first_chunk(
     (MTE3), and the block's whole MMAD chain follows that chunk's arrival
     (:func:`staged_first_chunk_path`; term ``staged_first_chunk``).
     """
-    g, bt, avg, ch, cp, lg, c, cap, fix = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.c, r.cap, r.fix
+    g, bt, avg, ch, cp, lg, c, fix = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.c, r.fix
     floor = r.floor
     via_a, via_b = cp.via_a, cp.via_b
     if fix or not (via_a or via_b) or floor:
@@ -249,7 +249,7 @@ def staged_first_chunk(
             (lg.a_full, lg.a_last, lg.b_full, lg.b_last), (kc_a, kc_b, passes_a, passes_b, blocks),
             (bt.drain_total, bt.m3_out, bt.span, cm.start + (k_iter - 1) * per + mm,
              (la, lb + mm - per)),
-            c.c_ub_to_gm_cycles(g.rm_t, g.cn_t, cap),
+            c.c_ub_to_gm_cycles(g.rm_t, g.cn_t, r.write_cap),
         )  # fmt: skip
         mk.raise_at(idx, path, "staged_first_chunk")
 

@@ -88,6 +88,9 @@ class HardwarePreset(BaseModel):
     l2_usable_fraction: float = Field(default=1.0, gt=0, le=1)
     l2_core_port_bytes_per_cycle: float | None = Field(default=None, gt=0)
     nd2nz_l2_share: float = Field(default=1.0, gt=0, le=1)
+    #: Whether a call's reads that HBM serves although L2 would hold them within the call are
+    #: priced at the miss rate (the refetch term, simcore.pipeline.traffic.call_refetch).
+    l2_refetch: bool = False
     same_address_coeff: float = Field(default=0.0, ge=0)
     same_address_max_sharers: int = Field(default=1, ge=1)
     scalar_startup_cycles: float = Field(default=0.0, ge=0)

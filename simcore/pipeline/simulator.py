@@ -152,9 +152,14 @@ class _Durations:
     the kernel's core split (:mod:`simcore.pipeline.transfer`).
     """
 
-    def __init__(self, c: Costs, problem: Problem, t: TCubeTiling, cap_bpc: float) -> None:
+    def __init__(
+        self, c: Costs, problem: Problem, t: TCubeTiling, cap_bpc: float, write_cap: float | None
+    ) -> None:
         self.c = c
+        # The reads' and the writes' (C's drains) bandwidth caps, the reads' where None
+        # (simcore.pipeline.traffic.chip_bandwidth_cap).
         self.cap = cap_bpc
+        self.write_cap = cap_bpc if write_cap is None else write_cap
         self.t = t
         self.norm = problem.template is Template.NORM
         factor_a, factor_b = operand_contention(c, t.singleCoreM, t.singleCoreN)
@@ -212,7 +217,7 @@ class _Durations:
             c = self.c
             legs = (
                 float(c.c_to_ub_cycles(rows, cols)),
-                float(c.c_ub_to_gm_cycles(rows, cols, self.cap)),
+                float(c.c_ub_to_gm_cycles(rows, cols, self.write_cap)),
             )
             self.drains[(rows, cols)] = legs
         return legs
@@ -225,8 +230,9 @@ def simulate_core(
     shape: CoreShape,
     cap_bpc: float,
     costs: Costs | None = None,
+    write_cap_bpc: float | None = None,
 ) -> CoreResult:
-    """Plays one core's share of the kernel and returns its schedule.
+    """Plays one core's share of the kernel and returns its schedule (caps: :class:`_Durations`).
 
     Raises:
         ValueError: dbL0A or dbL0B is not 1 or 2 (the struct allows no other value).
@@ -276,7 +282,7 @@ def simulate_core(
     # UB staging of the ND->NZ path: one source and one transposed half (UB >= 2 x transLength),
     # so a GM->UB copy waits for the previous reorder and a reorder for the previous UB->L1.
     ub_src_free = 0.0
-    durations = _Durations(c, problem, t, cap_bpc)
+    durations = _Durations(c, problem, t, cap_bpc, write_cap_bpc)
     ub_dst_free = 0.0
     c_ub_free = 0.0
 
@@ -402,7 +408,7 @@ def simulate_core(
             mm_end2 = mm_end1
             mm_end1 = last_mmad
         if fixpipe:
-            fix_cycles = float(c.fix_cycles(rows, cols, cap_bpc))
+            fix_cycles = float(c.fix_cycles(rows, cols, durations.write_cap))
             drained = run(fix, _K["fixpipe"], drain_ready(last_mmad, 0.0), fix_cycles, b)
         else:
             # L0C -> UB (vector) frees the L0C slot; UB -> GM (MTE3) frees the UB staging.
@@ -455,7 +461,15 @@ def simulate(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> SimRes
     # The UB plan decides the data path on UB-path chips (vector reorders or 32 B column DMA).
     costs = Costs(problem, preset, takes_vector_path(problem, t, preset))
     cores = [
-        simulate_core(problem, t, preset, s, traffic.cap_bytes_per_cycle, costs)
+        simulate_core(
+            problem,
+            t,
+            preset,
+            s,
+            traffic.cap_bytes_per_cycle,
+            costs,
+            traffic.write_cap_bytes_per_cycle,
+        )
         for s in core_shapes(problem, t)
     ]
     slowest = max(cores, key=lambda r: r.makespan_cycles)

@@ -325,6 +325,51 @@ def operand_chip_traffic(
 
 
 @dataclass(frozen=True)
+class CallRefetch:
+    """Reads per call that HBM serves although L2 would hold them within the call (bytes).
+
+    The refetch term of :func:`chip_bandwidth_cap` (:func:`call_refetch`): a problem's figure,
+    the same for every tiling.
+    """
+
+    #: A and B once, where A + B + C exceed the usable L2 (0 where they fit).
+    first_touch_bytes: float
+    #: B again in every L2 round after the first, where one round's B + (A + C) / rounds
+    #: exceeds the usable L2 (0 with one round).
+    round_bytes: float
+
+
+def call_refetch(problem: Problem, preset: HardwarePreset) -> CallRefetch:
+    """The refetch term: the reads of one call of a back-to-back series that miss L2 anyway.
+
+    The reload rule of :func:`chip_bandwidth_cap` counts every first touch as a hit: the
+    measured benchmarks call a kernel back to back, and a call leaves its A, B and C in L2 for
+    the next where they fit (torch.mm at N = 4096: 96 MiB within the usable 144). Where A + B +
+    C exceed the usable L2 (``l2_bytes x l2_usable_fraction``) they cannot: under LRU a call's
+    cyclic walk over more than L2 holds evicts every byte before its next use, so A and B come
+    from HBM at every call. A kernel that walks each core's M in ``l2_rounds`` rounds
+    (:attr:`Problem.l2_rounds`, MatMulV3's L2 split) reads all of B in every round, between two
+    reads of a B byte the rest of B and one round's share of A and C: where that exceeds the
+    usable L2, B comes from HBM once per round (measured_msprof_910b1_8192.csv cases 6-8: 128 +
+    (128 + 128) / 2 = 256 MiB of 144). A closed form of the LRU walk over two calls with these
+    footprints. Where the kernel leaves C in UB, C takes no L2. Nothing where the preset has
+    ``l2_refetch`` off.
+    """
+    if not preset.l2_refetch:
+        return CallRefetch(first_touch_bytes=0.0, round_bytes=0.0)
+    in_b = bits(problem.dtype) / 8.0
+    a_bytes = problem.m * problem.k * in_b
+    b_bytes = problem.k * problem.n * in_b
+    c_bytes = problem.m * problem.n * c_gm_bytes_per_element(problem)
+    usable = preset.l2_bytes * preset.l2_usable_fraction
+    rounds = problem.l2_rounds
+    first = a_bytes + b_bytes if a_bytes + b_bytes + c_bytes > usable else 0.0
+    round_set = b_bytes + (a_bytes + c_bytes) / rounds
+    again = (rounds - 1) * b_bytes if round_set > usable else 0.0
+    return CallRefetch(first_touch_bytes=float(first), round_bytes=float(again))
+
+
+@dataclass(frozen=True)
 class ChipTraffic:
     """Chip-wide GM traffic of a kernel and the bandwidth share each core gets."""
 
@@ -333,7 +378,10 @@ class ChipTraffic:
     unique_bytes: float
     hbm_bytes: float
     working_set_bytes: float
+    #: The reads' rate cap per core (:func:`chip_bandwidth_cap`).
     cap_bytes_per_cycle: float
+    #: The writes' rate cap per core (C's drains; the reads' cap without the refetch term).
+    write_cap_bytes_per_cycle: float
 
 
 def chip_bandwidth_cap(
@@ -344,8 +392,10 @@ def chip_bandwidth_cap(
     active_cores: Any,
     preset: HardwarePreset,
     l2_share: Any = 1.0,
-) -> tuple[Any, Any]:
-    """Per-core transfer rate cap (bytes per cycle) and the bytes HBM serves.
+    *,
+    refetch: CallRefetch,
+) -> tuple[Any, Any, Any]:
+    """Per-core transfer rate caps of reads and writes (bytes per cycle) and the bytes HBM serves.
 
     All GM traffic passes through L2 (ascend-notes.md §2.3). Data that the cores touch at the same
     time (the working set) stays in L2 if it fits; then HBM only sees each byte once. Otherwise
@@ -360,27 +410,51 @@ def chip_bandwidth_cap(
     (:func:`l2_share_of`: on-the-fly ND->NZ copies draw less of it than plain ones); one core
     alone is bounded by its own L2 port (``preset.l2_core_port``).
 
+    ``refetch`` (:func:`call_refetch`, the refetch term) adds the reads HBM serves although the
+    reload rule above counts them as hits: the first touches of a call whose operands a
+    back-to-back call cannot leave in L2, and the per-round re-reads of B of a kernel walking L2
+    rounds. They move at the miss rate, so they slow the reads (not the writes: C's drains keep
+    the reload rule's rate), and the round re-reads count in the HBM bytes (the first touches
+    already do).
+
     Returns:
-        (cap_bytes_per_cycle, hbm_bytes).
+        (read_cap, write_cap, hbm_bytes): the reads' cap (GM->L1, GM->UB, bias) and the writes'
+        (FixPipe, UB->GM), bytes per cycle; equal where nothing is refetched.
     """
     total = read_bytes + write_bytes
     usable = preset.l2_bytes * preset.l2_usable_fraction
     miss = np.clip(1.0 - usable / at_least(working_set_bytes, 1.0), 0.0, 1.0)
     reload_miss = at_least(total - unique_bytes, 0.0) * miss
-    hbm = unique_bytes + reload_miss
+    # The round re-reads are reloads: the share of them the capacity rule already misses is in
+    # reload_miss (the rest would be counted twice).
+    round_miss = refetch.round_bytes * (1.0 - miss) if refetch.round_bytes else 0.0
+    hbm = unique_bytes + reload_miss + round_miss
     chip_rate = preset.l2_bytes_per_cycle * l2_share
-    # A reload that misses L2 is also slower for the core that issues it: msKPP's L2 model
+    # A read that misses L2 is also slower for the core that issues it: msKPP's L2 model
     # (ascend-notes.md §3.1, mov_prof.py) gives an effective rate r*bw + (1-r)*bw/4.5 at hit ratio
-    # r. First touches are left to the chip-level HBM limit above: the measured benchmark keeps
-    # its inputs L2-hot between calls where they fit.
-    # The chip's aggregate share slows by the same mix: a reload that misses is served from HBM
-    # (measured_msprof_910b1_8192.csv: the kernels whose working set exceeds the usable L2,
+    # r. The misses are the reloads beyond the usable L2 and the refetch term (first touches of
+    # a call too large to stay in L2 between back-to-back calls, re-fetched rounds); where A + B
+    # + C fit, the measured benchmark keeps its inputs L2-hot between calls and first touches
+    # hit. The chip's aggregate share slows by the same mix: a read that misses is served from
+    # HBM (measured_msprof_910b1_8192.csv: the kernels whose working set exceeds the usable L2,
     # cases 4 and 5, move their bytes slower than the L2-round cases 6-8 and than torch.mm at
     # N = 4096, whose inputs stay in L2).
     hit = 1.0 - reload_miss / at_least(total, 1.0)
     mix = hit + (1.0 - hit) / preset.l2_miss_slowdown
     core_rate = preset.l2_core_port * mix
-    return np.minimum(chip_rate * mix / at_least(active_cores, 1), core_rate), hbm
+    write_cap = np.minimum(chip_rate * mix / at_least(active_cores, 1), core_rate)
+    # The refetched reads come from HBM: they move at msKPP's miss rate (hit ratio 0, 1/4.5 of
+    # the hit rate), the other reads at the mix. The read cap gives the reads that time (each
+    # refetched byte takes l2_miss_slowdown x mix times a byte at the mix): more reads that hit
+    # never make the reads slower. (At most every read is refetched: the round re-reads are
+    # taken from the kernel's reloads, which need not hold them all.)
+    if not (refetch.first_touch_bytes or refetch.round_bytes):
+        return write_cap, write_cap, hbm  # (most calls: the same figures, fewer passes)
+    missed = np.minimum(reload_miss + refetch.first_touch_bytes + round_miss, read_bytes)
+    refetched = missed - reload_miss
+    reads = at_least(read_bytes, 1.0)
+    slower = reads - refetched + refetched * (preset.l2_miss_slowdown * mix)
+    return write_cap * (reads / slower), write_cap, hbm
 
 
 def l2_share_of(a_nd: bool, b_nd: bool, a_bytes: Any, b_bytes: Any, preset: HardwarePreset) -> Any:
@@ -480,8 +554,10 @@ def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> Ch
     share = l2_share_of(
         problem.format_a is Format.ND, problem.format_b is Format.ND, read_a, read_b, preset
     )
-    cap, hbm = chip_bandwidth_cap(read, write, unique, working, active, preset, share)
-    return ChipTraffic(read, write, unique, float(hbm), working, float(cap))
+    cap, write_cap, hbm = chip_bandwidth_cap(
+        read, write, unique, working, active, preset, share, refetch=call_refetch(problem, preset)
+    )
+    return ChipTraffic(read, write, unique, float(hbm), working, float(cap), float(write_cap))
 
 
 def core_share(m: Any, n: Any, single_m: Any, single_n: Any, base_m: Any, base_n: Any) -> Any:

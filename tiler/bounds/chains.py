@@ -24,7 +24,7 @@ from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.busy import BlockSteps, drain_busy
 from simcore.pipeline.costs import Costs, ceil_div
 from simcore.pipeline.mmad import mmad_cycles
-from simcore.pipeline.scalar import scalar_cycles
+from simcore.pipeline.scalar import scalar_cycles, startup_cycles
 from simcore.pipeline.transfer import l1_to_l0_cycles
 from tiler.bounds import copies
 
@@ -292,6 +292,8 @@ class FixedPaths:
         drain_ex: Per L0 class, the one-L0C drain stalls over the block boundaries.
         dr_block: The full block's L0C->UB leg (0.0 with FixPipe): what a block's staged copies
             queue behind.
+        startup: The scalar start-up every path follows (0.0 where the preset overlaps it):
+            added to the makespan where the paths are combined, not to ``makespan`` itself.
     """
 
     drain: Any
@@ -303,6 +305,9 @@ class FixedPaths:
     makespan: Any
     drain_ex: list[Any]
     dr_block: Any
+    #: The scalar start-up every path of the estimate follows (0.0 where the preset overlaps
+    #: it; :func:`simcore.pipeline.scalar.startup_cycles`): the makespan's share no tiling moves.
+    startup: float = 0.0
 
 
 def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -> FixedPaths:
@@ -380,4 +385,5 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
     return FixedPaths(
         drain=drain, c_out=c_out, dr_last=dr_last, bias_mte2=bias_mte2, fixed_busy=fixed_busy,
         fixed_sum=fixed_sum, makespan=makespan, drain_ex=drain_ex, dr_block=dr_block,
+        startup=startup_cycles(space.preset, space.problem),
     )  # fmt: skip

@@ -254,7 +254,8 @@ def _fixed_bound(space: Any, g: dict[str, Any]) -> FloatArray:
 
 def _fixed_price(tr: traffic.OrderTraffic, fx: chains.FixedPaths) -> Any:
     """``min(max(MK, RB), SQ)`` from what a group fixes (cycles, :func:`fixed_lower_bounds`)."""
-    busiest = np.maximum(np.maximum(fx.makespan, fx.fixed_busy), tr.hbm_floor)
+    # (The estimate's paths start after the scalar start-up: estimator._finish_block.)
+    busiest = np.maximum(np.maximum(fx.makespan + fx.startup, fx.fixed_busy), tr.hbm_floor)
     return np.minimum(busiest, np.maximum(fx.fixed_sum, tr.hbm_floor))
 
 

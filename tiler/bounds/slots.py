@@ -325,4 +325,5 @@ def _pair_bound(
                 busiest = np.maximum(
                     busiest, one_slot_chain(op_terms, via, instr, terms.mmads, pipe)
                 )
-    return np.minimum(np.maximum(makespan, busiest), total)
+    # (The estimate's paths start after the scalar start-up: estimator._finish_block.)
+    return np.minimum(np.maximum(makespan + fixed.startup, busiest), total)

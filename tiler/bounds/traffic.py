@@ -20,7 +20,7 @@ from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import align_up
 from simcore.pipeline.costs import ceil_div
-from simcore.pipeline.traffic import c_gm_bytes_per_element, l2_share_most
+from simcore.pipeline.traffic import c_gm_bytes_per_element, call_refetch, l2_share_most
 from simcore.tiling.problem import Problem
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "case_traffic",
     "order_traffic",
     "padded_extents",
+    "refetch_floor",
 ]
 
 
@@ -73,6 +74,7 @@ class OrderTraffic:
             chip's L2 rate and its L2 port (:func:`case_traffic` slows it by the case's mix).
         hbm_floor: The HBM floor's cycles at least (the least reads, every core's rows once).
         active: The cores with work.
+        first_touch: The refetch term's first-touch bytes (0 where nothing is refetched).
     """
 
     unique: Any
@@ -82,6 +84,7 @@ class OrderTraffic:
     hbm_floor: Any
     active: Any
     rate_no_miss: Any
+    first_touch: float = 0.0
 
 
 def order_traffic(
@@ -129,10 +132,35 @@ def order_traffic(
     rate_no_miss = np.minimum(chip / np.maximum(active, 1), p.l2_core_port)
     cap = rate_no_miss * (hit_max + (1.0 - hit_max) / p.l2_miss_slowdown)
     hbm_floor = (unique + np.maximum(total_min - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
+    first_touch = call_refetch(problem, p).first_touch_bytes
+    hbm_floor = np.maximum(
+        hbm_floor, refetch_floor(total_min - write, first_touch, active, rate_no_miss, p)
+    )
     return OrderTraffic(
         unique=unique, write=write, miss=miss, cap=cap, hbm_floor=hbm_floor, active=active,
-        rate_no_miss=rate_no_miss,
+        rate_no_miss=rate_no_miss, first_touch=first_touch,
     )  # fmt: skip
+
+
+def refetch_floor(
+    reads: Any, first_touch: float, active: Any, rate_no_miss: Any, p: HardwarePreset
+) -> Any:
+    """Cycles of the largest core's reads at least, with the refetch term's first touches.
+
+    :func:`simcore.pipeline.traffic.chip_bandwidth_cap` moves the ``first_touch`` bytes (F,
+    :func:`simcore.pipeline.traffic.call_refetch`) at the miss rate and the other reads at the
+    mix: a core's read cap is ``W x R / (R - F + s x mix x F)`` for ``R`` chip reads, ``W <= mix
+    x rate_no_miss`` and ``s`` the miss slowdown. Every copy costs at least its bytes over the
+    cap, and the largest core (the one priced) reads at least ``R / active``, so its MTE2 busy
+    time, the busiest pipe and the sum of work are at least ``(R - F + s mix F) / (active x mix
+    x rate_no_miss) >= (R + (s - 1) F) / (active x rate_no_miss)`` (mix <= 1, R >= F), and
+    this grows with R: the least reads give a floor for every tiling. 0 where nothing is
+    refetched (the round re-reads are left out: a lower floor).
+    """
+    if not first_touch:
+        return 0.0
+    spread = np.maximum(active, 1) * rate_no_miss
+    return (reads + (p.l2_miss_slowdown - 1.0) * first_touch) / spread
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +251,9 @@ def case_traffic(
     unique, write, miss = t.unique, t.write, t.miss
     hbm = (unique + np.maximum(read + write - unique, 0.0) * miss) / p.hbm_bytes_per_cycle
     hbm = np.maximum(hbm, t.hbm_floor)
+    if t.first_touch:
+        # The case's least reads through the refetch term (refetch_floor: a floor on MTE2 too).
+        hbm = np.maximum(hbm, refetch_floor(read, t.first_touch, t.active, t.rate_no_miss, p))
     traffic = np.maximum(read + write, 1.0)
     hit_case = 1.0 - np.maximum(traffic - unique, 0.0) * miss / traffic
     rate_case = t.rate_no_miss * (hit_case + (1.0 - hit_case) / p.l2_miss_slowdown)

@@ -38,7 +38,7 @@ def records(
     f = {name: np.array([getattr(t, name)], dtype=np.float64) for name in ESTIMATOR_FIELDS}
     c = Costs(p, preset)
     cap = np.array([preset.l2_bytes_per_cycle_per_core])
-    return core_records(c, p, f, f["singleCoreM"], f["singleCoreN"], cap, None, False)
+    return core_records(c, p, f, f["singleCoreM"], f["singleCoreN"], (cap, None), None, False)
 
 
 def arr(x: float) -> np.ndarray:

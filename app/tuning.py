@@ -12,10 +12,8 @@ A ``tilings:tune`` request goes through :meth:`TuningService.tune`:
    per key (in this process and across processes) on the :class:`SearchPool`: a bounded pool of
    worker processes (or threads), so the event loop never runs a search.
 
-Functions named ``*_job`` run inside the pool. They take and return picklable values (the typed
-request, ``Problem`` and ``TCubeTiling`` models) and return plain tuples instead of raising
-simcore errors, because those exceptions take several constructor arguments and do not survive
-pickling back from a worker process.
+What runs inside the pool (the ``*_job`` functions) lives in :mod:`app.search_jobs`, which
+imports the search and not the server, so that a worker's start does not import the service.
 """
 
 from __future__ import annotations
@@ -25,11 +23,8 @@ import contextlib
 import hashlib
 import importlib.util
 import json
-import math
 import multiprocessing
 import os
-import signal
-import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -54,9 +49,9 @@ from app.schemas import (
     TuneResponse,
     ValidateResponse,
 )
+from app.search_jobs import JobOutcome, evaluate_job, ready, tune_job
 from app.settings import Settings
 from app.singleflight import SearchFlights
-from simcore.alloc import tune_allocator
 from simcore.errors import InputError, UnknownSocError, UnsupportedError
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.problem import Problem, check_supported
@@ -65,9 +60,6 @@ from simcore.version import MODEL_VERSION
 from tiler.tune import TuneRequest
 
 T = TypeVar("T")
-
-#: What a pool job returns: ("ok", value) or (error kind, error data).
-JobOutcome = tuple[str, Any]
 
 
 @cache
@@ -204,16 +196,6 @@ def prepare_item(request_json: str, preset: HardwarePreset | None = None) -> Pre
     return prepare_tune(request, parse_problem(request.problem), preset)
 
 
-def error_outcome(exc: Exception) -> JobOutcome:
-    """A simcore input error as a pool job's outcome (other exceptions are re-raised)."""
-    if isinstance(exc, UnknownSocError):
-        return ("unknown_soc", {"soc": exc.soc, "known": list(exc.known)})
-    if isinstance(exc, InputError):
-        kind = "unsupported" if isinstance(exc, UnsupportedError) else "input_error"
-        return (kind, exc.to_dict())
-    raise exc
-
-
 def raise_outcome_error(outcome: JobOutcome) -> None:
     """Re-raises a pool job's error in the server process as the matching problem."""
     kind, data = outcome
@@ -262,38 +244,6 @@ def check_feasible(problem: Problem, fixed: Mapping[str, Any] | None = None) -> 
         build_space(problem, preset, fixed)
 
 
-def tune_job(request: TuneRequest, **options: Any) -> JobOutcome:
-    """Runs one search (in a pool worker) and returns the answer as JSON text.
-
-    Args:
-        request: The request.
-        options: Passed to :func:`tiler.tune.tune` (``storage``, ``shared``).
-
-    Returns:
-        ("ok", (answer_json, seconds)), or an error outcome (see :func:`raise_outcome_error`).
-    """
-    from tiler.tune import tune
-
-    try:
-        start = time.perf_counter()
-        answer = tune(request, **options)
-        seconds = time.perf_counter() - start
-    except (InputError, UnknownSocError) as exc:
-        return error_outcome(exc)
-    return ("ok", (json.dumps(_finite(answer), separators=(",", ":"), allow_nan=False), seconds))
-
-
-def _finite(value: Any) -> Any:
-    """Replaces non-finite floats by None: JSON has no infinity, and a client must parse it."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def checked_pair(body: TilingCheckBody) -> tuple[Problem, TCubeTiling, HardwarePreset]:
     """The problem, its complete tiling and its chip, from a validate / evaluate body.
 
@@ -312,72 +262,6 @@ def validate_pair(body: TilingCheckBody) -> ValidateResponse:
     from simcore.evaluate import validate
 
     return ValidateResponse.model_validate(validate(*checked_pair(body)))
-
-
-def evaluate_job(
-    problem: Problem, tiling: TCubeTiling, explain: bool, preset: HardwarePreset | None = None
-) -> JobOutcome:
-    """Validates and predicts a tiling (in a pool worker), as ``tiler evaluate`` does.
-
-    ``preset`` is a calibration profile's (None: the problem's packaged preset).
-
-    Returns:
-        ("ok", answer), or ("illegal", report) for an illegal tiling.
-    """
-    from simcore.evaluate import estimate_dict, validate
-
-    preset = preset or load_preset(problem.soc)
-    report = validate(problem, tiling, preset)
-    if not report["valid"]:
-        return ("illegal", report)
-    estimate = estimate_dict(problem, tiling, preset)
-    answer = {**report, "estimate": estimate}
-    if explain:
-        answer["explanation"] = _explanation(problem, tiling, preset, estimate)
-    return ("ok", _finite(answer))
-
-
-def timeline_job(problem: Problem, tiling: TCubeTiling) -> JobOutcome:
-    """Simulates a stored tiling (in a pool worker) and draws its pipeline timeline.
-
-    Returns:
-        ("ok", svg text), or ("too_large", message) when the kernel is too long to draw.
-    """
-    from app.views.svg import MAX_TIMELINE_INSTRUCTIONS, timeline_svg
-    from simcore.evaluate import instruction_count
-    from simcore.pipeline.simulator import simulate
-
-    preset = load_preset(problem.soc)
-    count = instruction_count(problem, tiling)
-    if count > MAX_TIMELINE_INSTRUCTIONS:
-        return (
-            "too_large",
-            f"the kernel issues about {count} instructions per core, more than the "
-            f"{MAX_TIMELINE_INSTRUCTIONS} the timeline simulates",
-        )
-    return ("ok", timeline_svg(simulate(problem, tiling, preset), preset))
-
-
-def _explanation(problem: Any, tiling: Any, preset: Any, estimate: dict[str, Any]) -> Any:
-    from tiler.explain import explain_tiling
-
-    return explain_tiling(problem, tiling, preset, estimate)
-
-
-def _ready() -> bool:
-    """A task that does nothing: submitted to start a pool's worker processes."""
-    return True
-
-
-def _worker_init() -> None:
-    # Ctrl-C goes to the whole process group; the server shuts its pool down itself, so the
-    # workers must not die mid-task with a KeyboardInterrupt traceback of their own.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # One search per worker process: numpy's BLAS threads would only oversubscribe the cores.
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-    # A fresh (spawned) interpreter: keep the estimator's block temporaries mapped.
-    tune_allocator()
 
 
 class SearchPool:
@@ -408,7 +292,7 @@ class SearchPool:
             # A server killed with SIGKILL must not leave its searches running (and holding
             # memory): each worker watches this process from before it imports anything heavy.
             initializer=run_in_child,
-            initargs=(os.getpid(), f"{__name__}:_worker_init"),
+            initargs=(os.getpid(), "app.search_jobs:worker_init"),
         )
 
     def warm(self) -> None:
@@ -419,7 +303,7 @@ class SearchPool:
         """
         if self.kind == "process":
             for _ in range(self.workers):
-                self._executor.submit(_ready)
+                self._executor.submit(ready)
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:

@@ -5,12 +5,19 @@ core, without the host's launch) or its end-to-end ``time_us``. The model's figu
 is ``estimate.device_time_us`` where the model has it, else ``time_us`` less the launch overhead
 (the model's end-to-end time is the device time plus that overhead); for the second it is
 ``estimate.time_us``.
+
+:func:`kernel_estimate` keeps each kernel's estimate for the life of the process: once a
+server's pool worker has priced a kernel (an import), listing, charting or answering from its
+stored measurements, or importing it again, does not simulate it again.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,12 +25,21 @@ from simcore.evaluate import estimate_dict, validate
 from simcore.hardware.presets import HardwarePreset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
+from simcore.version import MODEL_VERSION
 
 #: A measurement this many times away from the prediction (either way) is stored with a warning.
 WARN_RATIO = 5.0
 
 #: The pipes a measurement may state busy times for (the profiler's MAC is ``M``).
 MEASURED_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "SCALAR")
+
+#: How many kernels' estimates :func:`kernel_estimate` keeps per process (least recently used
+#: first out). An estimate is a few kilobytes; a page of measurements holds at most 200 kernels.
+ESTIMATE_MEMO_ENTRIES = 1024
+
+_memo: OrderedDict[str, dict[str, Any]] = OrderedDict()
+# Pool workers may be threads (TILER_SEARCH_EXECUTOR=thread): the memo is shared between them.
+_memo_lock = threading.Lock()
 
 
 def at_clock(preset: HardwarePreset, clock_mhz: float | None) -> HardwarePreset:
@@ -73,6 +89,36 @@ def predicted_us(estimate: Mapping[str, Any], kind: str) -> float:
     return float(estimate["time_us"]) - float(estimate["launch_overhead_us"])
 
 
+def kernel_estimate(
+    problem: Problem, tiling: TCubeTiling, preset: HardwarePreset
+) -> dict[str, Any]:
+    """:func:`simcore.evaluate.estimate_dict` of a kernel, computed once per process.
+
+    The key is the model version, the canonical problem, the complete tiling and the preset's
+    content digest (its clock included, so a measurement at another clock or a calibration
+    profile is priced anew). The model's answer for a key never changes within a process.
+
+    Returns:
+        A copy of the estimate: callers may change it.
+    """
+    doc = {"model": MODEL_VERSION, "problem": problem.canonical(), "tiling": tiling.to_dict(),
+           "preset": preset.digest}  # fmt: skip
+    key = hashlib.sha256(canonical_json(doc).encode()).hexdigest()
+    with _memo_lock:
+        estimate = _memo.get(key)
+        if estimate is not None:
+            _memo.move_to_end(key)
+    if estimate is None:
+        # Outside the lock: another thread prices other kernels meanwhile (two threads that
+        # price the same kernel at once both store the same answer).
+        estimate = estimate_dict(problem, tiling, preset)
+        with _memo_lock:
+            _memo[key] = estimate
+            while len(_memo) > ESTIMATE_MEMO_ENTRIES:
+                _memo.popitem(last=False)
+    return copy.deepcopy(estimate)
+
+
 def prediction(
     problem: Problem, tiling: TCubeTiling, preset: HardwarePreset, measured: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -87,8 +133,7 @@ def prediction(
     report = validate(problem, tiling, preset)
     if not report["valid"]:
         return {"valid": False, "violations": report["violations"]}
-    estimate = estimate_dict(problem, tiling, preset)
-    return compare(estimate, measured)
+    return compare(kernel_estimate(problem, tiling, preset), measured)
 
 
 def compare(estimate: Mapping[str, Any], measured: Mapping[str, Any]) -> dict[str, Any]:

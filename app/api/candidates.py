@@ -58,7 +58,7 @@ def candidates_job(
     problem: Problem, fixed: dict[str, int], tiling: dict[str, int], k: int
 ) -> list[dict[str, Any]]:
     """Runs the top-k (in a pool worker)."""
-    from app.tuning import _finite
+    from app.search_jobs import _finite
     from tiler.topk import top_k_kernels
 
     preset = load_preset(problem.soc)

@@ -15,13 +15,8 @@ from pydantic import Field
 from app.api.deps import JSON_BODY
 from app.problem_json import problem_responses
 from app.schemas import TuneBody
-from app.tuning import (
-    JobOutcome,
-    TuningService,
-    check_search_options,
-    error_outcome,
-    raise_outcome_error,
-)
+from app.search_jobs import JobOutcome, error_outcome
+from app.tuning import TuningService, check_search_options, raise_outcome_error
 from simcore.errors import InputError, UnknownSocError
 from tiler.compare import MAX_COMPARED_DTYPES, compare_dtypes
 from tiler.tune import TuneRequest

@@ -29,7 +29,8 @@ from app.schemas import (
     TuneResponse,
     ValidateResponse,
 )
-from app.tuning import TuningService, timeline_job, validate_pair
+from app.search_jobs import timeline_job
+from app.tuning import TuningService, validate_pair
 
 router = APIRouter(prefix="/v1", tags=["tilings"])
 

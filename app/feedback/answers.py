@@ -18,11 +18,10 @@ from app.db import feedback_repository as frepo
 from app.db.engine import Database
 from app.feedback.measurements import measurement_doc
 from app.schemas import AnswerMeasurement, ModelAnswer, TuneResponse
-from simcore.evaluate import estimate_dict
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
-from tiler.measured import at_clock, compare, problem_key
+from tiler.measured import at_clock, compare, kernel_estimate, problem_key
 
 #: What a request may ask for: the measured answer when there is one (the default), or the
 #: model's.
@@ -50,7 +49,7 @@ def measured_estimate(
     """
     problem = Problem.model_validate(row.problem)
     chip = at_clock(preset or load_preset(problem.soc), row.device["clock_mhz"])
-    return estimate_dict(problem, TCubeTiling.model_validate(row.tiling), chip)
+    return kernel_estimate(problem, TCubeTiling.model_validate(row.tiling), chip)
 
 
 def as_measured(answer: R, row: frepo.MeasurementRow, estimate: dict[str, Any]) -> R:

@@ -18,7 +18,15 @@ from simcore.errors import InputError
 from simcore.hardware.presets import load_preset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem, check_supported
-from tiler.measured import at_clock, compare, kernel_key, prediction, problem_key, rank_us
+from tiler.measured import (
+    at_clock,
+    compare,
+    kernel_estimate,
+    kernel_key,
+    prediction,
+    problem_key,
+    rank_us,
+)
 
 _US = Field(default=None, gt=0, le=1e12, description="Microseconds.")
 
@@ -150,7 +158,6 @@ def prepare_batch(
 
 def predict_rows(rows: list[MeasurementRow]) -> list[dict[str, Any] | None]:
     """The current model's prediction beside each stored measurement (in a pool worker)."""
-    from simcore.evaluate import estimate_dict
     from simcore.tiling.tcube import TCubeTiling
 
     out: list[dict[str, Any] | None] = []
@@ -159,7 +166,7 @@ def predict_rows(rows: list[MeasurementRow]) -> list[dict[str, Any] | None]:
             problem = Problem.model_validate(row.problem)
             preset = at_clock(load_preset(problem.soc), row.device["clock_mhz"])
             tiling = TCubeTiling.model_validate(row.tiling)
-            out.append(compare(estimate_dict(problem, tiling, preset), row.measured))
+            out.append(compare(kernel_estimate(problem, tiling, preset), row.measured))
         except (InputError, ValueError):
             # A measurement the current model can no longer price (a SoC preset removed).
             out.append(None)

@@ -14,8 +14,9 @@ import threading
 
 from app.db.engine import Database
 from app.jobs.worker import Worker
+from app.search_jobs import JobOutcome, tune_job
 from app.settings import Settings
-from app.tuning import JobOutcome, SearchPool, tune_job
+from app.tuning import SearchPool
 from simcore.hardware.presets import HardwarePreset
 from tiler.tune import TuneRequest
 

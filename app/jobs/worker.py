@@ -12,8 +12,8 @@ One shape, in a worker:
 2. **Answer**, through the same cache as ``POST /v1/tilings:tune``: a cached key costs one
    lookup. Otherwise the cross-process single-flight claim of the key (``search_claims``) makes
    sure that a shape another worker or an API request is already searching is waited for, not
-   searched twice; the search itself is :func:`app.tuning.tune_job`, and its answer is stored in
-   ``tuning_results``.
+   searched twice; the search itself is :func:`app.search_jobs.tune_job`, and its answer is
+   stored in ``tuning_results``.
 3. **Finish** (:func:`app.jobs.store.finish_item`): only while the lease is still this worker's,
    so a shape is never counted twice even when a slow worker's lease was taken over.
 
@@ -53,16 +53,10 @@ from app.problem_json import (
     problem_body,
     unknown_soc_problem,
 )
+from app.search_jobs import JobOutcome, tune_job
 from app.settings import Settings, get_settings
 from app.singleflight import process_owner_id
-from app.tuning import (
-    JobOutcome,
-    PreparedTune,
-    check_feasible,
-    prepare_item,
-    raise_outcome_error,
-    tune_job,
-)
+from app.tuning import PreparedTune, check_feasible, prepare_item, raise_outcome_error
 from simcore.alloc import tune_allocator
 from simcore.errors import InputError, UnknownSocError
 from simcore.hardware.presets import HardwarePreset
@@ -124,7 +118,7 @@ class Worker:
         db: The database (jobs and the tuning cache).
         settings: Lease, heartbeat, attempts, poll intervals.
         owner: Lease owner id; by default ``host:pid:random``.
-        search: Runs one search (:func:`app.tuning.tune_job`'s contract). None runs it in this
+        search: Runs one search (:func:`app.search_jobs.tune_job`'s contract). None runs it in this
             thread; the server's own workers pass a process pool's, so that a search never holds
             the server's GIL. A worker with its own ``search`` takes no part in shared studies:
             their options (callbacks on this process's database) do not cross processes.

@@ -32,12 +32,11 @@ from app.api.middleware import bearer_token_matches
 from app.api.replay import answers_changed
 from app.db import feedback_repository as frepo
 from app.feedback.measurements import MeasurementIn, prepare_batch
-from simcore.evaluate import estimate_dict
 from simcore.hardware.presets import load_preset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
 from tiler.calibrate import profile_preset
-from tiler.measured import at_clock, compare
+from tiler.measured import at_clock, compare, kernel_estimate
 
 router = APIRouter()
 
@@ -181,12 +180,12 @@ def chart_points(
         tiling = TCubeTiling.model_validate(row.tiling)
         clock = row.device["clock_mhz"]
         chip = at_clock(load_preset(problem.soc), clock)
-        default = compare(estimate_dict(problem, tiling, chip), row.measured)
+        default = compare(kernel_estimate(problem, tiling, chip), row.measured)
         point = {"id": row.id, "measured_us": default["measured_us"],
                  "default_us": default["predicted_us"], "profile_us": None}  # fmt: skip
         if constants:
             preset = at_clock(profile_preset(problem.soc, constants), clock)
-            point["profile_us"] = compare(estimate_dict(problem, tiling, preset), row.measured)[
+            point["profile_us"] = compare(kernel_estimate(problem, tiling, preset), row.measured)[
                 "predicted_us"
             ]
         out.append(point)

@@ -14,7 +14,8 @@ from app.db import repository as repo
 from app.db.engine import Database
 from app.db.repository import NewResult
 from app.schemas import TuneBody
-from app.tuning import prepare_tune, tune_job
+from app.search_jobs import tune_job
+from app.tuning import prepare_tune
 from tests.app._server import BACKENDS, migrated_database
 
 KEY = "c" * 64

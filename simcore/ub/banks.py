@@ -1,7 +1,7 @@
 """Unified Buffer (UB) banks and the bank conflicts of one vector repeat.
 
 Source: seed 000 (UB bank structure and the three conflict kinds, with worked examples) and
-``/work/shared/seeds/README.md`` (the decoded address mapping).
+``../shared/seeds/README.md`` (the decoded address mapping).
 
 Structure (seed 000): the UB is ``bank_groups x banks_per_group`` banks (16 x 3 = 48 on a
 192 KiB UB, 16 x 4 = 64 on 256 KiB); a bank is ``bank_rows`` rows of one 32 B block. Consecutive

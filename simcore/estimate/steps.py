@@ -294,22 +294,42 @@ def typical_steps(c: Costs, g: Grid, cap: Any, bt: BlockTypes) -> TypicalSteps:
         dr = c.fix_cycles(rows_1, cols_1, cap)
         m3c: Any = 0.0
     else:
-        tail_r, tail_c = g.rows < g.bm, g.cols < g.bn
-        dr = _typical_type(bt.types, 1, tail_r, tail_c)
-        m3c = _typical_type(bt.types, 2, tail_r, tail_c)
+        tails = _tail_types(g.rows < g.bm, g.cols < g.bn)
+        dr = _typical_type(bt.types, 1, tails)
+        m3c = _typical_type(bt.types, 2, tails)
     return TypicalSteps(
         fr_1=fr_1, la=la, lb=lb, mm=mm, per=per, lead_a=lead_a, lead_b=lead_b, mm_kt=mm_kt,
         per_bd=per_bd, normal=per_bd - mm_kt, dr=dr, m3c=m3c,
     )  # fmt: skip
 
 
+def _tail_types(tail_r: Any, tail_c: Any) -> list[tuple[tuple[int, int], Any]]:
+    # The candidates whose typical block is a tail type (a core of one row or column of blocks:
+    # few), by type; the rest take the full type.
+    return [
+        (ij, np.flatnonzero(mask))
+        for ij, mask in (
+            ((0, 1), tail_c & ~tail_r),
+            ((1, 0), tail_r & ~tail_c),
+            ((1, 1), tail_r & tail_c),
+        )
+    ]
+
+
 def _typical_type(
-    types: dict[tuple[int, int], tuple[Any, Any, Any]], at: int, tail_r: Any, tail_c: Any
+    types: dict[tuple[int, int], tuple[Any, Any, Any]],
+    at: int,
+    tails: list[tuple[tuple[int, int], Any]],
 ) -> Any:
-    # Item ``at`` of the typical block's type: the tail row (column) type where ``tail_r``
-    # (``tail_c``), its rows (columns) then being the core's.
-    full_r = np.where(tail_c, types[(0, 1)][at], types[(0, 0)][at])
-    return np.where(tail_r, np.where(tail_c, types[(1, 1)][at], types[(1, 0)][at]), full_r)
+    # Item ``at`` of the typical block's type (:func:`_tail_types`). (Selects on the few tail
+    # candidates: an ``np.where`` over all of them costs about seven multiplies.)
+    full = types[(0, 0)][at]
+    shape = np.broadcast_shapes(np.shape(full), *(np.shape(t[at]) for t in types.values()))
+    out = np.array(np.broadcast_to(full, shape), dtype=np.float64)
+    for ij, idx in tails:
+        if idx.size:
+            out[idx] = np.broadcast_to(types[ij][at], shape).take(idx)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

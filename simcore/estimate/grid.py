@@ -174,6 +174,11 @@ def _times(n: Any, x: Any) -> Any:
     return x if isinstance(n, int) and n == 1 else n * x
 
 
+def _at(x: Any, idx: Any) -> Any:
+    # ``x`` at the candidates ``idx`` (a scalar, or the int 1 of a tail type's count, as it is).
+    return x.take(idx) if np.ndim(x) else x
+
+
 def _period(mm: Any, wla: Any, wlb: Any, la_lb: Any) -> Any:
     # :func:`simcore.estimate.steps.period` with its terms that depend on the row or the column
     # type alone (``wa * la``, ``wb * lb``) computed once per type, not once per block type.
@@ -231,7 +236,9 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
         seq_on = (
             (kf >= 1) & g.b1 & ~g.a1 & (f["stepKa"] >= g.k_iter) & (f["stepKb"] >= g.k_iter)
         )  # fmt: skip
-        kf_1 = kf - 1
+        # (Priced on those candidates only: under 1 % of model_speed's draws on 910A / 310P3.)
+        on = np.flatnonzero(seq_on)
+        kf_1 = _at(kf, on) - 1
     # Per block type (row type i, column type j; 0 full, 1 tail): the span (sum of the steps'
     # periods: the MMAD-start to MMAD-start chain through the core), the cube's and the drain's
     # (FIX, or the V leg of the drain, and the MTE3 leg) cycles over the type's blocks, the span
@@ -258,9 +265,13 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
             span_rc = _times(count, kf * p_f + _period(mm_t, wla_t, wlb_t, s_t))
             span_bt[(i, j)] = span_rc
             if seq:
+                mm_f_on, mm_t_on, lb_f_on, lb_t_on = (_at(x, on) for x in (mm_f, mm_t, lb_f, lb_t))
+                s_f_on, s_t_on = _at(s_f, on), _at(s_t, on)
                 seq_bt[(i, j)] = _times(
-                    count,
-                    kf_1 * p_f + np.maximum(mm_t + lb_f, s_f) + np.maximum(mm_f + lb_t, s_t),
+                    _at(count, on),
+                    kf_1 * _at(p_f, on)
+                    + np.maximum(mm_t_on + lb_f_on, s_f_on)
+                    + np.maximum(mm_f_on + lb_t_on, s_t_on),
                 )
             cube_bt[(i, j)] = _times(count, kf * mm_f + mm_t)
             if fix:
@@ -274,12 +285,17 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
                 blk = span_rc if isinstance(count, int) else span_rc / np.maximum(count, 1)
                 types[(i, j)] = (blk, dr_rc, m3_rc)
     span = _total(span_bt)
+    span_seq: Any = 0.0
+    if seq:
+        seq_total = _total(seq_bt)
+        span_seq = np.array(span, dtype=np.result_type(span, seq_total))
+        span_seq.flat[on] = seq_total
     return BlockTypes(
         span=span,
         span_tail=span_bt[(1, 0)] + span_bt[(1, 1)],
         span_ctail=span_bt[(0, 1)] + span_bt[(1, 1)],
         span_corner=span_bt[(1, 1)],
-        span_seq=np.where(seq_on, _total(seq_bt), span) if seq else 0.0,
+        span_seq=span_seq,
         cube=_total(cube_bt),
         mte1=mte1,
         drain_total=_total(drain_bt),

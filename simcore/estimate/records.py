@@ -84,7 +84,7 @@ def core_records(
     avg = average_steps(c, g, ch.step_kb)
     return CoreRecords(
         c=c, problem=problem, f=f, cap=cap, write_cap=write_cap, fix=c.has_fixpipe,
-        floor=floor, g=g, bt=bt, typ=typical_steps(c, g, write_cap), avg=avg, ch=ch, cp=cp,
+        floor=floor, g=g, bt=bt, typ=typical_steps(c, g, write_cap, bt), avg=avg, ch=ch, cp=cp,
         # (B's one-slot copies wait for the previous chunk's release; the floors: its last read.)
         lg=chunk_legs_of(c, g, ch, cp, avg.rb_kb if floor else avg.qb_kb, cap),
     )  # fmt: skip

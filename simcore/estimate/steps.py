@@ -20,7 +20,7 @@ import numpy as np
 from simcore.estimate.arrays import NEVER as _NEVER
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import sub as _sub
-from simcore.estimate.grid import Grid
+from simcore.estimate.grid import BlockTypes, Grid
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.mmad import mmad_cycles
@@ -271,8 +271,14 @@ class TypicalSteps:
     m3c: Any
 
 
-def typical_steps(c: Costs, g: Grid, cap: Any) -> TypicalSteps:
-    """The typical block's loads, MMAD, step period, leads and drain legs."""
+def typical_steps(c: Costs, g: Grid, cap: Any, bt: BlockTypes) -> TypicalSteps:
+    """The typical block's loads, MMAD, step period, leads and drain legs.
+
+    The typical block is ``min(baseM, rows) x min(baseN, cols)``: the full block type, or the
+    tail row (column) type where the core has one row (column) of blocks, its rows ``rows``.
+    Without FixPipe its drain legs are that type's in ``bt`` (:func:`block_types`), the same
+    values as pricing them again.
+    """
     p = c.preset
     rows_1, cols_1 = np.minimum(g.bm, g.rows), np.minimum(g.bn, g.cols)
     fr_1 = _cdiv(rows_1, FRACTAL_ROWS)
@@ -288,12 +294,42 @@ def typical_steps(c: Costs, g: Grid, cap: Any) -> TypicalSteps:
         dr = c.fix_cycles(rows_1, cols_1, cap)
         m3c: Any = 0.0
     else:
-        dr = c.c_to_ub_cycles(rows_1, cols_1)
-        m3c = c.c_ub_to_gm_cycles(rows_1, cols_1, cap)
+        tails = _tail_types(g.rows < g.bm, g.cols < g.bn)
+        dr = _typical_type(bt.types, 1, tails)
+        m3c = _typical_type(bt.types, 2, tails)
     return TypicalSteps(
         fr_1=fr_1, la=la, lb=lb, mm=mm, per=per, lead_a=lead_a, lead_b=lead_b, mm_kt=mm_kt,
         per_bd=per_bd, normal=per_bd - mm_kt, dr=dr, m3c=m3c,
     )  # fmt: skip
+
+
+def _tail_types(tail_r: Any, tail_c: Any) -> list[tuple[tuple[int, int], Any]]:
+    # The candidates whose typical block is a tail type (a core of one row or column of blocks:
+    # few), by type; the rest take the full type.
+    return [
+        (ij, np.flatnonzero(mask))
+        for ij, mask in (
+            ((0, 1), tail_c & ~tail_r),
+            ((1, 0), tail_r & ~tail_c),
+            ((1, 1), tail_r & tail_c),
+        )
+    ]
+
+
+def _typical_type(
+    types: dict[tuple[int, int], tuple[Any, Any, Any]],
+    at: int,
+    tails: list[tuple[tuple[int, int], Any]],
+) -> Any:
+    # Item ``at`` of the typical block's type (:func:`_tail_types`). (Selects on the few tail
+    # candidates: an ``np.where`` over all of them costs about seven multiplies.)
+    full = types[(0, 0)][at]
+    shape = np.broadcast_shapes(np.shape(full), *(np.shape(t[at]) for t in types.values()))
+    out = np.array(np.broadcast_to(full, shape), dtype=np.float64)
+    for ij, idx in tails:
+        if idx.size:
+            out[idx] = np.broadcast_to(types[ij][at], shape).take(idx)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

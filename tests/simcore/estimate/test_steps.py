@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.estimate.steps import period, restart_reads, restart_releases, step_chain
+from simcore.estimate.grid import block_grid, block_types
+from simcore.estimate.steps import (
+    period,
+    restart_reads,
+    restart_releases,
+    step_chain,
+    typical_steps,
+)
+from tests.simcore.estimate.support import records
 
 LA, LB, MM = 10.0, 20.0, 50.0
 
@@ -71,3 +79,25 @@ def test_restart_releases_with_one_l0a_buffer() -> None:
     assert list(qa(np.array([1.0, 2.0, 3.0]))) == [30.0, 110.0, 190.0]
     assert list(qb(np.array([1.0, 2.0]))) == [20.0, 100.0]
     assert qa(2) == 110.0
+
+
+def test_typical_drain_is_that_of_the_first_block_without_fixpipe() -> None:
+    # 910A drains through UB: the typical block is min(baseM, rows) x min(baseN, cols), taken
+    # from block_types' per-type legs; priced directly it must give the same cycles, whether the
+    # core has one tail-only row (column) of blocks or full ones.
+    spec = {
+        "usedCoreNum": 16, "singleCoreM": 256, "singleCoreN": 256, "baseM": 128, "baseN": 64,
+        "baseK": 64, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 1, "stepKb": 1,
+    }  # fmt: skip
+    r = records("Ascend910A", spec)
+    assert not r.c.has_fixpipe
+    rows = np.array([300.0, 300.0, 100.0, 100.0, 128.0])
+    cols = np.array([200.0, 40.0, 200.0, 40.0, 64.0])
+    g = block_grid(r.c, 1024, r.f, rows, cols)
+    bt = block_types(r.c, g, r.f, r.cap, False)
+    typ = typical_steps(r.c, g, r.cap, bt)
+    rows_1, cols_1 = np.minimum(g.bm, rows), np.minimum(g.bn, cols)
+    assert list(typ.dr) == list(r.c.c_to_ub_cycles(rows_1, cols_1))
+    assert list(typ.m3c) == list(r.c.c_ub_to_gm_cycles(rows_1, cols_1, r.cap))
+    # (The four block sizes drain in different times: a swapped type would show.)
+    assert len(set(typ.dr[:4])) == 4

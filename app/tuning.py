@@ -25,13 +25,12 @@ import importlib.util
 import json
 import multiprocessing
 import os
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import cache, partial
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
 
@@ -57,6 +56,7 @@ from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.problem import Problem, check_supported
 from simcore.tiling.tcube import TCubeTiling
 from simcore.version import MODEL_VERSION
+from tiler.lru import Lru
 from tiler.tune import TuneRequest
 
 T = TypeVar("T")
@@ -346,30 +346,6 @@ class SearchPool:
         self._executor.shutdown(wait=True, cancel_futures=True)
 
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class _Lru(Generic[K, V]):
-    """A small least-recently-used map (used from the event loop thread only)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        value = self._items.get(key)
-        if value is not None:
-            self._items.move_to_end(key)
-        return value
-
-    def put(self, key: K, value: V) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        if len(self._items) > self.size:
-            self._items.popitem(last=False)
-
-
 class TuningService:
     """What the routes call: tuning with the cache, evaluation, lookups.
 
@@ -394,8 +370,8 @@ class TuningService:
         # model version are fixed for the life of the process), and a stored answer is never
         # rewritten (the first one stored for a key is the answer). They make a repeated
         # request skip the preparation and the database round trip.
-        self._prepared: _Lru[str, PreparedTune] = _Lru(settings.memo_entries)
-        self._stored: _Lru[str, TilingRecord] = _Lru(settings.memo_entries)
+        self._prepared: Lru[str, PreparedTune] = Lru(settings.memo_entries)
+        self._stored: Lru[str, TilingRecord] = Lru(settings.memo_entries)
 
     def prepare(self, body: TuneBody, preset: HardwarePreset | None = None) -> PreparedTune:
         """The tuner's request of a body, with the server's default budget, and its cache key.

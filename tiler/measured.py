@@ -16,8 +16,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +24,7 @@ from simcore.hardware.presets import HardwarePreset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
 from simcore.version import MODEL_VERSION
+from tiler.lru import Lru
 
 #: A measurement this many times away from the prediction (either way) is stored with a warning.
 WARN_RATIO = 5.0
@@ -37,9 +36,7 @@ MEASURED_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "SCALAR")
 #: first out). An estimate is a few kilobytes; a page of measurements holds at most 200 kernels.
 ESTIMATE_MEMO_ENTRIES = 1024
 
-_memo: OrderedDict[str, dict[str, Any]] = OrderedDict()
-# Pool workers may be threads (TILER_SEARCH_EXECUTOR=thread): the memo is shared between them.
-_memo_lock = threading.Lock()
+_memo: Lru[str, dict[str, Any]] = Lru(ESTIMATE_MEMO_ENTRIES)
 
 
 def at_clock(preset: HardwarePreset, clock_mhz: float | None) -> HardwarePreset:
@@ -104,18 +101,12 @@ def kernel_estimate(
     doc = {"model": MODEL_VERSION, "problem": problem.canonical(), "tiling": tiling.to_dict(),
            "preset": preset.digest}  # fmt: skip
     key = hashlib.sha256(canonical_json(doc).encode()).hexdigest()
-    with _memo_lock:
-        estimate = _memo.get(key)
-        if estimate is not None:
-            _memo.move_to_end(key)
+    estimate = _memo.get(key)
     if estimate is None:
-        # Outside the lock: another thread prices other kernels meanwhile (two threads that
-        # price the same kernel at once both store the same answer).
+        # Priced outside the map's lock: another thread prices other kernels meanwhile (two
+        # threads that price the same kernel at once both store the same answer).
         estimate = estimate_dict(problem, tiling, preset)
-        with _memo_lock:
-            _memo[key] = estimate
-            while len(_memo) > ESTIMATE_MEMO_ENTRIES:
-                _memo.popitem(last=False)
+        _memo.put(key, estimate)
     return copy.deepcopy(estimate)
 
 

@@ -452,9 +452,23 @@ def chip_bandwidth_cap(
         return write_cap, write_cap, hbm  # (most calls: the same figures, fewer passes)
     missed = np.minimum(reload_miss + refetch.first_touch_bytes + round_miss, read_bytes)
     refetched = missed - reload_miss
+    return refetched_read_cap(write_cap, read_bytes, refetched, mix, preset), write_cap, hbm
+
+
+def refetched_read_cap(
+    write_cap: Any, read_bytes: Any, refetched_bytes: Any, mix: Any, preset: HardwarePreset
+) -> Any:
+    """The reads' rate cap per core where ``refetched_bytes`` of the reads come from HBM.
+
+    The rule of :func:`chip_bandwidth_cap`'s refetch term, apart so the search's bounds
+    (:mod:`tiler.bounds.traffic`) price the same rule: the refetched bytes move at msKPP's miss
+    rate, each taking ``l2_miss_slowdown x mix`` times a byte at the mix (the reads' hit mix of
+    the writes' cap ``write_cap``), the other reads at the mix; the cap gives the reads that
+    time, ``write_cap x reads / (reads - refetched + refetched x l2_miss_slowdown x mix)``.
+    """
     reads = at_least(read_bytes, 1.0)
-    slower = reads - refetched + refetched * (preset.l2_miss_slowdown * mix)
-    return write_cap * (reads / slower), write_cap, hbm
+    slower = reads - refetched_bytes + refetched_bytes * (preset.l2_miss_slowdown * mix)
+    return write_cap * (reads / slower)
 
 
 def l2_share_of(a_nd: bool, b_nd: bool, a_bytes: Any, b_bytes: Any, preset: HardwarePreset) -> Any:

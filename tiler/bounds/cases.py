@@ -192,9 +192,18 @@ def _case(
     a_lo, a_hi, infeasible = reach
     a_passes = 1 if a_once else n_iter
     b_passes = 1 if b_once else m_iter
-    hbm, cap_case = traffic.case_traffic(p, tr, reads, a_once, b_once)
+    hbm, cap_case, mix_case = traffic.case_traffic(p, tr, reads, a_once, b_once)
     k = space.problem.k
     bk = g["baseK"]
+    read_floor: Any = 0.0
+    if tr.first_touch and not space.problem.bias:
+        # The refetch term slows every read of the tiling by its chip-wide share of refetched
+        # bytes, which no single copy's share bounds, but all the core's copies together do:
+        # their bytes (the passes' rows x K at least) under the slowed cap.
+        core_reads = a_passes * c.l1_tile_bytes(rows, k) + b_passes * c.l1_tile_bytes(cols, k)
+        read_floor = traffic.refetched_reads_cycles(
+            core_reads, tr.first_touch, tr.active, tr.rate_no_miss, mix_case, p
+        )
     # (The same-address factors, fixed by the core split: simcore.pipeline.transfer.)
     fa, fb = operand_contention(c, rows, cols)
     a_terms = copies.copy_terms(
@@ -220,7 +229,7 @@ def _case(
     steps = m_iter * n_iter * k_iter
     return slots.CaseTerms(
         a_terms=a_terms, b_terms=b_terms, a_passes=a_passes, b_passes=b_passes, a_lo=a_lo,
-        a_hi=a_hi, hbm=hbm, stalled=stalled, infeasible=infeasible,
+        a_hi=a_hi, hbm=hbm, stalled=stalled, infeasible=infeasible, read_floor=read_floor,
         # (simcore.pipeline.scalar, issue 17: the core's K steps, its DMA copies.)
         scalar=lambda dma: scalar_cycles(p, problem, steps, dma),
         # Norm copies each base block of a direct operand apart

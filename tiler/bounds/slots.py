@@ -69,6 +69,9 @@ class CaseTerms:
             (:func:`simcore.pipeline.scalar.scalar_cycles`, non-decreasing in the count).
         norm_blocks: (A, B) DMA copies at least from the Norm template's one copy per base
             block of a direct operand: passes x blocks (0 elsewhere).
+        read_floor: Cycles the core's A and B copies move their bytes in at least under the
+            refetch term (:func:`tiler.bounds.traffic.refetched_reads_cycles`; 0 without it):
+            with their latencies, a floor on MTE2 beside the copies' own bytes terms.
     """
 
     a_terms: tuple[Any, ...]
@@ -82,6 +85,7 @@ class CaseTerms:
     infeasible: Any
     scalar: Callable[[Any], Any]
     norm_blocks: tuple[Any, Any]
+    read_floor: Any = 0.0
 
 
 def one_slot_chain(
@@ -265,6 +269,7 @@ def _relaxed_pair(
         a_terms=case.a_terms, b_terms=case.b_terms, a_passes=case.a_passes,
         b_passes=case.b_passes, a_lo=case.a_lo, a_hi=case.a_hi, hbm=case.hbm, stalled=[],
         infeasible=case.infeasible, scalar=case.scalar, norm_blocks=case.norm_blocks,
+        read_floor=case.read_floor,
     )  # fmt: skip
     # Pair (1, 1): no one-slot chain is priced (the legs passed are the one-slot ones).
     return _pair_bound(
@@ -299,6 +304,11 @@ def _pair_bound(
     sa, sb = pair
     step1, dr_last = terms.step1, fixed.dr_last
     mte2 = ga + gb + fixed.bias_mte2
+    if not (np.isscalar(case.read_floor) and case.read_floor == 0.0):
+        # Under the refetch term the copies' bytes take at least the case's read floor in all
+        # (each copy pays its latency on top: ga + gb less their bytes terms).
+        streams = case.a_terms[1] + case.b_terms[1]
+        mte2 = mte2 + np.maximum(case.read_floor - streams, 0.0)
     vec = va + vb
     mte3 = ua + ub
     # Without FixPipe the drain's legs are on V and MTE3 too.

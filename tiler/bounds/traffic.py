@@ -20,7 +20,12 @@ from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import align_up
 from simcore.pipeline.costs import ceil_div
-from simcore.pipeline.traffic import c_gm_bytes_per_element, call_refetch, l2_share_most
+from simcore.pipeline.traffic import (
+    c_gm_bytes_per_element,
+    call_refetch,
+    l2_share_most,
+    refetched_read_cap,
+)
 from simcore.tiling.problem import Problem
 
 __all__ = [
@@ -31,6 +36,7 @@ __all__ = [
     "order_traffic",
     "padded_extents",
     "refetch_floor",
+    "refetched_reads_cycles",
 ]
 
 
@@ -147,20 +153,40 @@ def refetch_floor(
 ) -> Any:
     """Cycles of the largest core's reads at least, with the refetch term's first touches.
 
-    :func:`simcore.pipeline.traffic.chip_bandwidth_cap` moves the ``first_touch`` bytes (F,
-    :func:`simcore.pipeline.traffic.call_refetch`) at the miss rate and the other reads at the
-    mix: a core's read cap is ``W x R / (R - F + s x mix x F)`` for ``R`` chip reads, ``W <= mix
-    x rate_no_miss`` and ``s`` the miss slowdown. Every copy costs at least its bytes over the
-    cap, and the largest core (the one priced) reads at least ``R / active``, so its MTE2 busy
-    time, the busiest pipe and the sum of work are at least ``(R - F + s mix F) / (active x mix
-    x rate_no_miss) >= (R + (s - 1) F) / (active x rate_no_miss)`` (mix <= 1, R >= F), and
-    this grows with R: the least reads give a floor for every tiling. 0 where nothing is
-    refetched (the round re-reads are left out: a lower floor).
+    The largest core (the one priced) reads at least the chip's ``reads`` over the active
+    cores: :func:`refetched_reads_cycles` of ``reads / active`` at a mix of 1 (no fewer cycles
+    than at any smaller mix), a floor on its MTE2 busy time, the busiest pipe and the sum of
+    work: ``(R + (s - 1) F) / (active x rate_no_miss)`` for ``R`` reads, ``F`` first touches,
+    ``s`` the miss slowdown. It grows with R: the least reads give a floor for every tiling.
+    0 where nothing is refetched.
     """
     if not first_touch:
         return 0.0
-    spread = np.maximum(active, 1) * rate_no_miss
-    return (reads + (p.l2_miss_slowdown - 1.0) * first_touch) / spread
+    core_reads = reads / np.maximum(active, 1)
+    return refetched_reads_cycles(core_reads, first_touch, active, rate_no_miss, 1.0, p)
+
+
+def refetched_reads_cycles(
+    core_reads: Any, first_touch: float, active: Any, rate_no_miss: Any, mix: Any, p: HardwarePreset
+) -> Any:
+    """Cycles the priced core's copies move its reads in at least, under the refetch term.
+
+    :func:`simcore.pipeline.traffic.chip_bandwidth_cap` gives every read of a tiling the cap
+    :func:`simcore.pipeline.traffic.refetched_read_cap` ``(W, R, F', mix)``: ``W <= mix x
+    rate_no_miss`` the writes' cap, ``R`` the chip's reads, ``F' >= F`` the refetched bytes (the
+    first touches ``F`` at least: the reloads that miss are at most ``R - F``). A core's copies
+    take at least their bytes ``r`` over it, ``r (R - F' + s mix F') / (W R)``; with ``r >= R
+    / active`` (the priced core reads the most) that is at least ``r / (rate x mix) + (s - 1 /
+    mix) F / (active x rate)``, which is the cap's rule at ``R = active x r``, ``F' = F`` and
+    ``W = rate x mix``: what is returned. It grows with ``r`` and, as ``r >= F / active`` (every
+    byte of A and B is read by some core; ``core_reads`` is raised to it), falls as ``mix``
+    grows: a core's reads at least (``core_reads``) and its mix at most (``mix``) give a floor
+    for every tiling. Valid without a bias (whose reads are the chip's too).
+    """
+    spread = np.maximum(active, 1)
+    least = np.maximum(core_reads, first_touch / spread)
+    cap = refetched_read_cap(rate_no_miss * mix, spread * least, first_touch, mix, p)
+    return least / cap
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +257,7 @@ def case_reads(problem: Problem, g: dict[str, Any], order: int) -> CaseReads:
 
 def case_traffic(
     p: HardwarePreset, t: OrderTraffic, r: CaseReads, a_once: bool, b_once: bool
-) -> tuple[Any, Any]:
+) -> tuple[Any, Any, Any]:
     """The HBM floor and the copy rate cap of one reuse case (A, B loaded once or per block).
 
     The chip's reads of the case are at least :class:`CaseReads` combined for it; the HBM floor
@@ -241,7 +267,8 @@ def case_traffic(
     order's least miss rate give its largest rate.
 
     Returns:
-        (HBM floor cycles at least, bytes per cycle at most of a core's copies).
+        (HBM floor cycles at least, bytes per cycle at most of a core's copies, the case's hit
+        mix at most: the copies' rate is at most ``rate_no_miss`` times it).
     """
     a_reads = r.n_cores if a_once else r.a_col_blocks
     a_tail = r.n_cores if a_once else np.where(r.a_tail_alike, r.a_col_blocks, r.n_cores)
@@ -256,5 +283,5 @@ def case_traffic(
         hbm = np.maximum(hbm, refetch_floor(read, t.first_touch, t.active, t.rate_no_miss, p))
     traffic = np.maximum(read + write, 1.0)
     hit_case = 1.0 - np.maximum(traffic - unique, 0.0) * miss / traffic
-    rate_case = t.rate_no_miss * (hit_case + (1.0 - hit_case) / p.l2_miss_slowdown)
-    return hbm, np.minimum(t.cap, rate_case)
+    mix_case = hit_case + (1.0 - hit_case) / p.l2_miss_slowdown
+    return hbm, np.minimum(t.cap, t.rate_no_miss * mix_case), mix_case

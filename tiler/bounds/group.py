@@ -3,7 +3,9 @@
 :func:`group_lower_bounds` is the least estimated time of every point of each group, the smallest
 over the data paths a tiling of the group can take and the iterate orders of
 :func:`tiler.bounds.cases.order_bound`; :func:`cube_lower_bounds` a cheap first bound (the M
-pipe's busy time). docs/search.md lists the bounds and why each is valid.
+pipe's busy time, after the start-up where it runs serial). Each combines its terms as the
+estimate does, through :func:`simcore.pipeline.scalar.after_startup`. docs/search.md lists the
+bounds and why each is valid.
 """
 
 from __future__ import annotations

@@ -633,7 +633,8 @@ def screen(
 ) -> ScreenResult:
     """Finds the estimator's optimum over ``space`` (and the next best points).
 
-    Branch and bound over the groups: a cheap bound (the M pipe) for every group; probes (two
+    Branch and bound over the groups: a cheap bound (the M pipe, after the serial start-up) for
+    every group; probes (two
     seed-002-style points) of the groups with the smallest cheap bound give an incumbent; a warm
     start (the few groups with the least coarse bound among those with the least fixed bound, scored
     in full) improves it; the bounds (:mod:`tiler.bounds`, in tiers) of the groups the cheap one

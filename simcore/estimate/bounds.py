@@ -9,8 +9,10 @@ cost formulas of :mod:`simcore.pipeline.costs` and :mod:`simcore.pipeline.traffi
 estimator's schedule code), taking the smaller of the two paths wherever the partner operand can
 put the tiling on either.
 
-Why it is a bound. The estimator prices a tiling as ``min(max(makespan, busiest pipe), sum of
-busy) + launch`` (its contract, :mod:`simcore.estimate.estimator`). For an operand's L1 choice (A:
+Why it is a bound. The estimator prices a tiling as ``min(max(start-up + makespan, busiest
+pipe), sum of busy) + launch`` (its contract, :mod:`simcore.estimate.estimator`; the start-up
+:func:`simcore.pipeline.scalar.startup_cycles`, 0 where it overlaps the pipes, combined by
+:func:`simcore.pipeline.scalar.after_startup`). For an operand's L1 choice (A:
 stepM, stepKa, depthA1; B: stepN, stepKb, depthB1; with the core split, base block and
 iterateOrder), on a given data path:
 
@@ -21,7 +23,8 @@ iterateOrder), on a given data path:
   is ``bytes / min(peak, cap)``, non-increasing in the cap);
 * the cube (M), L1->L0 (MTE1) and drain (V / MTE3 without FixPipe, FIX with it) work of the
   core is fixed by the base block (the same instructions whatever the steps and flags), and so
-  is the bias fetch on MTE2;
+  is the bias fetch on MTE2; the scalar pipe's is at least its start-up and one step per K step
+  (:func:`simcore.pipeline.scalar.least_scalar_cycles`: no copy counted), so it holds the start-up;
 * so each pipe's busy total is at least the operand's own share plus the fixed work (the
   partner's copies are >= 0), the busiest pipe at least the largest of these and the sum of
   busy at least their sum;
@@ -30,7 +33,8 @@ iterateOrder), on a given data path:
   and every GM->UB copy for the previous reorder), and the operand's own reorders and legs are
   part of those sums;
 
-and ``min(max(MK, RB), SQ)`` is non-decreasing in each of MK, RB and SQ. None of these terms
+and ``min(max(start-up + MK, RB), SQ)`` is non-decreasing in each of MK, RB and SQ (off UB, MK
+is 0: the start-up alone). None of these terms
 reads an L0 flag or a field of the other operand. The path: the vector path needs
 ``max(shareUbSize, 2 x transLength) <= UB``; shareUbSize is fixed by the core split and base
 block, and transLength is the largest of the A, B, C and bias tiles in UB, each non-decreasing
@@ -52,6 +56,7 @@ import numpy as np
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.busy import compute_busy, drain_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
+from simcore.pipeline.scalar import after_startup, least_scalar_cycles, startup_cycles
 from simcore.pipeline.traffic import (
     kernel_us,
     l2_share_most,
@@ -140,10 +145,10 @@ def ub_operand_floor_arrays(
             if not reachable.any():
                 continue
             c = Costs(problem, preset, on_vector)
-            fixed = _fixed_work_by_group(c, k, core, cap, work.get(on_vector))
+            fixed = _fixed_work_by_group(c, problem, core, cap, work.get(on_vector))
             work[on_vector] = fixed
             part = _floor_parts(c, problem, core, is_a, fixed.rows)
-            floor = _combine(part.pipes, part.makespan)
+            floor = _combine(part.pipes, part.makespan, part.fixed[8])
             best = np.minimum(best, np.where(reachable, floor, np.inf))
             if parts:
                 by_path.append(dataclasses.replace(part, on_vector=on_vector, reach=reachable))
@@ -238,7 +243,7 @@ def ub_path_work(
     f = {name: np.asarray(v, dtype=np.int64) for name, v in fields.items()}
     core, cap = _core_and_cap(problem, preset, f)
     c = Costs(problem, preset, on_vector)
-    work = _fixed_work_by_group(c, problem.k, core, cap).rows
+    work = _fixed_work_by_group(c, problem, core, cap).rows
     fixed = _fixed_parts(c, problem, core, work, np.zeros(f["baseM"].shape))
     return PathWork(fixed, (bool(c.a_via_ub), bool(c.b_via_ub)))
 
@@ -272,25 +277,32 @@ class FloorParts:
         via_ub: Whether the operand is staged through UB on this path.
         own: The operand's own (MTE2, V, MTE3) copy cycles: ``g``, ``v``, ``u``.
         fixed: The work fixed by the group: M, MTE1, the bias slices on MTE2, the drain's V,
-            MTE3 and FIX legs, and ``step1 + dr_last`` (what follows the last copy).
-        pipes: The six busy floors with the operand's own copies (M, MTE1, MTE2, V, MTE3, FIX).
-        makespan: The UB staging path with the operand's own legs (0 off UB).
+            MTE3 and FIX legs, ``step1 + dr_last`` (what follows the last copy), the scalar
+            pipe's least busy total and the serial start-up (0.0 where it overlaps).
+        pipes: The seven busy floors with the operand's own copies (M, MTE1, MTE2, V, MTE3,
+            FIX, SCALAR).
+        makespan: The UB staging path with the operand's own legs (0 off UB), before the
+            start-up.
     """
 
     on_vector: bool
     reach: Any
     via_ub: bool
     own: tuple[Any, Any, Any]
-    fixed: tuple[Any, Any, Any, Any, Any, Any, Any]
+    fixed: tuple[Any, Any, Any, Any, Any, Any, Any, Any, float]
     pipes: list[Any]
     makespan: Any
 
 
-def _combine(pipes: list[Any], makespan: Any) -> Any:
-    """``min(max(MK, RB), SQ)``: RB the busiest of ``pipes``, SQ their sum."""
+def _combine(pipes: list[Any], makespan: Any, startup: float) -> Any:
+    """``min(max(start-up + MK, RB), SQ)``: RB the busiest of ``pipes``, SQ their sum.
+
+    (:func:`simcore.pipeline.scalar.after_startup`; the pipes hold the scalar pipe's, whose
+    total holds the start-up.)
+    """
     resource = np.maximum.reduce(pipes)
     sequential = sum(pipes)
-    return np.minimum(np.maximum(makespan, resource), sequential)
+    return after_startup(makespan, resource, sequential, startup)
 
 
 def ub_pair_floor_us(
@@ -332,10 +344,11 @@ def _pair_cycles(
     figure is non-decreasing in each copy figure (sums, maxima and minima of them, each
     monotone in floating point too), which :func:`ub_pair_floor_from_copies` relies on.
     """
-    cube, mte1, bias, drain_v, drain_m3, drain_fix, after = fixed
-    # (What the pair does not move, summed per A row before the gathers.)
-    fixed_most = _take(np.maximum(np.maximum(cube, mte1), drain_fix), at)
-    fixed_sum = _take(np.asarray(cube) + mte1 + drain_fix, at)
+    cube, mte1, bias, drain_v, drain_m3, drain_fix, after, scalar, startup = fixed
+    # (What the pair does not move, summed per A row before the gathers; the scalar pipe's
+    # least total among them.)
+    fixed_most = _take(np.maximum(np.maximum(np.maximum(cube, mte1), drain_fix), scalar), at)
+    fixed_sum = _take(np.asarray(cube) + mte1 + drain_fix + scalar, at)
     ga, va, ua = own_a
     gb, vb, ub = own_b
     mte2 = _take(bias, at) + ga + gb
@@ -345,11 +358,12 @@ def _pair_cycles(
     mte3 = _take(drain_m3, at) + u_in
     resource = np.maximum(np.maximum(fixed_most, mte2), np.maximum(vec, mte3))
     sequential = fixed_sum + mte2 + vec + mte3
+    makespan: Any = 0.0
     if via[0] or via[1]:
         g_ub = ga * via[0] + gb * via[1]
         makespan = v_in + np.maximum(g_ub, u_in) + _take(after, at)
-        resource = np.maximum(makespan, resource)
-    return np.minimum(resource, sequential)
+    # (The start-up, 0.0 unless it runs serial, before the path: the scalar pipe in the sum.)
+    return after_startup(makespan, resource, sequential, startup)
 
 
 def _take(x: Any, idx: Any) -> Any:
@@ -414,9 +428,9 @@ def _floor_parts(
     """
     g, v, u, via_ub = _own_copies(c, problem, f, is_a, work[-1])
     fixed = _fixed_parts(c, problem, f, work, 0.0 * g)
-    cube, mte1, bias, drain_v, drain_m3, drain_fix, _ = fixed
+    cube, mte1, bias, drain_v, drain_m3, drain_fix, _, scalar, _ = fixed
     mte2 = g + bias
-    pipes = [cube, mte1, mte2, drain_v + v, drain_m3 + u, drain_fix]
+    pipes = [cube, mte1, mte2, drain_v + v, drain_m3 + u, drain_fix, scalar]
     shape = f["singleCoreM"].shape
     pipes = [np.broadcast_to(np.asarray(x, dtype=np.float64), shape) for x in pipes]
     makespan = 0.0 * g
@@ -438,7 +452,7 @@ def _floor_parts(
 
 def _fixed_parts(
     c: Costs, problem: Problem, f: dict[str, Any], work: tuple[Any, ...], zero: Any
-) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
+) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any, float]:
     """:attr:`FloorParts.fixed` of the entries ``f`` from their :func:`_fixed_work` ``work``.
 
     ``zero``: zeros of the entries' shape (the bias slices' figure where there is no bias).
@@ -446,7 +460,7 @@ def _fixed_parts(
     p = c.preset
     rows, cols = f["singleCoreM"], f["singleCoreN"]
     m_iter, n_iter = ceil_div(rows, f["baseM"]), ceil_div(cols, f["baseN"])
-    cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1, cap = work
+    cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1, scalar, cap = work
     bias: Any = zero
     if problem.bias:
         # One bias slice per block before its copies (fixed by the base block).
@@ -454,7 +468,8 @@ def _fixed_parts(
             m_iter * n_iter * p.gm_to_l1_latency_cycles
             + m_iter * cols * (c.bias_bytes / np.minimum(p.gm_to_l1_peak_bytes_per_cycle, cap))
         )
-    return cube, mte1, bias, drain_v, drain_m3, drain_fix, step1 + dr_last
+    startup = startup_cycles(p, problem)
+    return cube, mte1, bias, drain_v, drain_m3, drain_fix, step1 + dr_last, scalar, startup
 
 
 @dataclass(frozen=True)
@@ -479,7 +494,7 @@ _KEY_FIELDS = ("singleCoreM", "singleCoreN", "baseM", "baseN", "baseK")
 
 
 def _fixed_work_by_group(
-    c: Costs, k: int, f: dict[str, Any], cap: Any, known: FixedWork | None = None
+    c: Costs, problem: Problem, f: dict[str, Any], cap: Any, known: FixedWork | None = None
 ) -> FixedWork:
     """:func:`_fixed_work` once per distinct core split and base block among the entries.
 
@@ -503,7 +518,7 @@ def _fixed_work_by_group(
             return dataclasses.replace(known, rows=rows)
     radix = tuple(int(f[name].max()) + 1 if f[name].size else 1 for name in _KEY_FIELDS)
     if np.prod(np.array(radix, dtype=np.float64)) >= 2.0**62:
-        work = (*_fixed_work(c, k, f, cap), cap)
+        work = (*_fixed_work(c, problem, f, cap), cap)
         rows = tuple(np.broadcast_to(x, f["baseM"].shape) for x in work)
         return FixedWork(radix, np.zeros(0, dtype=np.int64), rows, rows)
     code = _codes(f, radix)
@@ -512,7 +527,7 @@ def _fixed_work_by_group(
     sub = {name: f[name][first] for name in _KEY_FIELDS}
     cap_sub = np.broadcast_to(cap, code.shape)[first]
     values = tuple(
-        np.broadcast_to(x, first.shape) for x in (*_fixed_work(c, k, sub, cap_sub), cap_sub)
+        np.broadcast_to(x, first.shape) for x in (*_fixed_work(c, problem, sub, cap_sub), cap_sub)
     )
     return FixedWork(radix, codes, values, tuple(x[inverse] for x in values))
 
@@ -525,15 +540,16 @@ def _codes(f: dict[str, Any], radix: tuple[int, ...]) -> Any:
     return code
 
 
-def _fixed_work(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...]:
+def _fixed_work(c: Costs, problem: Problem, f: dict[str, Any], cap: Any) -> tuple[Any, ...]:
     """Work of the largest core fixed by its base block (cycles).
 
     The busy totals are :mod:`simcore.pipeline.busy`'s (the search's group bounds use the same).
 
     Returns:
-        M, MTE1, the drains (V, FIX, MTE3 legs), the last drain and one typical step (its
-        loads and MMAD), which follow the last copy.
+        M, MTE1, the drains (V, FIX, MTE3 legs), the last drain, one typical step (its loads and
+        MMAD), which follow the last copy, and the scalar pipe's least busy total.
     """
+    k = problem.k
     rows, cols = f["singleCoreM"], f["singleCoreN"]
     bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
     m_iter, n_iter = ceil_div(rows, bm), ceil_div(cols, bn)
@@ -545,4 +561,6 @@ def _fixed_work(c: Costs, k: int, f: dict[str, Any], cap: Any) -> tuple[Any, ...
     r1 = np.where(m_iter == 1, rm_t, bm)
     c1 = np.where(n_iter == 1, cn_t, bn)
     step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + c.mmad_cycles(r1, c1, bk)
-    return cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1
+    # The scalar pipe with the core's K steps (one per MMAD) and no copy: at most its busy total.
+    scalar = least_scalar_cycles(c.preset, problem, m_iter * n_iter * ceil_div(k, bk))
+    return cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1, scalar

@@ -74,7 +74,7 @@ from simcore.hardware.dtypes import bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
 from simcore.pipeline.drain import unit_flag_db_l0c
-from simcore.pipeline.scalar import scalar_cycles, startup_cycles
+from simcore.pipeline.scalar import after_startup, scalar_cycles, startup_cycles
 from simcore.pipeline.traffic import (
     c_gm_bytes_per_element,
     call_refetch,
@@ -225,8 +225,12 @@ def _core(
         scalar_a = scalar_cycles(c.preset, problem, steps, cp.dma_copies[0])
         scalar_b = scalar_cycles(c.preset, problem, steps, cp.dma_copies[1])
         fixed_work = bt.mte1 + bt.cube + bt.drain_total
-        out["own_a"] = np.maximum(ac.own_a + avg.mm + bt.dr_last, scalar_a)
-        out["own_b"] = np.maximum(bh.own_b + avg.mm + bt.dr_last, scalar_b)
+        # (The chain and the scalar pipe apart: the chain follows the start-up, which the
+        # scalar pipe's total holds; operand_floor_arrays combines them.)
+        out["own_a"] = ac.own_a + avg.mm + bt.dr_last
+        out["own_b"] = bh.own_b + avg.mm + bt.dr_last
+        out["scalar_a"] = scalar_a
+        out["scalar_b"] = scalar_b
         out["seq_a"] = fixed_work + cp.ga + scalar_a
         out["seq_b"] = fixed_work + cp.gb + scalar_b
     return out
@@ -343,8 +347,10 @@ def operand_floor_arrays(
       the other operand adds (all >= 0; see ``own_a`` / ``own_b`` in :func:`_core`), and of
       the total work the cube, MTE1, drain and the operand's own copies (the other's >= 0);
 
-    and the estimate is ``min(max(makespan, busiest), total work) + launch``, at least
-    ``min(chain, own work) + launch``. The A terms use no B field (stepN, stepKb, depthB1 only
+    and the estimate is ``min(max(start-up + makespan, busiest), total work) + launch``, at
+    least ``min(max(start-up + chain, own scalar work), own work) + launch``
+    (:func:`simcore.pipeline.scalar.after_startup`; the own work holds the scalar pipe's, which
+    holds the start-up). The A terms use no B field (stepN, stepKb, depthB1 only
     enter B's traffic, B's chain and the chip traffic, i.e. the cap, which is replaced), and
     conversely.
 
@@ -403,8 +409,10 @@ def operand_floor_arrays(
     )
     res = _core(c, problem, f, rows_c, cols_c, cap, first_traffic, True)
     out = {}
+    startup = startup_cycles(preset, problem)
     for op in ("a", "b"):
-        cycles = np.minimum(res[f"own_{op}"], res[f"seq_{op}"])
+        # The operand's chain after the start-up, its scalar pipe, its sum of work.
+        cycles = after_startup(res[f"own_{op}"], res[f"scalar_{op}"], res[f"seq_{op}"], startup)
         time_us = kernel_us(preset, cycles / preset.clock_mhz)
         out[f"time_{op}_us"] = np.broadcast_to(time_us, sm.shape)
     return out

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from simcore.hardware.presets import HardwarePreset
 from simcore.tiling.problem import Problem, Template
 
@@ -42,6 +44,31 @@ def startup_cycles(preset: HardwarePreset, problem: Problem) -> float:
         return 0.0
     factor = preset.constant_tiling_scalar_factor if problem.constant_tiling else 1.0
     return float(preset.scalar_startup_cycles * factor)
+
+
+def after_startup(makespan: Any, busiest: Any, total: Any, startup: float) -> Any:
+    """``min(max(start-up + makespan, busiest), total)``: the core's time after the start-up.
+
+    The estimator's combination of its paths (``_finish_block`` of
+    :mod:`simcore.estimate.estimator`): the pipeline path starts after the serial start-up
+    (:func:`startup_cycles`), then is clipped to [busiest pipe, sum of work]. Non-decreasing in
+    each argument, so lower bounds of the makespan, the busiest pipe and the sum of work give a
+    lower bound of the estimate; with ``startup`` 0 it is the combination without it. The sum of
+    work holds the scalar pipe's busy total, which holds the start-up
+    (:func:`scalar_cycles`): a bound that leaves the scalar pipe out of its sum has no start-up
+    to add to its path. Scalars or arrays.
+    """
+    return np.minimum(np.maximum(makespan + startup, busiest), total)
+
+
+def least_scalar_cycles(preset: HardwarePreset, problem: Problem, steps: Any) -> Any:
+    """The scalar pipe's busy cycles with ``steps`` K steps and no DMA copy, at least.
+
+    :func:`scalar_cycles` is non-decreasing in the copies (``copies >= 0``), so this is at most
+    the scalar pipe's busy total of every tiling with those steps, and at least the start-up
+    (:func:`startup_cycles`, with the same factor) where the start-up runs serial.
+    """
+    return scalar_cycles(preset, problem, steps, 0.0)
 
 
 def scalar_cycles(preset: HardwarePreset, problem: Problem, steps: Any, copies: Any) -> Any:

@@ -594,7 +594,9 @@ def test_hbm_floor_of_a_gemv_pays_every_cores_padded_row_of_a() -> None:
     from tiler.screen import screen
 
     problem = Problem(m=1, n=4096, k=14336, dtype="fp16", soc="Ascend910A")
-    preset = load_preset(problem.soc)
+    # With the start-up overlapped: run serial (910A since model 2026.11.28.3) it puts the
+    # group's best tiling 1.1 % above the HBM floor, on its path (the start-up and the copies).
+    preset = load_preset(problem.soc).model_copy(update={"scalar_startup_serial": False})
     pins = {"singleCoreM": 1, "singleCoreN": 240, "baseM": 16, "baseN": 240, "baseK": 48}
     space = build_space(problem, preset, pins)
     best = screen(space, max_points=None).top[0].time_us

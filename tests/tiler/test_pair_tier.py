@@ -72,7 +72,9 @@ def test_pair_tier_rules_out_groups_the_group_bound_leaves() -> None:
     # in the groups the enumeration scores; the pair tier rules many of them out.
     problem = Problem(m=333, n=12345, k=777, dtype="int8", soc="Ascend910A")
     space = build_space(problem, load_preset(problem.soc), {})
-    threshold = 25.3  # us: about the runner-up the screening finds (25.25 us optimum)
+    # us: about the runner-up the screening finds (31.79 us optimum with the serial start-up,
+    # 25.25 us with it overlapped)
+    threshold = 31.8
     groups = np.random.default_rng(7).choice(space.size, size=20000, replace=False)
     coarse = group_lower_bounds(space, groups, splits=1)
     left = groups[coarse < threshold].astype(np.int64)

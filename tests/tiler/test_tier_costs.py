@@ -41,10 +41,11 @@ def test_one_pass_gives_the_two_tiers_figures(problem: Problem) -> None:
     groups = np.sort(np.random.default_rng(3).choice(space.size, size=3000, replace=False))
     fixed = fixed_lower_bounds(space, groups)
     relaxed = group_lower_bounds(space, groups, splits=1, relaxed=True)
-    # A threshold that the fixed tier leaves some of the groups below (a third of its distinct
-    # figures: many groups can share one, e.g. the HBM floor).
+    # A threshold that the fixed tier leaves some of the groups below (half of its distinct
+    # figures: many groups can share one, e.g. the HBM floor; with the serial start-up on 310P3
+    # 300 x 77 x 5000 the relaxed tier rules out every group below a third of them).
     distinct = np.unique(fixed)
-    threshold = float(distinct[distinct.shape[0] // 3])
+    threshold = float(distinct[distinct.shape[0] // 2])
     both = fixed_then_relaxed_bounds(space, groups, threshold)
     below = fixed < threshold
     assert 0 < below.sum() < groups.shape[0]

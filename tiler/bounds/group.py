@@ -3,7 +3,9 @@
 :func:`group_lower_bounds` is the least estimated time of every point of each group, the smallest
 over the data paths a tiling of the group can take and the iterate orders of
 :func:`tiler.bounds.cases.order_bound`; :func:`cube_lower_bounds` a cheap first bound (the M
-pipe's busy time). docs/search.md lists the bounds and why each is valid.
+pipe's busy time, after the start-up where it runs serial). Each combines its terms as the
+estimate does, through :func:`simcore.pipeline.scalar.after_startup`. docs/search.md lists the
+bounds and why each is valid.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy.typing as npt
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.busy import BlockSteps, block_steps, compute_busy_of, cube_busy
 from simcore.pipeline.costs import Costs, ceil_div, vector_path_array
+from simcore.pipeline.scalar import after_startup, startup_cycles
 from simcore.pipeline.traffic import kernel_us, l2_share_most
 from simcore.pipeline.transfer import operand_contention
 from simcore.tiling.problem import Problem
@@ -43,19 +46,25 @@ BOUND_BLOCK = 16384
 
 
 def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
-    """A cheap bound (us): the M pipe's busy time plus launch, for groups ``idx`` (all: None).
+    """A cheap bound (us): the M pipe's busy time, the start-up and launch, for groups ``idx``.
 
     Valid because the estimate is at least the busiest pipe and the M pipe's work is fixed by
-    the group (:func:`simcore.pipeline.busy.cube_busy`). Elementwise over the groups, so priced
-    :data:`BOUND_BLOCK` at a time: its temporaries stay in the CPU caches instead of some forty
-    fresh arrays of every group (2M on 910A fp16 4095 x 4097 x 1023, where the screening's one
-    call took 0.3-0.5 s CPU, most of it page faults, against 0.14 s once warm).
+    the group (:func:`simcore.pipeline.busy.cube_busy`). Where the start-up runs serial
+    (:func:`simcore.pipeline.scalar.startup_cycles`) the estimate ``min(max(start-up +
+    makespan, busiest), sum of work)`` is at least ``cube + start-up``: the makespan holds the
+    cube's work (the compute chain, :data:`tiler.bounds.chains.USE_CHAIN_BOUND`; without it
+    the start-up is left out) and the sum of work the cube's and the scalar pipe's, at least the
+    start-up (:func:`simcore.pipeline.scalar.after_startup`). Elementwise over the groups, so
+    priced :data:`BOUND_BLOCK` at a time: its temporaries stay in the CPU caches instead of some
+    forty fresh arrays of every group (2M on 910A fp16 4095 x 4097 x 1023, where the screening's
+    one call took 0.3-0.5 s CPU, most of it page faults, against 0.14 s once warm).
     """
     problem, preset = space.problem, space.preset
     c = Costs(problem, preset)
     groups = space.groups
     rows = np.arange(space.size) if idx is None else np.asarray(idx)
     out = np.empty(rows.shape[0], dtype=np.float64)
+    startup = startup_cycles(preset, problem) if chains.USE_CHAIN_BOUND else 0.0
     for start in range(0, rows.shape[0], BOUND_BLOCK):
         part = (
             slice(start, start + BOUND_BLOCK) if idx is None else rows[start : start + BOUND_BLOCK]
@@ -64,8 +73,12 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
         cube = cube_busy(
             c, problem.k, g["core_rows"], g["core_cols"], g["baseM"], g["baseN"], g["baseK"]
         )
+        # The makespan is at least the cube's work (the compute chain's K-step periods each
+        # hold their MMAD: tiler.bounds.chains.least_span) and the sum of work at least the
+        # cube's and the scalar pipe's, which holds the start-up: cube + start-up either way.
+        cycles = after_startup(cube, cube, cube + startup, startup)
         # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
-        out[start : start + BOUND_BLOCK] = kernel_us(preset, cube / preset.clock_mhz) * (
+        out[start : start + BOUND_BLOCK] = kernel_us(preset, cycles / preset.clock_mhz) * (
             1.0 - _ROUNDING
         )
     return out
@@ -255,8 +268,8 @@ def _fixed_bound(space: Any, g: dict[str, Any]) -> FloatArray:
 def _fixed_price(tr: traffic.OrderTraffic, fx: chains.FixedPaths) -> Any:
     """``min(max(MK, RB), SQ)`` from what a group fixes (cycles, :func:`fixed_lower_bounds`)."""
     # (The estimate's paths start after the scalar start-up: estimator._finish_block.)
-    busiest = np.maximum(np.maximum(fx.makespan + fx.startup, fx.fixed_busy), tr.hbm_floor)
-    return np.minimum(busiest, np.maximum(fx.fixed_sum, tr.hbm_floor))
+    busiest = np.maximum(fx.fixed_busy, tr.hbm_floor)
+    return after_startup(fx.makespan, busiest, np.maximum(fx.fixed_sum, tr.hbm_floor), fx.startup)
 
 
 def fixed_then_relaxed_bounds(
@@ -306,7 +319,9 @@ def _least_span_or_scalar(space: Any, g: dict[str, Any]) -> FloatArray:
     """The larger of the least compute span and the least scalar busy total of groups ``g``, us.
 
     Both busy pipes hold the scalar pipe's total, and the sum of work holds it and M + MTE1 (at
-    least the span); every L0 class's compute chain is at least the span
+    least the span; where the start-up runs serial it is in the scalar pipe's total and the
+    makespan follows it: the span after the start-up, :func:`simcore.pipeline.scalar.
+    after_startup`); every L0 class's compute chain is at least the span
     (:func:`tiler.bounds.chains.least_span`). On the path with the fewest copies: on 910A int8
     1000^3 the span alone puts 78k of the 533k groups the cube bound leaves at or above the
     runner-up, with the scalar pipe 354k, of the 410k the fixed tier does.
@@ -321,7 +336,10 @@ def _least_span_or_scalar(space: Any, g: dict[str, Any]) -> FloatArray:
         ]
     )
     span = chains.least_span(types, g["k_iter"], g, space.fixed)
-    return _to_us(preset, np.maximum(span, scalar))
+    # The makespan is at least the span, the busiest pipe the scalar pipe and the sum of work
+    # both (the start-up, 0 unless it runs serial, is in the scalar pipe's total).
+    startup = startup_cycles(preset, problem)
+    return _to_us(preset, after_startup(span, np.maximum(span, scalar), span + scalar, startup))
 
 
 def _steps_of(space: Any, g: dict[str, Any]) -> list[BlockSteps]:

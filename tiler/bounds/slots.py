@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from simcore.pipeline.costs import Costs
+from simcore.pipeline.scalar import after_startup
 from tiler.bounds import chains, copies
 
 __all__ = ["SPLITS", "CaseTerms", "L1Shares", "one_slot_chain", "split_bound"]
@@ -336,4 +337,4 @@ def _pair_bound(
                     busiest, one_slot_chain(op_terms, via, instr, terms.mmads, pipe)
                 )
     # (The estimate's paths start after the scalar start-up: estimator._finish_block.)
-    return np.minimum(np.maximum(makespan + fixed.startup, busiest), total)
+    return after_startup(makespan, busiest, total, fixed.startup)

@@ -37,12 +37,14 @@ def test_the_startup_is_the_scalar_work_before_any_step_or_copy() -> None:
         assert float(np.asarray(scalar_cycles(SERIAL, p, 0, 0))) == pytest.approx(
             startup_cycles(SERIAL, p)
         )
-    # Shipped serial on 910B since model 2026.11.28.2; arch 2002 (910A) overlaps it: no pipe
-    # waits for it there.
+    # Shipped serial on 910B since model 2026.11.28.2 and on arch 2002 (910A) since
+    # 2026.11.28.3; a preset that overlaps it makes no pipe wait for it.
     assert B1.scalar_startup_serial and startup_cycles(B1, PROBLEM) == 6542
     on_910a = load_preset("Ascend910A")
-    assert not on_910a.scalar_startup_serial
-    assert startup_cycles(on_910a, PROBLEM.model_copy(update={"soc": "Ascend910A"})) == 0.0
+    assert on_910a.scalar_startup_serial
+    assert startup_cycles(on_910a, PROBLEM.model_copy(update={"soc": "Ascend910A"})) == 6542
+    overlapped = B1.model_copy(update={"scalar_startup_serial": False})
+    assert startup_cycles(overlapped, PROBLEM) == 0.0
 
 
 def test_no_pipe_starts_before_the_startup_and_the_schedule_moves_by_it() -> None:

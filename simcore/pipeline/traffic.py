@@ -34,11 +34,21 @@ from simcore.tiling.tcube import TCubeTiling
 
 @dataclass(frozen=True)
 class CoreShape:
-    """A group of cores that get the same ``rows x cols`` share of C."""
+    """A group of cores that get the same ``rows x cols`` share of C.
+
+    A core of a dealt split (:func:`dealt_rounds` > 1) runs a program of several tiles,
+    ``tiles`` in its order; ``rows x cols`` is then its first tile. Empty for one tile per core.
+    """
 
     rows: int
     cols: int
     cores: int
+    tiles: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def program(self) -> tuple[tuple[int, int], ...]:
+        """The ``(rows, cols)`` tiles the core runs back to back, in order (one or more)."""
+        return self.tiles or ((self.rows, self.cols),)
 
 
 def core_shapes(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
@@ -53,6 +63,62 @@ def core_shapes(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
             if rc * cc > 0:
                 counts[(rows, cols)] = counts.get((rows, cols), 0) + rc * cc
     return [CoreShape(r, c, n) for (r, c), n in counts.items()]
+
+
+def dealt_rounds(problem: Problem, t: TCubeTiling) -> int:
+    """Tiles the slowest core takes: 1 for one tile per core, else ``ceil(tiles / usedCoreNum)``.
+
+    A dealt split (legality rule ``DEALT_SPLIT``, aclnn MatMulV3's base blocks) has more
+    ``singleCoreM x singleCoreN`` tiles than cores; core i takes tiles i, i + usedCoreNum, ...
+    """
+    tiles = ceil_div(problem.m, t.singleCoreM) * ceil_div(problem.n, t.singleCoreN)
+    return 1 if tiles <= t.usedCoreNum else ceil_div(tiles, t.usedCoreNum)
+
+
+def dealt_sharers(m: Any, n: Any, single_m: Any, single_n: Any, used: Any) -> tuple[Any, Any]:
+    """Cores reading the same rows of A and of B at once (the same-address factors' sharers).
+
+    One tile per core: A's rows are read by the ``ceil(N / singleCoreN)`` cores along N, B's by
+    the ``ceil(M / singleCoreM)`` along M. Dealt: a round's ``usedCoreNum`` consecutive tiles
+    (row-major, N inner) read one tile row's A on up to ``min(N tiles, usedCoreNum)`` cores and
+    one tile column's B on up to ``ceil(usedCoreNum / N tiles)`` (at most the M tiles).
+    """
+    along_m, along_n = ceil_div(m, single_m), ceil_div(n, single_n)
+    dealt = along_m * along_n > used
+    if not np.any(dealt):
+        return along_n, along_m
+    a_sharers: Any = np.where(dealt, np.minimum(along_n, used), along_n)
+    b_sharers: Any = np.where(dealt, np.minimum(along_m, ceil_div(used, along_n)), along_m)
+    if np.ndim(a_sharers) == 0:
+        return int(a_sharers), int(b_sharers)
+    return a_sharers, b_sharers
+
+
+def core_programs(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
+    """The distinct core programs with how many cores run each (:func:`core_shapes` if not dealt).
+
+    Dealt (more tiles than ``usedCoreNum``): the tiles, numbered row-major over C's tile grid (N
+    inner, MatMulV3's ``blockIdx / nCnt``), go to core ``tile % usedCoreNum`` in rounds; cores
+    with the same sequence of tile shapes form one program (the full-tile cores first).
+    """
+    m_tiles = ceil_div(problem.m, t.singleCoreM)
+    n_tiles = ceil_div(problem.n, t.singleCoreN)
+    used = t.usedCoreNum
+    if m_tiles * n_tiles <= used:
+        return core_shapes(problem, t)
+    tail_m = problem.m - (m_tiles - 1) * t.singleCoreM
+    tail_n = problem.n - (n_tiles - 1) * t.singleCoreN
+    programs: dict[tuple[tuple[int, int], ...], int] = {}
+    for core in range(used):
+        seq = tuple(
+            (
+                tail_m if tile // n_tiles == m_tiles - 1 else t.singleCoreM,
+                tail_n if tile % n_tiles == n_tiles - 1 else t.singleCoreN,
+            )
+            for tile in range(core, m_tiles * n_tiles, used)
+        )
+        programs[seq] = programs.get(seq, 0) + 1
+    return [CoreShape(seq[0][0], seq[0][1], count, tiles=seq) for seq, count in programs.items()]
 
 
 def largest_core_extent(total: Any, single: Any) -> Any:
@@ -545,6 +611,9 @@ def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> Ch
         read_a += shape.cores * float(a_el) * in_b
         read_b += shape.cores * float(b_el) * in_b
         active += shape.cores
+    # A dealt split reads every tile as one core would (the loop above, over the tiles), on at
+    # most usedCoreNum cores at once.
+    active = min(active, t.usedCoreNum)
     write = problem.m * problem.n * out_b
     unique = (problem.m + problem.n) * problem.k * in_b + write
     working = reuse_working_set(

@@ -562,6 +562,7 @@ def reuse_working_set(
     order: Any,
     in_bytes: float,
     rounds: int = 1,
+    used: Any = None,
 ) -> Any:
     """Bytes the cores touch between two uses of the same data (what L2 must hold to hit).
 
@@ -569,12 +570,21 @@ def reuse_working_set(
     again, so all cores' slices of it must stay in L2; of the outer operand only the current
     group panel of each core is live. A kernel that walks each core's M in ``rounds`` rounds
     (``Problem.l2_rounds``) holds one round's rows of A at a time.
+
+    A dealt split (more tiles than ``used``, the usedCoreNum; :func:`core_programs`) walks C's
+    tiles row-major, N inner, whatever ``iterateOrder`` says inside a tile: a tile column's B is
+    used again one tile row later, after all of B and the rows of A of the tile rows in flight
+    (a round of ``used`` tiles spans up to ``ceil(used / N tiles) + 1`` of them).
     """
     m_cores = ceil_div(m, single_m)
     n_cores = ceil_div(n, single_n)
     a_inner = m_cores * at_most(ceil_div(single_m, rounds), m) + n_cores * group_n
     b_inner = n_cores * at_most(single_n, n) + m_cores * group_m
-    return np.where(order == 0, a_inner, b_inner) * k * in_bytes
+    elements = np.where(order == 0, a_inner, b_inner)
+    if used is not None and np.any(m_cores * n_cores > used):
+        in_flight = at_most(single_m * (ceil_div(used, n_cores) + 1), m)
+        elements = np.where(m_cores * n_cores > used, n + in_flight, elements)
+    return elements * k * in_bytes
 
 
 def c_gm_bytes_per_element(problem: Problem) -> float:
@@ -618,7 +628,7 @@ def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> Ch
     unique = (problem.m + problem.n) * problem.k * in_b + write
     working = reuse_working_set(
         problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN, t.baseM * t.stepM,
-        t.baseN * t.stepN, t.iterateOrder, in_b, problem.l2_rounds,
+        t.baseN * t.stepN, t.iterateOrder, in_b, problem.l2_rounds, t.usedCoreNum,
     )  # fmt: skip
     share = l2_share_of(
         problem.format_a is Format.ND, problem.format_b is Format.ND, read_a, read_b, preset

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from simcore.estimate.estimator import ESTIMATOR_FIELDS, estimate_arrays, estimate_one
 from simcore.hardware.presets import load_preset
 from simcore.pipeline.costs import Costs, takes_vector_path
 from simcore.pipeline.simulator import simulate, simulate_core
@@ -83,3 +85,30 @@ def test_dealt_kernel_is_priced_on_its_slowest_core() -> None:
     # Every tile's reads count in the chip's traffic: each of the 128 tiles reads its
     # 128 + 256 rows of K once.
     assert sim.read_bytes == 128 * (128 + 256) * 2048 * 2
+
+
+def test_estimator_prices_the_dealt_kernel_as_the_simulator() -> None:
+    """MatMulV3's kernel at 2048 / 4096: the dealt_rounds term within 2 % of the simulator."""
+    preset = load_preset("Ascend910B2")
+    for n in (2048, 4096):
+        problem = Problem(m=n, n=n, k=n, template="mdl")
+        tiling = complete_tiling(V3_FIELDS, problem, preset)
+        sim = simulate(problem, tiling, preset)
+        est = estimate_one(problem, tiling, preset)
+        assert est["binding_term"] in ("dealt_rounds", "pipe:MTE2")
+        assert est["time_us"] == pytest.approx(sim.time_us, rel=0.02)
+        assert est["busy_MTE2"] == pytest.approx(sim.busy_cycles["MTE2"], rel=0.02)
+        assert est["read_bytes"] == sim.read_bytes
+
+
+def test_estimator_without_usedcorenum_keeps_one_tile_per_core() -> None:
+    """The search's arrays carry no usedCoreNum: one tile per core, as before dealt splits."""
+    preset = load_preset("Ascend910B2")
+    problem = Problem(m=4096, n=4096, k=4096, template="mdl")
+    tiling = complete_tiling(V3_FIELDS, problem, preset)
+    fields = {name: np.asarray([getattr(tiling, name)]) for name in ESTIMATOR_FIELDS}
+    without = estimate_arrays(problem, preset, fields)["time_us"][0]
+    # (As if each of the 512 tiles had its own core: no dealt_rounds term.)
+    spread = estimate_one(problem, tiling.model_copy(update={"usedCoreNum": 512}), preset)
+    assert without == spread["time_us"] and spread["binding_term"] != "dealt_rounds"
+    assert estimate_one(problem, tiling, preset)["binding_term"] == "dealt_rounds"

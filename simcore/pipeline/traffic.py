@@ -94,12 +94,25 @@ def dealt_sharers(m: Any, n: Any, single_m: Any, single_n: Any, used: Any) -> tu
     return a_sharers, b_sharers
 
 
+def dealt_groups(n_tiles: int, rounds: int) -> list[range]:
+    """A dealt split's groups of tile columns (its L2 tiles along N, ``Problem.l2_rounds``).
+
+    One group (all of C's tile columns) unless the kernel walks C in L2 tiles: aclnn MatMulV3
+    (``matmul_v3_base_tiling.cpp`` ``DoL2CacheTiling``) keeps each L2 tile's A + B + C within
+    the L2 by walking the base blocks tile by tile; the model takes its split along N, which
+    sets B's reuse (``ceil(N tiles / rounds)`` columns a group, the last the rest).
+    """
+    per = ceil_div(n_tiles, max(rounds, 1))
+    return [range(start, min(start + per, n_tiles)) for start in range(0, n_tiles, per)]
+
+
 def core_programs(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
     """The distinct core programs with how many cores run each (:func:`core_shapes` if not dealt).
 
     Dealt (more tiles than ``usedCoreNum``): the tiles, numbered row-major over C's tile grid (N
-    inner, MatMulV3's ``blockIdx / nCnt``), go to core ``tile % usedCoreNum`` in rounds; cores
-    with the same sequence of tile shapes form one program (the full-tile cores first).
+    inner, MatMulV3's ``blockIdx / nCnt``) within each group of tile columns
+    (:func:`dealt_groups`, the groups one after the other), go to core ``tile % usedCoreNum``
+    in rounds; cores with the same sequence of tile shapes form one program.
     """
     m_tiles = ceil_div(problem.m, t.singleCoreM)
     n_tiles = ceil_div(problem.n, t.singleCoreN)
@@ -108,15 +121,17 @@ def core_programs(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
         return core_shapes(problem, t)
     tail_m = problem.m - (m_tiles - 1) * t.singleCoreM
     tail_n = problem.n - (n_tiles - 1) * t.singleCoreN
+    rows = [t.singleCoreM] * (m_tiles - 1) + [tail_m]
+    cols = [t.singleCoreN] * (n_tiles - 1) + [tail_n]
+    walk = [
+        (rows[row], cols[col])
+        for group in dealt_groups(n_tiles, problem.l2_rounds)
+        for row in range(m_tiles)
+        for col in group
+    ]
     programs: dict[tuple[tuple[int, int], ...], int] = {}
     for core in range(used):
-        seq = tuple(
-            (
-                tail_m if tile // n_tiles == m_tiles - 1 else t.singleCoreM,
-                tail_n if tile % n_tiles == n_tiles - 1 else t.singleCoreN,
-            )
-            for tile in range(core, m_tiles * n_tiles, used)
-        )
+        seq = tuple(walk[core::used])
         programs[seq] = programs.get(seq, 0) + 1
     return [CoreShape(seq[0][0], seq[0][1], count, tiles=seq) for seq, count in programs.items()]
 
@@ -572,9 +587,10 @@ def reuse_working_set(
     (``Problem.l2_rounds``) holds one round's rows of A at a time.
 
     A dealt split (more tiles than ``used``, the usedCoreNum; :func:`core_programs`) walks C's
-    tiles row-major, N inner, whatever ``iterateOrder`` says inside a tile: a tile column's B is
-    used again one tile row later, after all of B and the rows of A of the tile rows in flight
-    (a round of ``used`` tiles spans up to ``ceil(used / N tiles) + 1`` of them).
+    tiles row-major, N inner, whatever ``iterateOrder`` says inside a tile, in ``rounds`` groups
+    of tile columns (:func:`dealt_groups`): a tile column's B is used again one tile row later,
+    after the group's B and the rows of A of the tile rows in flight (a round of ``used`` tiles
+    spans up to ``ceil(used / the group's tile columns) + 1`` of them).
     """
     m_cores = ceil_div(m, single_m)
     n_cores = ceil_div(n, single_n)
@@ -582,8 +598,10 @@ def reuse_working_set(
     b_inner = n_cores * at_most(single_n, n) + m_cores * group_m
     elements = np.where(order == 0, a_inner, b_inner)
     if used is not None and np.any(m_cores * n_cores > used):
-        in_flight = at_most(single_m * (ceil_div(used, n_cores) + 1), m)
-        elements = np.where(m_cores * n_cores > used, n + in_flight, elements)
+        group_cols = ceil_div(n_cores, rounds)
+        in_flight = at_most(single_m * (ceil_div(used, group_cols) + 1), m)
+        group = at_most(single_n * group_cols, n)
+        elements = np.where(m_cores * n_cores > used, group + in_flight, elements)
     return elements * k * in_bytes
 
 
@@ -725,7 +743,8 @@ def l2_rounds_to_fit(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -
 
     aclnn's matmul kernel (MatMulV3) splits the cores' work for L2 when the operands exceed it
     (``matmul_v3_l2_cache.cpp``, ascend-notes.md §1.12): the rounds a kernel with that split
-    would use, for :attr:`simcore.tiling.problem.Problem.l2_rounds`.
+    would use, for :attr:`simcore.tiling.problem.Problem.l2_rounds` (for a dealt split, its
+    groups of tile columns: :func:`dealt_groups`).
     """
     in_b = bits(problem.dtype) / 8.0
     usable = preset.l2_bytes * preset.l2_usable_fraction
@@ -733,7 +752,7 @@ def l2_rounds_to_fit(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -
     while rounds < 64 and rounds < t.singleCoreM:
         working = reuse_working_set(
             problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN, t.baseM * t.stepM,
-            t.baseN * t.stepN, t.iterateOrder, in_b, rounds,
+            t.baseN * t.stepN, t.iterateOrder, in_b, rounds, t.usedCoreNum,
         )  # fmt: skip
         if working <= usable:
             break

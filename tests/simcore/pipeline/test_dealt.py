@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from simcore.estimate.estimator import ESTIMATOR_FIELDS, estimate_arrays, estimate_one
+from simcore.evaluate import evaluate, instruction_count
 from simcore.hardware.presets import load_preset
 from simcore.pipeline.costs import Costs, takes_vector_path
 from simcore.pipeline.simulator import simulate, simulate_core
@@ -112,3 +113,15 @@ def test_estimator_without_usedcorenum_keeps_one_tile_per_core() -> None:
     spread = estimate_one(problem, tiling.model_copy(update={"usedCoreNum": 512}), preset)
     assert without == spread["time_us"] and spread["binding_term"] != "dealt_rounds"
     assert estimate_one(problem, tiling, preset)["binding_term"] == "dealt_rounds"
+
+
+def test_evaluate_prices_a_dealt_tiling_and_bounds_its_simulation_by_its_rounds() -> None:
+    """The service's evaluate: legal with the DEALT_SPLIT warning, the instruction bound x R."""
+    preset = load_preset("Ascend910B2")
+    problem = Problem(m=4096, n=4096, k=4096, template="mdl")
+    tiling = complete_tiling(V3_FIELDS, problem, preset)
+    one_tile = tiling.model_copy(update={"usedCoreNum": 512})
+    assert instruction_count(problem, tiling) == 22 * instruction_count(problem, one_tile)
+    out = evaluate(problem, tiling, preset)
+    assert out["valid"] and [w["id"] for w in out["warnings"]] == ["DEALT_SPLIT"]
+    assert out["estimate"]["binding_term"] == "dealt_rounds"

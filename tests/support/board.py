@@ -146,8 +146,13 @@ def _matmul_v3_split(fields: dict[str, int], cores: int) -> dict[str, int]:
     }  # fmt: skip
 
 
-def torch_mm_cases() -> list[BoardCase]:
-    """The 910B2 torch.mm rows (fp16, bf16, fp32) that have a CANN tiling, end-to-end times."""
+def torch_mm_cases(kernel: str = "aclnn") -> list[BoardCase]:
+    """The 910B2 torch.mm rows (fp16, bf16, fp32) that have a CANN tiling, end-to-end times.
+
+    ``kernel`` "aclnn" (the model's cases): the fp16 / bf16 rows on MatMulV3's dealt base
+    blocks (:func:`_matmul_v3_split`); "gettiling": every row on GetTiling's split of
+    ``cann_default_tilings.csv`` (the cases before model 2026.11.28.4, for the probes).
+    """
     preset = load_preset("Ascend910B2")
     tilings = {}
     for r in _rows("cann_default_tilings.csv"):
@@ -166,7 +171,7 @@ def torch_mm_cases() -> list[BoardCase]:
         # 16, stepKa 8, depthB1 8, stepKb 4), which that file runs as MDL.
         problem = Problem(m=n, n=n, k=n, dtype=dtype, out_dtype=row["out_dtype"], template="mdl")
         fields = {f: int(row[f]) for f in _CANN_FIELDS}
-        if dtype in _V3_DTYPES:
+        if dtype in _V3_DTYPES and kernel == "aclnn":
             fields = _matmul_v3_split(fields, preset.cube_core_count)
         tiling = complete_tiling(fields, problem, preset)
         # MatMulV3 splits the cores' M (its dealt blocks: its columns) for L2 when the working

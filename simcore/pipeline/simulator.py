@@ -313,22 +313,7 @@ def simulate_core(
             ub_src_free, ub_dst_free = e2, end
         chunks.insert(key, end)
 
-    # The core's program: its tiles back to back (one, or a dealt split's rounds), each walked
-    # in base blocks in the iterate order. Per block: the tile's rows and columns, the block's
-    # indices, and the tile's first A and B row-group keys (the tiles read different rows of A
-    # and columns of B, so no chunk of one tile is reused by the next).
-    blocks: list[tuple[int, int, int, int, int, int]] = []
-    first_ga = first_gb = 0
-    for rows_total, cols_total in shape.program:
-        m_iter = ceil_div(rows_total, base_m)
-        n_iter = ceil_div(cols_total, base_n)
-        if t.iterateOrder == 0:
-            order = [(mi, ni) for ni in range(n_iter) for mi in range(m_iter)]
-        else:
-            order = [(mi, ni) for mi in range(m_iter) for ni in range(n_iter)]
-        blocks += [(rows_total, cols_total, mi, ni, first_ga, first_gb) for mi, ni in order]
-        first_ga += ceil_div(m_iter, t.stepM)
-        first_gb += ceil_div(n_iter, t.stepN)
+    blocks = _program_blocks(shape, t)
 
     step_ka, step_kb = t.stepKa, t.stepKb
     handoff = norm_step_handoff(
@@ -433,6 +418,29 @@ def simulate_core(
         scalar_cycles(preset, problem, len(blocks) * k_iter, durations.copies)
     )
     return _core_result(shape, busy, log_code, log_start, log_end)
+
+
+def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[tuple[int, int, int, int, int, int]]:
+    """The blocks of a core's program in order: its tiles back to back, each in base blocks.
+
+    One tile, or a dealt split's rounds, each walked in the iterate order. Per block: the
+    tile's rows and columns, the block's indices, and the tile's first A and B row-group keys
+    (the tiles read different rows of A and columns of B, so no chunk of one tile is reused by
+    the next).
+    """
+    blocks: list[tuple[int, int, int, int, int, int]] = []
+    first_ga = first_gb = 0
+    for rows_total, cols_total in shape.program:
+        m_iter = ceil_div(rows_total, t.baseM)
+        n_iter = ceil_div(cols_total, t.baseN)
+        if t.iterateOrder == 0:
+            order = [(mi, ni) for ni in range(n_iter) for mi in range(m_iter)]
+        else:
+            order = [(mi, ni) for mi in range(m_iter) for ni in range(n_iter)]
+        blocks += [(rows_total, cols_total, mi, ni, first_ga, first_gb) for mi, ni in order]
+        first_ga += ceil_div(m_iter, t.stepM)
+        first_gb += ceil_div(n_iter, t.stepN)
+    return blocks
 
 
 def _core_result(

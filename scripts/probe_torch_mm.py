@@ -4,7 +4,9 @@ Edits nothing in ``simcore``: it wraps the simulator's per-core rate cap inside 
 and plays two kernel structures for each square torch.mm row of
 ``measured_gemm_910b2_torch_mm.csv`` (docs/calibration.md, "Open items", torch.mm trend):
 
-* ``csv``: the model's case (tests/support/board.py): the GetTiling split of
+* ``csv``: the model's case until model 2026.11.28.4 (tests/support/board.py,
+  ``torch_mm_cases(kernel="gettiling")``; the model now prices the ``v3`` kernel as a dealt
+  split, which gives the ``v3 all-hit`` figures): the GetTiling split of
   ``cann_default_tilings.csv`` (4096: 4 x 6 cores of 1024 x 768, the last column 1024 x 256),
   each core one singleCoreM x singleCoreN, MatMulV3's L2 rounds along M.
 * ``v3``: the kernel aclnn's MatMulV3 runs for these shapes (hicann/ops-nn
@@ -241,7 +243,7 @@ def _torch_table(depth: int | None, share_on: float) -> None:
     print("torch.mm end to end us, error, TFLOPS: board | csv (the model) | csv, term on | "
           "v3 all-hit | v3, term on")  # fmt: skip
     rows: dict[str, list[float]] = {}
-    for c in torch_mm_cases():
+    for c in torch_mm_cases(kernel="gettiling"):
         if c.problem.dtype.value == "fp32":
             continue
         p, hw = c.problem, c.preset
@@ -295,7 +297,7 @@ def main() -> None:
     share_on, _ = fit_nd2nz_share({c.name: c for c in cases})
     print(f"ND->NZ share {cases[0].preset.nd2nz_l2_share} (all-hit {ALL_HIT_ND2NZ_SHARE}; "
           f"with the refetch term {share_on:.4f}); in-order issue depth {args.issue}")  # fmt: skip
-    _mac_bound(torch_mm_cases())
+    _mac_bound(torch_mm_cases(kernel="gettiling"))
     _msprof_table(cases, args.issue)
     _torch_table(args.issue, share_on)
 

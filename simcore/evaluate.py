@@ -17,6 +17,7 @@ from simcore.estimate.roofline import roofline
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.pipeline.costs import ceil_div
 from simcore.pipeline.simulator import PIPES, SimResult, simulate
+from simcore.pipeline.traffic import dealt_rounds
 from simcore.tiling.footprints import complete_tiling, uses_ub_path
 from simcore.tiling.legality import check_tiling
 from simcore.tiling.problem import Problem, check_supported, parse_problem
@@ -61,9 +62,12 @@ def validate(problem: Problem, tiling: TCubeTiling, preset: HardwarePreset) -> d
 
 
 def instruction_count(problem: Problem, t: TCubeTiling) -> int:
-    """An upper estimate of the instructions one core issues (to bound simulation cost)."""
+    """An upper estimate of the instructions one core issues (to bound simulation cost).
+
+    A core of a dealt split runs its R tiles (:func:`simcore.pipeline.traffic.dealt_rounds`).
+    """
     blocks = ceil_div(t.singleCoreM, t.baseM) * ceil_div(t.singleCoreN, t.baseN)
-    return int(blocks * (3 * ceil_div(problem.k, t.baseK) + 4))
+    return int(dealt_rounds(problem, t) * blocks * (3 * ceil_div(problem.k, t.baseK) + 4))
 
 
 def estimate_dict(

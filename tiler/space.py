@@ -384,6 +384,10 @@ def _core_splits(
     sm = np.array(ms, dtype=np.int64)[:, None]
     sn = np.array(ns, dtype=np.int64)[None, :]
     need = ceil_div(problem.m, sm) * ceil_div(problem.n, sn)
+    # One tile per core: a dealt split (more tiles than usedCoreNum, legality rule DEALT_SPLIT,
+    # aclnn MatMulV3's base blocks) is legal and the model prices it, but it is not in the space,
+    # pinned or not: the search bounds (tiler/bounds) price a core of one tile, not its rounds
+    # (docs/search.md).
     if "usedCoreNum" in fixed:
         used = np.full(need.shape, fixed["usedCoreNum"], dtype=np.int64)
         ok = (need <= used) & (used <= cores)

@@ -75,6 +75,9 @@ FLOOR_NAMES: tuple[str, ...] = (
 )
 #: One sentence per binding name: the mechanism that sets the time when it binds.
 MECHANISMS: dict[str, str] = {
+    "dealt_rounds": "a dealt split: the core runs its tiles back to back, the largest tile's "
+    "path and each further tile at the steady state (its busiest pipe, or its path less the "
+    "start-up and last drain that overlap the tile before)",
     "norm_step_handoff": "the Norm template's L1 hand-off with one slot per operand: every "
     "copy waits for the reads before it and every read for both operands' copies, so MTE2 and "
     "MTE1 run in series",
@@ -154,8 +157,11 @@ MECHANISMS: dict[str, str] = {
     "hbm_floor": "the chip's HBM traffic at its bandwidth",
     "sequential": "the sum of all the core's work (nothing overlaps)",
 }
+#: Terms applied after the clip's inputs are known (a dealt split's rounds,
+#: simcore.estimate.dealt), coded after the floors so that the earlier codes keep their values.
+LATE_TERM_NAMES: tuple[str, ...] = ("dealt_rounds",)
 #: Every binding code's name: ``BINDING_NAMES[code]``.
-BINDING_NAMES: tuple[str, ...] = TERM_NAMES + FLOOR_NAMES
+BINDING_NAMES: tuple[str, ...] = TERM_NAMES + FLOOR_NAMES + LATE_TERM_NAMES
 TERM: dict[str, int] = {name: i for i, name in enumerate(BINDING_NAMES)}
 
 

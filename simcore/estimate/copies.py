@@ -312,7 +312,7 @@ def copy_totals_of(
     if c.b_via_ub:
         vb, rb_f, rb_l = shape_costs(c.nd2nz_shape_cycles(False), shapes_b)
         reorders_b = (rb_f, rb_l)
-    fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"])
+    fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"], f.get("usedCoreNum"))
     dma_a, direct_legs_a = _direct_copies(c, True, cap, fa, shapes_a, (g.bm, g.bk), loads_a)
     dma_b, direct_legs_b = _direct_copies(c, False, cap, fb, shapes_b, (g.bn, g.bk), loads_b)
     directs_a: tuple[Any, Any] | None = None

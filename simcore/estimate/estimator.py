@@ -36,6 +36,7 @@ import numpy as np
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.block_replay import ReplayQueue, block_replay_term
 from simcore.estimate.compute import compute_chain
+from simcore.estimate.dealt import dealt_rounds, rounds_array
 from simcore.estimate.drains import (
     c1_pass_start,
     corner_drain,
@@ -121,6 +122,7 @@ def _core(
     floor: bool = False,
     queue: ReplayQueue | None = None,
     write_cap: Any = None,
+    rounds: Any = None,
 ) -> dict[str, Any]:
     """Closed-form schedule of one core with a rows x cols share (arrays): the terms composed.
 
@@ -136,7 +138,8 @@ def _core(
     passes the three flags as 2) and no binding term is kept. With a ``queue`` the block
     replay is queued (:class:`simcore.estimate.block_replay.ReplayQueue`): the makespan and the
     binding (``out["mk"]``) are final once it is flushed. ``cap`` caps the reads, ``write_cap``
-    the writes (C's drains; ``cap`` where None).
+    the writes (C's drains; ``cap`` where None). ``rounds`` (a dealt split's tiles per core,
+    :mod:`simcore.estimate.dealt`) asks for the inputs of the ``dealt_rounds`` term.
     """
     r = core_records(c, problem, f, rows, cols, (cap, write_cap), traffic, floor)
     fix, g, bt, avg, ch, cp = c.has_fixpipe, r.g, r.bt, r.avg, r.ch, r.cp
@@ -216,6 +219,18 @@ def _core(
         ),
     }
     out: dict[str, Any] = {"mk": mk, "busy": busy}
+    if rounds is not None:
+        # The dealt_rounds term's inputs (applied once the block replay is final): what of a
+        # tile overlaps the next, and the scalar pipe's work of R tiles.
+        copies = cp.dma_copies[0] + cp.dma_copies[1]
+        # The dealt_rounds term's overlap: the last drain, and with two L1 slots for A and B
+        # the start-up too (the next tile's first chunks copy into the free slots meanwhile).
+        two_slots = (ch.slots_a >= 2) & (ch.slots_b >= 2)
+        overlap = bt.dr_last + np.where(two_slots, cm.start, 0.0)
+        out["dealt"] = (
+            overlap,
+            scalar_cycles(c.preset, problem, rounds * g.blocks * g.k_iter, rounds * copies),
+        )
     if floor:
         # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
         # pipes that does not depend on the other operand (its copies are >= 0).
@@ -263,6 +278,9 @@ def estimate_arrays(
     # (Converted block by block in _estimate_blocks: the whole input converted at once wrote
     # 15 arrays of fresh memory, one page fault per 4 KiB, about 5 % of the time on 910B2.)
     f = {name: _exact_array(fields[name]) for name in ESTIMATOR_FIELDS}
+    if "usedCoreNum" in fields:
+        # Read only for a dealt split (more tiles than cores: the dealt_rounds term).
+        f["usedCoreNum"] = _exact_array(fields["usedCoreNum"])
     return _estimate_blocks(problem, preset, f, False, np.float64)
 
 
@@ -578,15 +596,21 @@ def _estimate_block(
     first_traffic = (loads_a, el_a, loads_b, el_b)
     write = m * n * c_gm_bytes_per_element(problem)
     unique = (m + n) * k * in_b + write
+    # A dealt split (more tiles than usedCoreNum, where the caller gives it): its tiles walk
+    # row-major on usedCoreNum cores, the slowest core R of them (simcore.estimate.dealt).
+    used, rounds = f.get("usedCoreNum"), None
+    active = m_cores * n_cores
+    if used is not None and (active > used).any():
+        rounds, active = rounds_array(m, n, sm, sn, used), np.minimum(active, used)
     working = reuse_working_set(
-        m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b, problem.l2_rounds
+        m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b, problem.l2_rounds, used
     )
     share = l2_share_of(
         problem.format_a is Format.ND, problem.format_b is Format.ND, chip_el_a * in_b,
         chip_el_b * in_b, preset,
     )  # fmt: skip
     cap, write_cap, hbm = chip_bandwidth_cap(
-        read, write, unique, working, m_cores * n_cores, preset, share,
+        read, write, unique, working, active, preset, share,
         refetch=call_refetch(problem, preset),
     )  # fmt: skip
 
@@ -597,7 +621,9 @@ def _estimate_block(
     if path is not None or vp is None or vp.all() or not vp.any():
         one = path if path is not None else vp is None or bool(vp.all())
         c = Costs(problem, preset, one)
-        res = _core(c, problem, f, rows_c, cols_c, cap, first_traffic, floor, queue, write_cap)
+        res = _core(
+            c, problem, f, rows_c, cols_c, cap, first_traffic, floor, queue, write_cap, rounds
+        )
         parts: list[tuple[Any, dict[str, Any]]] = [(None, res)]
     else:
         # Tilings whose reorder halves do not fit in UB take the column-DMA path: price the two
@@ -610,7 +636,7 @@ def _estimate_block(
             res = _core(
                 Costs(problem, preset, on), problem, sub, rows_c.take(idx),
                 cols_c.take(idx), cap.take(idx), tuple(x.take(idx) for x in first_traffic),
-                floor, queue, write_cap.take(idx),
+                floor, queue, write_cap.take(idx), None if rounds is None else rounds.take(idx),
             )  # fmt: skip
             parts.append((idx, res))
 
@@ -618,6 +644,9 @@ def _estimate_block(
     share = core_share_of(
         (m_cores, n_cores), (ceil_div(sm, bm), ceil_div(sn, bn)), (m_iter_t, n_iter_t)
     )
+    if rounds is not None:
+        # Dealt: the tiles' blocks over usedCoreNum cores of R largest tiles each.
+        share = share * m_cores * n_cores / (active * rounds)
 
     # The pipes idle until the scalar start-up has issued the first instruction: every path
     # starts there (simcore.pipeline.scalar.startup_cycles, 0 where the preset overlaps it;
@@ -625,7 +654,7 @@ def _estimate_block(
     startup = startup_cycles(preset, problem)
 
     def finish() -> dict[str, Any]:
-        return _finish_block(preset, f, parts, (cap, hbm, read, share), startup)
+        return _finish_block(preset, f, parts, (cap, hbm, read, share), startup, rounds)
 
     return finish
 
@@ -636,13 +665,15 @@ def _finish_block(
     parts: list[tuple[Any, dict[str, Any]]],
     chip: tuple[Any, Any, Any, Any],
     startup: float,
+    rounds: Any = None,
 ) -> dict[str, Any]:
     """The outputs of one block from its cores' makespans and busy totals (``parts``).
 
     ``parts`` has one (None, result) of :func:`_core` for the whole block, or one (indices,
     result) per data path; ``chip`` is the bandwidth cap, the HBM bytes, the bytes read and
     the cores' mean share of the work (:func:`simcore.pipeline.traffic.core_share`);
-    ``startup`` the scalar start-up every path of :func:`_core` follows.
+    ``startup`` the scalar start-up every path of :func:`_core` follows; ``rounds`` a dealt
+    split's tiles per core (the ``dealt_rounds`` term, applied here, after the block replay).
     """
     cap, hbm, read, share = chip
     sm = f["singleCoreM"]
@@ -661,6 +692,13 @@ def _finish_block(
                 code[idx] = res["mk"].code
             for p in PIPE_NAMES:
                 busy[p][idx] = res["busy"][p]
+    if rounds is not None:
+        drain_1, scalar = _gathered(parts, "dealt", sm.shape)
+        if code is not None:
+            code = np.array(code)
+        makespan, busy = dealt_rounds(
+            np.asarray(makespan, dtype=np.float64), code, busy, drain_1, scalar, rounds
+        )
     # _core's paths start when the first instruction issues, after the scalar start-up.
     makespan = makespan + startup
     # HBM's time is a chip-wide floor on the kernel (see
@@ -709,6 +747,19 @@ def _finish_block(
     return out
 
 
+def _gathered(
+    parts: list[tuple[Any, dict[str, Any]]], key: str, shape: tuple[int, ...]
+) -> tuple[np.ndarray, ...]:
+    """The tuple of arrays ``res[key]`` of :func:`_core`'s parts, put back in place."""
+    if parts[0][0] is None:
+        return tuple(np.broadcast_to(x, shape) for x in parts[0][1][key])
+    out = tuple(np.empty(shape) for _ in parts[0][1][key])
+    for idx, res in parts:
+        for whole, x in zip(out, res[key], strict=True):
+            whole[idx] = x
+    return out
+
+
 def estimate_one(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> dict[str, Any]:
     """Estimates a single tiling.
 
@@ -717,7 +768,7 @@ def estimate_one(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> di
         (:data:`simcore.estimate.binding.BINDING_NAMES`).
     """
     problem = problem.model_view()  # a DN operand is the ND layout of its transpose
-    fields = {name: np.asarray([getattr(t, name)]) for name in ESTIMATOR_FIELDS}
+    fields = {name: np.asarray([getattr(t, name)]) for name in (*ESTIMATOR_FIELDS, "usedCoreNum")}
     res = estimate_arrays(problem, preset, fields)
     out: dict[str, Any] = {
         key: float(np.asarray(v).reshape(-1)[0]) for key, v in res.items() if key != "binding_term"

@@ -52,7 +52,7 @@ from simcore.pipeline.scalar import scalar_cycles, startup_cycles
 from simcore.pipeline.traffic import (
     CoreShape,
     chip_traffic,
-    core_shapes,
+    core_programs,
     hbm_floor_cycles,
     kernel_times,
     slots,
@@ -162,7 +162,7 @@ class _Durations:
         self.write_cap = cap_bpc if write_cap is None else write_cap
         self.t = t
         self.norm = problem.template is Template.NORM
-        factor_a, factor_b = operand_contention(c, t.singleCoreM, t.singleCoreN)
+        factor_a, factor_b = operand_contention(c, t.singleCoreM, t.singleCoreN, t.usedCoreNum)
         self.factor_a, self.factor_b = float(factor_a), float(factor_b)
         self.loads: dict[tuple[bool, int, int], tuple[float, int]] = {}
         #: DMA copies issued so far (the scalar pipe's per-copy work).
@@ -245,9 +245,6 @@ def simulate_core(
         db_l0c = int(unit_flag_db_l0c(db_l0c))
     if db_l0a not in (1, 2) or db_l0b not in (1, 2):
         raise ValueError(f"dbL0A, dbL0B must be 1 or 2, got {db_l0a}, {db_l0b}")
-    rows_total, cols_total = shape.rows, shape.cols
-    m_iter = ceil_div(rows_total, base_m)
-    n_iter = ceil_div(cols_total, base_n)
     k_iter = ceil_div(k, base_k)
     a_chunks = _Chunks(int(slots(t.depthA1, t.stepM, t.stepKa)))
     b_chunks = _Chunks(int(slots(t.depthB1, t.stepN, t.stepKb)))
@@ -316,10 +313,7 @@ def simulate_core(
             ub_src_free, ub_dst_free = e2, end
         chunks.insert(key, end)
 
-    if t.iterateOrder == 0:
-        blocks = [(mi, ni) for ni in range(n_iter) for mi in range(m_iter)]
-    else:
-        blocks = [(mi, ni) for mi in range(m_iter) for ni in range(n_iter)]
+    blocks = _program_blocks(shape, t)
 
     step_ka, step_kb = t.stepKa, t.stepKb
     handoff = norm_step_handoff(
@@ -356,13 +350,15 @@ def simulate_core(
     step_rule = k_step  # (local names: looked up once per K step)
     slot_release = l1_slot_release
 
-    for b, (mi, ni) in enumerate(blocks):
+    for b, (rows_total, cols_total, mi, ni, first_ga, first_gb) in enumerate(blocks):
         rows = min(base_m, rows_total - mi * base_m)
         cols = min(base_n, cols_total - ni * base_n)
         ga = mi // t.stepM
         gb = ni // t.stepN
         rows_a = min(grp_a, rows_total - ga * grp_a)
         rows_b = min(grp_b, cols_total - gb * grp_b)
+        ga += first_ga
+        gb += first_gb
         blk_code = b << 7
         # A K step logs an L0A load, an L0B load and an MMAD (one extend per list and step).
         step_codes = (code_l0a | blk_code, code_l0b | blk_code, code_mmad | blk_code)
@@ -424,6 +420,29 @@ def simulate_core(
     return _core_result(shape, busy, log_code, log_start, log_end)
 
 
+def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[tuple[int, int, int, int, int, int]]:
+    """The blocks of a core's program in order: its tiles back to back, each in base blocks.
+
+    One tile, or a dealt split's rounds, each walked in the iterate order. Per block: the
+    tile's rows and columns, the block's indices, and the tile's first A and B row-group keys
+    (the tiles read different rows of A and columns of B, so no chunk of one tile is reused by
+    the next).
+    """
+    blocks: list[tuple[int, int, int, int, int, int]] = []
+    first_ga = first_gb = 0
+    for rows_total, cols_total in shape.program:
+        m_iter = ceil_div(rows_total, t.baseM)
+        n_iter = ceil_div(cols_total, t.baseN)
+        if t.iterateOrder == 0:
+            order = [(mi, ni) for ni in range(n_iter) for mi in range(m_iter)]
+        else:
+            order = [(mi, ni) for mi in range(m_iter) for ni in range(n_iter)]
+        blocks += [(rows_total, cols_total, mi, ni, first_ga, first_gb) for mi, ni in order]
+        first_ga += ceil_div(m_iter, t.stepM)
+        first_gb += ceil_div(n_iter, t.stepN)
+    return blocks
+
+
 def _core_result(
     shape: CoreShape,
     busy: list[float],
@@ -470,7 +489,7 @@ def simulate(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> SimRes
             costs,
             traffic.write_cap_bytes_per_cycle,
         )
-        for s in core_shapes(problem, t)
+        for s in core_programs(problem, t)
     ]
     slowest = max(cores, key=lambda r: r.makespan_cycles)
     launch_cycles = preset.launch_overhead_us * preset.clock_mhz

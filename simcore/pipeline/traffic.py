@@ -34,11 +34,21 @@ from simcore.tiling.tcube import TCubeTiling
 
 @dataclass(frozen=True)
 class CoreShape:
-    """A group of cores that get the same ``rows x cols`` share of C."""
+    """A group of cores that get the same ``rows x cols`` share of C.
+
+    A core of a dealt split (:func:`dealt_rounds` > 1) runs a program of several tiles,
+    ``tiles`` in its order; ``rows x cols`` is then its first tile. Empty for one tile per core.
+    """
 
     rows: int
     cols: int
     cores: int
+    tiles: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def program(self) -> tuple[tuple[int, int], ...]:
+        """The ``(rows, cols)`` tiles the core runs back to back, in order (one or more)."""
+        return self.tiles or ((self.rows, self.cols),)
 
 
 def core_shapes(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
@@ -53,6 +63,77 @@ def core_shapes(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
             if rc * cc > 0:
                 counts[(rows, cols)] = counts.get((rows, cols), 0) + rc * cc
     return [CoreShape(r, c, n) for (r, c), n in counts.items()]
+
+
+def dealt_rounds(problem: Problem, t: TCubeTiling) -> int:
+    """Tiles the slowest core takes: 1 for one tile per core, else ``ceil(tiles / usedCoreNum)``.
+
+    A dealt split (legality rule ``DEALT_SPLIT``, aclnn MatMulV3's base blocks) has more
+    ``singleCoreM x singleCoreN`` tiles than cores; core i takes tiles i, i + usedCoreNum, ...
+    """
+    tiles = ceil_div(problem.m, t.singleCoreM) * ceil_div(problem.n, t.singleCoreN)
+    return 1 if tiles <= t.usedCoreNum else ceil_div(tiles, t.usedCoreNum)
+
+
+def dealt_sharers(m: Any, n: Any, single_m: Any, single_n: Any, used: Any) -> tuple[Any, Any]:
+    """Cores reading the same rows of A and of B at once (the same-address factors' sharers).
+
+    One tile per core: A's rows are read by the ``ceil(N / singleCoreN)`` cores along N, B's by
+    the ``ceil(M / singleCoreM)`` along M. Dealt: a round's ``usedCoreNum`` consecutive tiles
+    (row-major, N inner) read one tile row's A on up to ``min(N tiles, usedCoreNum)`` cores and
+    one tile column's B on up to ``ceil(usedCoreNum / N tiles)`` (at most the M tiles).
+    """
+    along_m, along_n = ceil_div(m, single_m), ceil_div(n, single_n)
+    dealt = along_m * along_n > used
+    if not np.any(dealt):
+        return along_n, along_m
+    a_sharers: Any = np.where(dealt, np.minimum(along_n, used), along_n)
+    b_sharers: Any = np.where(dealt, np.minimum(along_m, ceil_div(used, along_n)), along_m)
+    if np.ndim(a_sharers) == 0:
+        return int(a_sharers), int(b_sharers)
+    return a_sharers, b_sharers
+
+
+def dealt_groups(n_tiles: int, rounds: int) -> list[range]:
+    """A dealt split's groups of tile columns (its L2 tiles along N, ``Problem.l2_rounds``).
+
+    One group (all of C's tile columns) unless the kernel walks C in L2 tiles: aclnn MatMulV3
+    (``matmul_v3_base_tiling.cpp`` ``DoL2CacheTiling``) keeps each L2 tile's A + B + C within
+    the L2 by walking the base blocks tile by tile; the model takes its split along N, which
+    sets B's reuse (``ceil(N tiles / rounds)`` columns a group, the last the rest).
+    """
+    per = ceil_div(n_tiles, max(rounds, 1))
+    return [range(start, min(start + per, n_tiles)) for start in range(0, n_tiles, per)]
+
+
+def core_programs(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
+    """The distinct core programs with how many cores run each (:func:`core_shapes` if not dealt).
+
+    Dealt (more tiles than ``usedCoreNum``): the tiles, numbered row-major over C's tile grid (N
+    inner, MatMulV3's ``blockIdx / nCnt``) within each group of tile columns
+    (:func:`dealt_groups`, the groups one after the other), go to core ``tile % usedCoreNum``
+    in rounds; cores with the same sequence of tile shapes form one program.
+    """
+    m_tiles = ceil_div(problem.m, t.singleCoreM)
+    n_tiles = ceil_div(problem.n, t.singleCoreN)
+    used = t.usedCoreNum
+    if m_tiles * n_tiles <= used:
+        return core_shapes(problem, t)
+    tail_m = problem.m - (m_tiles - 1) * t.singleCoreM
+    tail_n = problem.n - (n_tiles - 1) * t.singleCoreN
+    rows = [t.singleCoreM] * (m_tiles - 1) + [tail_m]
+    cols = [t.singleCoreN] * (n_tiles - 1) + [tail_n]
+    walk = [
+        (rows[row], cols[col])
+        for group in dealt_groups(n_tiles, problem.l2_rounds)
+        for row in range(m_tiles)
+        for col in group
+    ]
+    programs: dict[tuple[tuple[int, int], ...], int] = {}
+    for core in range(used):
+        seq = tuple(walk[core::used])
+        programs[seq] = programs.get(seq, 0) + 1
+    return [CoreShape(seq[0][0], seq[0][1], count, tiles=seq) for seq, count in programs.items()]
 
 
 def largest_core_extent(total: Any, single: Any) -> Any:
@@ -510,6 +591,7 @@ def reuse_working_set(
     order: Any,
     in_bytes: float,
     rounds: int = 1,
+    used: Any = None,
 ) -> Any:
     """Bytes the cores touch between two uses of the same data (what L2 must hold to hit).
 
@@ -517,12 +599,24 @@ def reuse_working_set(
     again, so all cores' slices of it must stay in L2; of the outer operand only the current
     group panel of each core is live. A kernel that walks each core's M in ``rounds`` rounds
     (``Problem.l2_rounds``) holds one round's rows of A at a time.
+
+    A dealt split (more tiles than ``used``, the usedCoreNum; :func:`core_programs`) walks C's
+    tiles row-major, N inner, whatever ``iterateOrder`` says inside a tile, in ``rounds`` groups
+    of tile columns (:func:`dealt_groups`): a tile column's B is used again one tile row later,
+    after the group's B and the rows of A of the tile rows in flight (a round of ``used`` tiles
+    spans up to ``ceil(used / the group's tile columns) + 1`` of them).
     """
     m_cores = ceil_div(m, single_m)
     n_cores = ceil_div(n, single_n)
     a_inner = m_cores * at_most(ceil_div(single_m, rounds), m) + n_cores * group_n
     b_inner = n_cores * at_most(single_n, n) + m_cores * group_m
-    return np.where(order == 0, a_inner, b_inner) * k * in_bytes
+    elements = np.where(order == 0, a_inner, b_inner)
+    if used is not None and np.any(m_cores * n_cores > used):
+        group_cols = ceil_div(n_cores, rounds)
+        in_flight = at_most(single_m * (ceil_div(used, group_cols) + 1), m)
+        group = at_most(single_n * group_cols, n)
+        elements = np.where(m_cores * n_cores > used, group + in_flight, elements)
+    return elements * k * in_bytes
 
 
 def c_gm_bytes_per_element(problem: Problem) -> float:
@@ -559,11 +653,14 @@ def chip_traffic(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> Ch
         read_a += shape.cores * float(a_el) * in_b
         read_b += shape.cores * float(b_el) * in_b
         active += shape.cores
+    # A dealt split reads every tile as one core would (the loop above, over the tiles), on at
+    # most usedCoreNum cores at once.
+    active = min(active, t.usedCoreNum)
     write = problem.m * problem.n * out_b
     unique = (problem.m + problem.n) * problem.k * in_b + write
     working = reuse_working_set(
         problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN, t.baseM * t.stepM,
-        t.baseN * t.stepN, t.iterateOrder, in_b, problem.l2_rounds,
+        t.baseN * t.stepN, t.iterateOrder, in_b, problem.l2_rounds, t.usedCoreNum,
     )  # fmt: skip
     share = l2_share_of(
         problem.format_a is Format.ND, problem.format_b is Format.ND, read_a, read_b, preset
@@ -660,7 +757,8 @@ def l2_rounds_to_fit(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -
 
     aclnn's matmul kernel (MatMulV3) splits the cores' work for L2 when the operands exceed it
     (``matmul_v3_l2_cache.cpp``, ascend-notes.md §1.12): the rounds a kernel with that split
-    would use, for :attr:`simcore.tiling.problem.Problem.l2_rounds`.
+    would use, for :attr:`simcore.tiling.problem.Problem.l2_rounds` (for a dealt split, its
+    groups of tile columns: :func:`dealt_groups`).
     """
     in_b = bits(problem.dtype) / 8.0
     usable = preset.l2_bytes * preset.l2_usable_fraction
@@ -668,7 +766,7 @@ def l2_rounds_to_fit(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -
     while rounds < 64 and rounds < t.singleCoreM:
         working = reuse_working_set(
             problem.m, problem.n, problem.k, t.singleCoreM, t.singleCoreN, t.baseM * t.stepM,
-            t.baseN * t.stepN, t.iterateOrder, in_b, rounds,
+            t.baseN * t.stepN, t.iterateOrder, in_b, rounds, t.usedCoreNum,
         )  # fmt: skip
         if working <= usable:
             break

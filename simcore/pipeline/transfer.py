@@ -22,7 +22,7 @@ import numpy as np
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import align_up, at_least, at_most, ceil_div
-from simcore.pipeline.traffic import operand_passes
+from simcore.pipeline.traffic import dealt_sharers, operand_passes
 from simcore.tiling.problem import Problem, Template
 
 if TYPE_CHECKING:
@@ -58,15 +58,20 @@ def same_address_factor(preset: HardwarePreset, sharers: Any) -> Any:
     return 1.0 + preset.same_address_coeff * s * s
 
 
-def operand_contention(c: Costs, single_m: Any, single_n: Any) -> tuple[Any, Any]:
+def operand_contention(c: Costs, single_m: Any, single_n: Any, used: Any = None) -> tuple[Any, Any]:
     """The same-address factors of A's and B's direct copies for a core split.
 
     A's rows are read at once by the ``ceil(N / singleCoreN)`` cores along N, B's by the
-    ``ceil(M / singleCoreM)`` cores along M (:func:`same_address_factor`).
+    ``ceil(M / singleCoreM)`` cores along M (:func:`same_address_factor`); with ``used``
+    (usedCoreNum) a dealt split's round of tiles (:func:`simcore.pipeline.traffic.dealt_sharers`).
     """
+    if used is None:
+        along_n, along_m = ceil_div(c.n, single_n), ceil_div(c.m, single_m)
+    else:
+        along_n, along_m = dealt_sharers(c.m, c.n, single_m, single_n, used)
     return (
-        same_address_factor(c.preset, ceil_div(c.n, single_n)),
-        same_address_factor(c.preset, ceil_div(c.m, single_m)),
+        same_address_factor(c.preset, along_n),
+        same_address_factor(c.preset, along_m),
     )
 
 

@@ -362,12 +362,25 @@ def _check_cores(
         blocks_n = _ceil_div(problem.n, t.singleCoreN)
         needed = blocks_m * blocks_n
         fields = ["usedCoreNum", "singleCoreM", "singleCoreN"]
-        if t.usedCoreNum < needed:
+        if needed > t.usedCoreNum == cores:
+            # Tiles dealt to every core in rounds (aclnn MatMulV3's base blocks): legal.
+            found.add(
+                "DEALT_SPLIT",
+                f"C splits into {blocks_m} x {blocks_n} = {needed} blocks of singleCoreM = "
+                f"{t.singleCoreM} by singleCoreN = {t.singleCoreN}, more than the "
+                f"{t.usedCoreNum} cores: core i takes blocks i, i + {t.usedCoreNum}, ... "
+                f"(row-major, N inner), the slowest {_ceil_div(needed, t.usedCoreNum)}",
+                needed,
+                t.usedCoreNum,
+                fields,
+            )
+        elif t.usedCoreNum < needed:
             found.add(
                 "CORE_COVERAGE",
                 f"usedCoreNum = {t.usedCoreNum} cores cannot cover the {blocks_m} x {blocks_n} = "
                 f"{needed} blocks of singleCoreM = {t.singleCoreM} by singleCoreN = "
-                f"{t.singleCoreN} that C ({problem.m} x {problem.n}) splits into",
+                f"{t.singleCoreN} that C ({problem.m} x {problem.n}) splits into, and a split "
+                f"dealt in rounds must use all {cores} cores",
                 t.usedCoreNum,
                 needed,
                 fields,

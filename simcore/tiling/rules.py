@@ -175,9 +175,12 @@ _RULE_LIST: tuple[Rule, ...] = (
     Rule(
         "CORE_COVERAGE",
         "error",
-        "usedCoreNum >= ceil(M / singleCoreM) * ceil(N / singleCoreN)",
-        "Enough cores to cover every singleCoreM x singleCoreN block of C.",
-        f"{_T1} (usedCoreNum = (M / singleCoreM) * (N / singleCoreN))",
+        "usedCoreNum >= ceil(M / singleCoreM) * ceil(N / singleCoreN) or usedCoreNum == aiCoreCnt",
+        "Enough cores to cover every singleCoreM x singleCoreN block of C in one round; with "
+        "more blocks than cores the blocks are dealt (DEALT_SPLIT), and a dealt split runs on "
+        "every cube core (rounds while cores stay idle are refused).",
+        f"{_T1} (usedCoreNum = (M / singleCoreM) * (N / singleCoreN)); the dealt form: "
+        "hicann/ops-nn matmul_v3_base_tiling.cpp (usedCoreNum = min(blocks, aicNum))",
     ),
     Rule(
         "IDLE_CORES",
@@ -186,6 +189,19 @@ _RULE_LIST: tuple[Rule, ...] = (
         "Cores beyond the blocks of C get no work; legal, but launched for nothing.",
         f"{_T1}; a warning, not an error, because 2 of CANN's own rows do this "
         "(reference/README.md)",
+    ),
+    Rule(
+        "DEALT_SPLIT",
+        "warning",
+        "ceil(M / singleCoreM) * ceil(N / singleCoreN) > usedCoreNum == aiCoreCnt",
+        "More singleCoreM x singleCoreN tiles than cores: the tiles, numbered row-major over C "
+        "(N inner), are dealt in rounds, core i takes tiles i, i + usedCoreNum, i + "
+        "2 usedCoreNum, ... and runs them back to back (the slowest core takes "
+        "ceil(tiles / usedCoreNum)). Legal; named so that a caller sees the kernel is not one "
+        "tile per core.",
+        "aclnn MatMulV3 (hicann/ops-nn mat_mul_base_block.h: base blocks dealt to the cores in "
+        "rounds; matmul_v3_base_tiling.cpp SetBaseBlockTiling: singleCoreM / N = the base "
+        "block); MatMulV3 rotates the last round's tail over its L2 tiles, not modelled",
     ),
     # --- fractal alignment of the base block (seed 002 table 2, last row) ---
     Rule(

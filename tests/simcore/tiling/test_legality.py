@@ -339,6 +339,23 @@ def test_idle_cores_is_a_warning() -> None:
     assert (warning.id, warning.value, warning.limit) == ("IDLE_CORES", 24, 16)
 
 
+def test_dealt_split_on_every_core_is_legal_and_named() -> None:
+    """aclnn MatMulV3's kernel: 128 x 256 base blocks as tiles, 32 x 16 dealt to 24 cores."""
+    report = _check({"singleCoreM": 128, "singleCoreN": 256})
+    assert report.valid
+    (warning,) = report.warnings
+    assert (warning.id, warning.value, warning.limit) == ("DEALT_SPLIT", 512, 24)
+    assert "the slowest 22" in warning.message
+
+
+def test_dealt_split_with_idle_cores_is_refused() -> None:
+    """Rounds while cores stay idle are no kernel CANN runs: CORE_COVERAGE names it."""
+    report = _check({"singleCoreM": 128, "singleCoreN": 256, "usedCoreNum": 20})
+    assert report.violation_ids == ["CORE_COVERAGE"]
+    assert (report.violations[0].value, report.violations[0].limit) == (20, 512)
+    assert report.warnings == []
+
+
 def test_derived_size_mismatch_is_a_warning() -> None:
     report = _check({"shareL1Size": 0, "transLength": 5})
     assert report.valid
@@ -389,6 +406,7 @@ def test_every_rule_has_a_targeted_test() -> None:
         "NZ_A_SINGLE_CORE_K_ALIGN",
         "NZ_B_SINGLE_CORE_K_ALIGN",
         "IDLE_CORES",
+        "DEALT_SPLIT",
         "DERIVED_SIZE_MISMATCH",
         "UB_CAPACITY",  # tests/simcore/ub/test_path.py
         "MX_OPERAND_ALIGN",  # tests/simcore/tiling/test_legality_950.py
@@ -404,6 +422,7 @@ def test_rules_registry_is_listable() -> None:
     assert {r["severity"] for r in listed} == {"error", "warning"}
     assert [r["id"] for r in listed if r["severity"] == "warning"] == [
         "IDLE_CORES",
+        "DEALT_SPLIT",
         "DERIVED_SIZE_MISMATCH",
     ]
 

@@ -211,10 +211,16 @@ class Makespan:
             # (The value may be a scalar, a broadcast or an array another name still holds.)
             self.value = np.array(np.broadcast_to(self.value, np.shape(self.value)), np.float64)
             self._own = True
-        cur = self.value[idx]
+        # (``take``: about two thirds of the instructions of indexing with an index array.)
+        cur = self.value.take(idx) if _takes(self.value, idx) else self.value[idx]
         if self.track:
             self.code[idx[path > cur]] = TERM[term]
         self.value[idx] = np.maximum(cur, path)
+
+
+def _takes(x: np.ndarray, idx: np.ndarray) -> bool:
+    # ``x.take(idx)`` is ``x[idx]``: a 1-D array at integer indices.
+    return x.ndim == 1 and idx.dtype.kind in "iu"
 
 
 def clip_binding(

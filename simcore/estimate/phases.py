@@ -127,7 +127,7 @@ def phase_terms(
             # drains may be bound by them. (Seen: 910A fp16 1024^3, B direct in three chunks
             # per block, a 7-row tail row bound by MTE2 after the full rows' drains: -3.2 %.)
             in_again = np.where(order0, passes_a, passes_b) > blocks - 0.5
-            copy_blk = in_again * (mte2 - np.where(order0, gb, ga)) / np.maximum(blocks, 1)
+            copy_blk = in_again * (mte2 - np.where(order0, gb, ga)) / blocks_n
             lean_fc = np.minimum(lean_f, t00[1] + t00[2] - copy_blk)
             lean_tc = np.minimum(
                 lean_t, np.where(order0, t01[1] + t01[2], t10[1] + t10[2]) - copy_blk

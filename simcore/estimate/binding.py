@@ -248,7 +248,12 @@ def clip_binding(
     out = np.array(code, dtype=np.int8)
     idx = np.flatnonzero(np.broadcast_to(busiest > makespan, out.shape))
     if idx.size:
-        res = [np.broadcast_to(x, out.shape)[idx] for x in (*busy, floor)]
+        # (``take`` where a busy total is an array of the candidates: see _takes.)
+        res = [
+            x.take(idx) if isinstance(x, np.ndarray) and x.shape == out.shape and _takes(x, idx)
+            else np.broadcast_to(x, out.shape)[idx]
+            for x in (*busy, floor)
+        ]  # fmt: skip
         best = res[0]
         which = np.zeros(idx.size, dtype=np.int8)
         for i, r in enumerate(res[1:], start=1):

@@ -154,9 +154,6 @@ class BlockTypes:
         dr_last: The last (corner) block's drain, both legs.
         types: Without FixPipe, per ``(row type, column type)`` (0 full, 1 tail): one block's
             MMAD chain, its L0C->UB and its UB->GM cycles; empty with FixPipe.
-        steps: Per block type: its fractal rows, a full K step's A and B loads and MMAD, and
-            the K-tail step's MMAD (the typical block's are its type's:
-            :func:`simcore.estimate.steps.typical_steps`).
     """
 
     span: Any
@@ -170,7 +167,6 @@ class BlockTypes:
     m3_out: Any
     dr_last: Any
     types: dict[tuple[int, int], tuple[Any, Any, Any]]
-    steps: dict[tuple[int, int], tuple[Any, Any, Any, Any, Any]]
 
 
 def _times(n: Any, x: Any) -> Any:
@@ -253,7 +249,6 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
     m3_bt: dict[tuple[int, int], Any] = {}
     seq_bt: dict[tuple[int, int], Any] = {}
     types: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
-    steps: dict[tuple[int, int], tuple[Any, Any, Any, Any, Any]] = {}
     if not fix:
         # (Each row and column type's own part of the L0C->UB legs once, not once per pair.)
         c_to_ub = c.c_to_ub_table([rt[0] for rt in row_types], [ct[0] for ct in col_types])
@@ -265,7 +260,6 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
             frc_rc = fr * fc * frc
             mm_f = mmad_k_cycles(ovh, frc_rc, g.fk_f)
             mm_t = mmad_k_cycles(ovh, frc_rc, g.fk_t)
-            steps[(i, j)] = (fr, la_f, lb_f, mm_f, mm_t)
             s_f, s_t = la_f + lb_f, la_t + lb_t
             p_f = _period(mm_f, wla_f, wlb_f, s_f)
             span_rc = _times(count, kf * p_f + _period(mm_t, wla_t, wlb_t, s_t))
@@ -309,5 +303,4 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
         # (The corner block's count is 1.)
         dr_last=drain_bt[(1, 1)] if fix else drain_bt[(1, 1)] + m3_bt[(1, 1)],
         types=types,
-        steps=steps,
     )

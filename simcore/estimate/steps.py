@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from simcore.estimate.arrays import NEVER as _NEVER
+from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.grid import BlockTypes, Grid
 from simcore.hardware.dtypes import FRACTAL_ROWS
@@ -275,21 +276,25 @@ def typical_steps(c: Costs, g: Grid, cap: Any, bt: BlockTypes) -> TypicalSteps:
 
     The typical block is ``min(baseM, rows) x min(baseN, cols)``: the full block type, or the
     tail row (column) type where the core has one row (column) of blocks, its rows ``rows``.
-    Its fractal rows, loads and MMADs are that type's in ``bt`` (:func:`block_types`), and
-    without FixPipe its drain legs too: the same values as pricing them again (the same
-    formulas; the MMADs' products of whole fractal counts and the fractal time exact in
-    float64 in either grouping, see :func:`simcore.pipeline.mmad.mmad_k_cycles`).
+    Without FixPipe its drain legs are that type's in ``bt`` (:func:`block_types`), the same
+    values as pricing them again.
     """
-    tails = _tail_types(g.rows < g.bm, g.cols < g.bn)
-    fr_1, la, lb, mm, mm_kt = (_typical_type(bt.steps, at, tails) for at in range(5))
+    p = c.preset
+    rows_1, cols_1 = np.minimum(g.bm, g.rows), np.minimum(g.bn, g.cols)
+    fr_1 = _cdiv(rows_1, FRACTAL_ROWS)
+    fc_1 = _cdiv(cols_1, FRACTAL_ROWS)
+    la = l1_to_l0_cycles(p, True, (fr_1 * FRACTAL_ROWS), g.ka_f)
+    lb = l1_to_l0_cycles(p, False, (fc_1 * FRACTAL_ROWS), g.ka_f)
+    mm = mmad_cycles(p.mmad_overhead_cycles, c.fractal_cycles, fr_1, fc_1, g.fk_f)
     per, lead_a, lead_b = step_chain(la, lb, mm, g.wa, g.wb)
     # Across a block boundary the period pairs the last (K-tail) MMAD with the next first loads.
+    mm_kt = mmad_cycles(p.mmad_overhead_cycles, c.fractal_cycles, fr_1, fc_1, g.fk_t)
     per_bd = period(la, lb, mm_kt, g.wa, g.wb)
     if c.has_fixpipe:
-        rows_1, cols_1 = np.minimum(g.bm, g.rows), np.minimum(g.bn, g.cols)
         dr = c.fix_cycles(rows_1, cols_1, cap)
         m3c: Any = 0.0
     else:
+        tails = _tail_types(g.rows < g.bm, g.cols < g.bn)
         dr = _typical_type(bt.types, 1, tails)
         m3c = _typical_type(bt.types, 2, tails)
     return TypicalSteps(
@@ -312,7 +317,7 @@ def _tail_types(tail_r: Any, tail_c: Any) -> list[tuple[tuple[int, int], Any]]:
 
 
 def _typical_type(
-    types: dict[tuple[int, int], tuple[Any, ...]],
+    types: dict[tuple[int, int], tuple[Any, Any, Any]],
     at: int,
     tails: list[tuple[tuple[int, int], Any]],
 ) -> Any:

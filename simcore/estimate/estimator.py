@@ -135,10 +135,10 @@ def _core(
     passes over its full and its tail groups (:func:`operand_chip_traffic`'s ``shape``). With
     ``floor`` the makespan returned is a lower bound over every dbL0A / dbL0B / dbL0C (see
     :func:`makespan_floor_arrays`; the caller passes the three flags as 2) and no binding term
-    is kept. With a ``queue`` the block
-    replay is queued (:class:`simcore.estimate.block_replay.ReplayQueue`): the makespan and the
-    binding (``out["mk"]``) are final once it is flushed. ``cap`` caps the reads, ``write_cap``
-    the writes (C's drains; ``cap`` where None).
+    is kept. With a ``queue`` the block replay is queued
+    (:class:`simcore.estimate.block_replay.ReplayQueue`): the makespan and the binding
+    (``out["mk"]``) are final once it is flushed. ``cap`` caps the reads, ``write_cap`` the
+    writes (C's drains; ``cap`` where None).
     """
     r = core_records(c, problem, f, rows, cols, (cap, write_cap), traffic, floor)
     fix, g, bt, avg, ch, cp = c.has_fixpipe, r.g, r.bt, r.avg, r.ch, r.cp

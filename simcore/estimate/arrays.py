@@ -45,7 +45,7 @@ def raise_at(x: Any, idx: np.ndarray, value: Any, shape: tuple[int, ...]) -> np.
     broadcast or an array another name still holds, so the result is always a fresh copy.
     """
     out = np.array(np.broadcast_to(x, shape), dtype=np.float64)
-    out[idx] = np.maximum(out[idx], value)
+    out[idx] = np.maximum(sub(out, idx), value)
     return out
 
 

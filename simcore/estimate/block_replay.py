@@ -102,7 +102,7 @@ def block_replay_term(r: CoreRecords, mk: Makespan, queue: ReplayQueue | None = 
             ~(resident[0] & resident[1]) & (blocks >= 4) & has_b & (k_iter <= _REPLAY_MAX_STEPS)
         )
     if replay is not None and replay.size:
-        blocks_r = np.maximum(blocks, 1)
+        blocks_r = g.blocks_n  # (``max(blocks, 1)``)
         rows = replay_rows(
             replay,
             (k_iter, kc_a, kc_b, step_ka, step_kb, slots_a, slots_b, blocks),

@@ -80,6 +80,8 @@ class Chunking:
             and not tiling A's (they start at varying offsets inside A's chunks).
         kb_short: See ``ka_div``.
         kb_off: See ``ka_div``.
+        shapes: Each operand's groups and its passes over the full and the tail groups of the
+            core, where the caller had them (else None).
     """
 
     step_ka: Any
@@ -119,12 +121,16 @@ class Chunking:
     ka_div: Any
     kb_short: Any
     kb_off: Any
+    shapes: tuple[tuple[Any, ...], tuple[Any, ...]] | None
 
 
-def chunking(
-    c: Costs, g: Grid, f: dict[str, Any], traffic: tuple[Any, Any, Any, Any] | None
-) -> Chunking:
-    """Chunks, slots and passes of both operands (``traffic``: their loads and elements)."""
+def chunking(c: Costs, g: Grid, f: dict[str, Any], traffic: tuple[Any, ...] | None) -> Chunking:
+    """Chunks, slots and passes of both operands (``traffic``: their loads and elements).
+
+    ``traffic`` may go on with each operand's groups and its passes over the full and the tail
+    groups (:func:`simcore.pipeline.traffic.operand_chip_traffic`'s ``shape``, A's then B's):
+    the chunk shapes take them (:func:`copy_totals_of`).
+    """
     order = g.order
     step_ka, step_kb = f["stepKa"], f["stepKb"]
     slots_a = slots(f["depthA1"], f["stepM"], step_ka)
@@ -138,7 +144,8 @@ def chunking(
                 g.cols, g.bn, f["stepN"], g.k, g.bk, step_kb, slots_b, g.m_iter, order == 1, c.c0
             ),
         )
-    loads_a, el_a, loads_b, el_b = traffic
+    loads_a, el_a, loads_b, el_b = traffic[:4]
+    shapes = (traffic[4:7], traffic[7:10]) if len(traffic) == 10 else None
     kc_a = _cdiv(g.k_iter, step_ka)
     kc_b = _cdiv(g.k_iter, step_kb)
     passes_a = loads_a / kc_a
@@ -171,7 +178,7 @@ def chunking(
         co_frac=co_frac, co_rest=1.0 - co_frac,
         co_frac_ab=np.minimum(passes_a / np.maximum(passes_b, ones), ones), co_lcm=co_lcm,
         co_steps=_cdiv(g.k_iter, co_lcm),  # steps where both operands start a chunk, per pass
-        ka_div=ka_div, kb_short=kb_short, kb_off=kb_short & ~ka_div,
+        ka_div=ka_div, kb_short=kb_short, kb_off=kb_short & ~ka_div, shapes=shapes,
     )  # fmt: skip
 
 
@@ -293,8 +300,9 @@ def copy_totals_of(
     b_args = (g.cols, g.bn, f["stepN"], ch.slots_b, g.m_iter, order == 1, g.k, g.bk, ch.step_kb)
     # Each operand's chunk shapes, shared by the sums over its copies below.
     # (Their K chunks and blocks are the chunking's and the grid's.)
-    shapes_a = chunk_shapes(*a_args, (ch.kc_a, g.m_iter))
-    shapes_b = chunk_shapes(*b_args, (ch.kc_b, g.n_iter))
+    passes = ch.shapes if ch.shapes is not None else (None, None)
+    shapes_a = chunk_shapes(*a_args, (ch.kc_a, g.m_iter), passes[0])
+    shapes_b = chunk_shapes(*b_args, (ch.kc_b, g.n_iter), passes[1])
     direct_a = not (c.a_via_ub or c.a_by_column)
     direct_b = not (c.b_via_ub or c.b_by_column)
     # (A direct operand's MTE2 total is priced per shape below, with no V or MTE3 legs.)

@@ -109,9 +109,13 @@ def _in_order(
         hit = got.get((inner_t, outer_t))
         if hit is None:
             x = blk_types[(inner_t, outer_t)]
-            y = blk_types[(outer_t, inner_t)]
-            a0, a1, a2 = (np.where(order0, a, b) for a, b in zip(x, y, strict=True))
-            hit = (a0, a1, a2)
+            if inner_t == outer_t:
+                # (The full and the corner type are the same in either order.)
+                hit = x
+            else:
+                y = blk_types[(outer_t, inner_t)]
+                a0, a1, a2 = (np.where(order0, a, b) for a, b in zip(x, y, strict=True))
+                hit = (a0, a1, a2)
             got[(inner_t, outer_t)] = hit
         return hit
 
@@ -164,18 +168,18 @@ def c1_drain_chain(
 
     i_full = np.where(order0, m_iter, n_iter) - 1
     o_full = np.where(order0, n_iter, m_iter) - 1
+    # (The line's full-full and tail-full links, the same for both outer types.)
+    n_ff, i_many = np.maximum(i_full - 1, 0), i_full >= 1
     total: Any = 0.0
     for o, o_count in ((0, o_full), (1, 1.0)):
         ff, tf = get(0, o), get(1, o)
-        total = total + o_count * (
-            np.maximum(i_full - 1, 0) * step(ff, ff) + (i_full >= 1) * step(tf, ff)
-        )
+        total = total + o_count * (n_ff * step(ff, ff) + i_many * step(tf, ff))
         # The first block of this outer row / column follows the last (tail) block of the
         # previous one, a full one (the tail one is the last).
-        first = tuple(np.where(i_full >= 1, a, b) for a, b in zip(ff, tf, strict=True))
+        first = tuple(np.where(i_many, a, b) for a, b in zip(ff, tf, strict=True))
         n_pred = np.maximum(o_full - 1, 0) if o == 0 else (o_full >= 1)
         total = total + n_pred * step(first, get(1, 0))
-    fi = np.where(i_full >= 1, 0, 1)
+    fi = np.where(i_many, 0, 1)
     fo = np.where(o_full >= 1, 0, 1)
     first_blk = [get(a, b) for a in (0, 1) for b in (0, 1)]
     pick = fi * 2 + fo
@@ -316,11 +320,10 @@ def corner_drain(
         # block's MMAD chain only.)
         rows_inner = order == 0
         prev_col = (rows_inner & (m_iter >= 2)) | (~rows_inner & (n_iter == 1))
-        d_prev = [
-            np.where(prev_col, x, y)
-            for x, y in zip(blk_types[(0, 1)], blk_types[(1, 0)], strict=True)
-        ]
-        drain_prev_cyc = d_prev[1] + d_prev[2]
+        # (Both legs of its drain: the sums of the two types selected once, the same values
+        # as the sum of the selected legs.)
+        t01, t10 = blk_types[(0, 1)], blk_types[(1, 0)]
+        drain_prev_cyc = np.where(prev_col, t01[1] + t01[2], t10[1] + t10[2])
         # (At most the chains' end less the corner block's MMAD chain and bias slice, plus the
         # two drains: only where that exceeds the path so far.)
         corner = blk_types[(1, 1)]

@@ -118,7 +118,7 @@ def _core(
     rows: Any,
     cols: Any,
     cap: Any,
-    traffic: tuple[Any, Any, Any, Any] | None = None,
+    traffic: tuple[Any, ...] | None = None,
     floor: bool = False,
     queue: ReplayQueue | None = None,
     write_cap: Any = None,
@@ -133,12 +133,14 @@ def _core(
     they may exceed it), so the order is part of the model (docs/estimator.md).
 
     ``traffic`` passes the (loads, elements) of A and B from :func:`operand_traffic` when the
-    caller already has them for this shape. With ``floor`` the makespan returned is a lower
-    bound over every dbL0A / dbL0B / dbL0C (see :func:`makespan_floor_arrays`; the caller
-    passes the three flags as 2) and no binding term is kept. With a ``queue`` the block
-    replay is queued (:class:`simcore.estimate.block_replay.ReplayQueue`): the makespan and the
-    binding (``out["mk"]``) are final once it is flushed. ``cap`` caps the reads, ``write_cap``
-    the writes (C's drains; ``cap`` where None). ``rounds`` (a dealt split's tiles per core,
+    caller already has them for this shape, optionally followed by each operand's groups and
+    passes over its full and its tail groups (:func:`operand_chip_traffic`'s ``shape``). With
+    ``floor`` the makespan returned is a lower bound over every dbL0A / dbL0B / dbL0C (see
+    :func:`makespan_floor_arrays`; the caller passes the three flags as 2) and no binding term
+    is kept. With a ``queue`` the block replay is queued
+    (:class:`simcore.estimate.block_replay.ReplayQueue`): the makespan and the binding
+    (``out["mk"]``) are final once it is flushed. ``cap`` caps the reads, ``write_cap`` the
+    writes (C's drains; ``cap`` where None). ``rounds`` (a dealt split's tiles per core,
     :mod:`simcore.estimate.dealt`) asks for the inputs of the ``dealt_rounds`` term.
     """
     r = core_records(c, problem, f, rows, cols, (cap, write_cap), traffic, floor)
@@ -580,11 +582,11 @@ def _estimate_block(
     n_blocks = full_n_cores * n_iter_f + n_iter_t
     group_m = bm * f["stepM"]
     group_n = bn * f["stepN"]
-    loads_a, el_a, chip_el_a = operand_chip_traffic(
+    loads_a, el_a, chip_el_a, shape_a = operand_chip_traffic(
         (rows_c, tail_m), (m_iter_f, m_iter_t), group_m, f["stepM"], slots_a, order0,
         k_chunking(k, f["baseK"], f["stepKa"], c.c0), full_m_cores, n_cores, n_iter_f, n_blocks,
     )  # fmt: skip
-    loads_b, el_b, chip_el_b = operand_chip_traffic(
+    loads_b, el_b, chip_el_b, shape_b = operand_chip_traffic(
         (cols_c, tail_n), (n_iter_f, n_iter_t), group_n, f["stepN"], slots_b, ~order0,
         k_chunking(k, f["baseK"], f["stepKb"], c.c0), full_n_cores, m_cores, m_iter_f, m_blocks,
     )  # fmt: skip
@@ -593,7 +595,8 @@ def _estimate_block(
         # One bias slice per output block: baseN values per row block, fewer in the tail
         # column, i.e. N values per row block of the grid.
         read = read + m_blocks * n * (bits(problem.bias_type) / 8.0)
-    first_traffic = (loads_a, el_a, loads_b, el_b)
+    # (With each operand's groups and passes of the full core, for the chunk shapes.)
+    first_traffic = (loads_a, el_a, loads_b, el_b, *shape_a, *shape_b)
     write = m * n * c_gm_bytes_per_element(problem)
     unique = (m + n) * k * in_b + write
     # A dealt split (more tiles than usedCoreNum, where the caller gives it): its tiles walk

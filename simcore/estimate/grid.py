@@ -18,7 +18,7 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.hardware.dtypes import FRACTAL_ROWS
-from simcore.pipeline.costs import Costs
+from simcore.pipeline.costs import Costs, at_least
 from simcore.pipeline.mmad import mmad_k_cycles
 from simcore.pipeline.transfer import l1_to_l0_cycles
 
@@ -282,7 +282,7 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
                 drain_bt[(i, j)] = _times(count, dr_rc)
                 m3_bt[(i, j)] = _times(count, m3_rc)
                 # (``span_rc / 1`` is span_rc.)
-                blk = span_rc if isinstance(count, int) else span_rc / np.maximum(count, 1)
+                blk = span_rc if isinstance(count, int) else span_rc / at_least(count, 1)
                 types[(i, j)] = (blk, dr_rc, m3_rc)
     span = _total(span_bt)
     span_seq: Any = 0.0

@@ -256,22 +256,24 @@ def line_stay(
             # outer operand's first chunk waits for that chain too (its later chunks' copies
             # queued on MTE2 among the other's; with the other in one chunk they overlap its
             # reads). (Both direct or by column DMA.)
-            sub = [_sub(x, idx) for x in (kc_a, kc_b, passes_a, passes_b, blocks, slots_a,
-                                          slots_b, k_iter)]  # fmt: skip
-            ka_s, kb_s, pa_s, pb_s, bl_s, sa_s, sb_s, ki_s = sub
+            ka_s, kb_s, bl_s, ki_s = (_sub(x, idx) for x in (kc_a, kc_b, blocks, k_iter))
+            # (The other operand's passes and slots.)
+            po_s, so_s = (
+                _sub(x, idx) for x in ((passes_b, slots_b) if is_a else (passes_a, slots_a))
+            )
             if is_a:
                 legs = (wait_af, reads_af, wait_al, reads_al, bias_cyc, gain_pass_a)
                 kc_p, w_f, w_l = kb_s, _sub(wait_bf, idx), _sub(wait_bl, idx)
                 r_one, l_f, l_t = _sub(reads_bl, idx), _sub(lb, idx), _sub(lb_kt, idx)
                 rest = (ka_s > 1) * ((ka_s - 2) * _sub(a_full[0], idx) + _sub(a_last[0], idx))
-                o_on = (pb_s > bl_s - 0.5) & (sb_s == 1) & _sub(has_b, idx)
+                o_on = (po_s > bl_s - 0.5) & (so_s == 1) & _sub(has_b, idx)
             else:
-                lead = np.where(kc_a > 1, a_full[0], a_last[0])
+                lead = r.lg.a_first0  # (A's first copy of a pass: its full or K-tail leg)
                 legs = (wait_bf, rb_kb, wait_bl, reads_bl, bias_cyc + lead, 0.0)
                 kc_p, w_f, w_l = ka_s, _sub(wait_af, idx), _sub(wait_al, idx)
                 r_one, l_f, l_t = _sub(reads_al, idx), _sub(la, idx), _sub(la_kt, idx)
                 rest = (kb_s > 1) * ((kb_s - 2) * _sub(b_full[0], idx) + _sub(b_last[0], idx))
-                o_on = (pa_s > bl_s - 0.5) & (sa_s == 1)
+                o_on = (po_s > bl_s - 0.5) & (so_s == 1)
             one = kc_p == 1
             copies = (kc_p - 1) * w_f + w_l
             reads = (ki_s - 1) * l_f + l_t

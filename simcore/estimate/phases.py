@@ -118,20 +118,19 @@ def phase_terms(
             order0 = order == 0
             stall_blk_all = (bound_ex + inner) / blocks_n
             t00, t01, t10 = blk_types[(0, 0)], blk_types[(0, 1)], blk_types[(1, 0)]
-            lean_f = t00[1] + t00[2] - t00[0] - stall_blk_all
-            lean_t = (
-                np.where(order0, t01[1] + t01[2] - t01[0], t10[1] + t10[2] - t10[0]) - stall_blk_all
-            )
+            # (Each type's two drain legs summed once; the tail line's type selected once:
+            # the same values per candidate as the selects of the differences.)
+            dr_f, dr_t = t00[1] + t00[2], np.where(order0, t01[1] + t01[2], t10[1] + t10[2])
+            lean_f = dr_f - t00[0] - stall_blk_all
+            lean_t = dr_t - np.where(order0, t01[0], t10[0]) - stall_blk_all
             # The inner operand reloaded in every block also takes its copies per block on
             # MTE2 (with the bias slices), the same in every line: a tail line of short
             # drains may be bound by them. (Seen: 910A fp16 1024^3, B direct in three chunks
             # per block, a 7-row tail row bound by MTE2 after the full rows' drains: -3.2 %.)
             in_again = np.where(order0, passes_a, passes_b) > blocks - 0.5
-            copy_blk = in_again * (mte2 - np.where(order0, gb, ga)) / np.maximum(blocks, 1)
-            lean_fc = np.minimum(lean_f, t00[1] + t00[2] - copy_blk)
-            lean_tc = np.minimum(
-                lean_t, np.where(order0, t01[1] + t01[2], t10[1] + t10[2]) - copy_blk
-            )
+            copy_blk = in_again * (mte2 - np.where(order0, gb, ga)) / blocks_n
+            lean_fc = np.minimum(lean_f, dr_f - copy_blk)
+            lean_tc = np.minimum(lean_t, dr_t - copy_blk)
             idx = np.flatnonzero((lean_f * lean_t < 0.0) | (lean_fc * lean_tc < 0.0))
             if idx.size:
                 o0 = _sub(order0, idx)

@@ -67,10 +67,13 @@ def core_records(
     rows: Any,
     cols: Any,
     caps: tuple[Any, Any],
-    traffic: tuple[Any, Any, Any, Any] | None,
+    traffic: tuple[Any, ...] | None,
     floor: bool,
 ) -> CoreRecords:
     """The records of a ``rows x cols`` core share (``traffic``: the operands' loads, elements).
+
+    (``traffic`` may go on with each operand's groups and full and tail passes: see
+    :func:`simcore.estimate.copies.chunking`.)
 
     ``caps``: the reads' and the writes' bandwidth shares (the writes' None: the reads').
     """

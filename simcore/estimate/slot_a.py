@@ -102,6 +102,7 @@ def a_hops(
     g, bt, avg, ch, cp, lg, f = r.g, r.bt, r.avg, r.ch, r.cp, r.lg, r.f
     fix, floor = r.fix, r.floor
     b_later: Any = None  # (set where the term applies)
+    last_co: Any = None  # (set below, or where A is direct and one slot's wait is priced)
     b_wait: Any = None  # (set where the term applies)
     hop_l_a_own: Any = None  # (set where the term applies)
     a_full, a_last, b_first, b_last = lg.a_full, lg.a_last, lg.b_first, lg.b_last
@@ -179,8 +180,9 @@ def a_hops(
             # (From the A copy, with one B slot: where a B chunk starts with the last A chunk,
             # each B chunk up to the last one is copied after the release of the one before,
             # then released: ``b_next_in`` each.)
-            co_last = _divides(a_last_start, step_kb) & has_b
-            chained = co_last * np.floor(b_after / step_kb) * lg.b_next_in
+            # (Whether a B chunk starts with the last A chunk: ``last_co`` below too.)
+            last_co = _divides(a_last_start, step_kb) & has_b
+            chained = last_co * np.floor(b_after / step_kb) * lg.b_next_in
             b_wait = np.maximum(qa(after), chained) * single_bf
         b_later = b_after > 0
         ahead = bias_cyc + b_later * has_b * co_frac * (b_wait + b_last[0])
@@ -243,7 +245,8 @@ def a_hops(
     # Shared boundaries per pass (one may be the last A chunk's start); shorter B chunks start
     # inside every A chunk, aligned or not.
     # (Without B copies, none: co_frac is 0 there too.)
-    last_co = _divides(a_last_start, step_kb) & has_b
+    if last_co is None:
+        last_co = _divides(a_last_start, step_kb) & has_b
     if not via_a:
         # (The hop with the gain ``extra`` adds for the B copy issued with the last A copy is
         # ``wait + max(reads + gain, ahead)``: the slice ahead on MTE2 overlaps that B copy.)

@@ -58,16 +58,29 @@ def chunk_stalls(
     # with two, for the one before it (a chunk of compute of slack). Operands whose K chunks fill
     # the slots exactly reload the whole panel at a group change, each copy waiting for the old
     # chunk at the same K position: a burst with a block minus a chunk of slack.
+    # (What does not depend on the reads' leads, once for both calls of inner_of below; the
+    # sums keep their order, so the values are the same bit for bit.)
+    not_single_a, not_single_b = ~single_a, ~single_b
+    ahead_a, ahead_b = wait_a + la + lb, wait_b + lb
+    ahead_a_b = wait_a + np.maximum(la, b_after_a) + lb
+    chunk_a = step_ka * per
+    chunk_b = step_kb * per
+    slack_a, slack_b = chunk_a * not_single_a, chunk_b * not_single_b
+    one_step_a, one_step_b = step_ka == 1, step_kb == 1
+    # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
+    # the A copy), so such a step costs the larger one, not the sum.
+    co = (ch.co_steps - 1) * np.minimum(passes_a, passes_b) * (st_a * st_b)
+    alone_a = st_a * (passes_a * km_a - co)
+    alone_b = st_b * (passes_b * km_b - co)
+
     def inner_of(lead_a: Any, lead_b: Any, runs: bool = True) -> tuple[Any, ...]:
-        base_a = wait_a + la + lb - lead_a - per
-        base_a_b = wait_a + np.maximum(la, b_after_a) + lb - lead_a - per
-        base_b = wait_b + lb - lead_b - per
-        chunk_a = step_ka * per
-        chunk_b = step_kb * per
-        over_a = base_a - chunk_a * ~single_a  # (minus the slack: none with one slot)
+        base_a = ahead_a - lead_a - per
+        base_a_b = ahead_a_b - lead_a - per
+        base_b = ahead_b - lead_b - per
+        over_a = base_a - slack_a  # (minus the slack: none with one slot)
         ex_a_alone = np.maximum(over_a, zero)
         ex_a_with_b = np.maximum(np.where(single_a, base_a_b, over_a), zero)
-        ex_b_alone = np.maximum(base_b - chunk_b * ~single_b, zero)
+        ex_b_alone = np.maximum(base_b - slack_b, zero)
         # Such a stall is anchored on the read that frees the slot, two steps before the delayed
         # MMAD with one slot (a chunk more with two). Where boundaries come at every step (or the
         # two slots keep one chunk of slack) the jumps overlap: over a long run of boundaries the
@@ -77,19 +90,13 @@ def chunk_stalls(
         # (m = 1). (Seen: the pinned case b_pass_start_behind_one_slot_a_between_drains, 910A:
         # A's second copy puts 1229.5 cycles from one MMAD start to the next in every block,
         # its stall priced at half: -2.6 %.)
-        m_a = slots_a + (step_ka == 1) * (runs | ~single_a)
-        m_b = slots_b + (step_kb == 1) * (runs | ~single_b)
+        m_a = slots_a + one_step_a * (runs | not_single_a)
+        m_b = slots_b + one_step_b * (runs | not_single_b)
         ex_a_alone = ex_a_alone / m_a
         ex_a_with_b = ex_a_with_b / m_a
         ex_b_alone = ex_b_alone / m_b
-        # Steps > 0 where both operands start a chunk: the stalls overlap (the B copy queues behind
-        # the A copy), so such a step costs the larger one, not the sum.
-        co_steps = ch.co_steps
-        co = (co_steps - 1) * np.minimum(passes_a, passes_b) * (st_a * st_b)
         inner = (
-            co * np.maximum(ex_a_with_b, ex_b_alone)
-            + (st_a * (passes_a * km_a - co)) * ex_a_alone
-            + (st_b * (passes_b * km_b - co)) * ex_b_alone
+            co * np.maximum(ex_a_with_b, ex_b_alone) + alone_a * ex_a_alone + alone_b * ex_b_alone
         )
         return inner, base_a, base_b, chunk_a, chunk_b, ex_a_alone, ex_a_with_b, ex_b_alone
 
@@ -102,7 +109,9 @@ def chunk_stalls(
     # their own paths).
     # (With FixPipe or in the floors that chain is not priced: ``inner`` stands in, unread.)
     inner_rel = (
-        inner if fix or r.floor else inner_of(lead_a * ~single_a, lead_b * ~single_b, False)[0]
+        inner
+        if fix or r.floor
+        else inner_of(lead_a * not_single_a, lead_b * not_single_b, False)[0]
     )
 
     def burst(base: Any, wait: Any, step_k: Any, chunk: Any, kc: Any, km: Any, n_slots: Any) -> Any:

@@ -332,7 +332,7 @@ def operand_chip_traffic(
     other_cores: Any,
     other_blocks: Any,
     other_blocks_total: Any,
-) -> tuple[Any, Any, Any]:
+) -> tuple[Any, Any, Any, tuple[Any, Any, Any]]:
     """:func:`operand_traffic` of a full core and summed over every core, in one evaluation.
 
     The estimator's form: the cores along this operand's dimension are ``full_cores`` with the
@@ -368,8 +368,10 @@ def operand_chip_traffic(
         other_blocks_total: Blocks of the other operand summed over ``other_cores``.
 
     Returns:
-        ``(loads, elements, chip_elements)``: chunk loads and elements of the full x full core,
-        and the elements over all cores.
+        ``(loads, elements, chip_elements, shape)``: chunk loads and elements of the full x full
+        core, the elements over all cores, and the full core's groups and its passes over the
+        full groups and over the tail group (:func:`operand_passes`, the same integers: the
+        estimator's chunk shapes take them instead of pricing the reuse again).
     """
     k_chunks, k_elems = chunking
     kept = k_chunks <= n_slots  # a group's K chunks fit: it stays in L1 across its blocks
@@ -383,17 +385,24 @@ def operand_chip_traffic(
         full_group_rows = groups_less * group_rows
         last_rows = align_up(extent - full_group_rows, FRACTAL_ROWS)
         pass_rows = full_group_rows + last_rows
-        streamed_rows = full_group_rows * step + (n_blocks - groups_less * step) * last_rows
+        full_blocks = groups_less * step
+        last_blocks = n_blocks - full_blocks
+        streamed_rows = full_group_rows * step + last_blocks * last_rows
         # A kept inner operand whose groups do not all fit is reloaded once per outer step.
         per_outer = (inner & kept & (k_chunks * groups > n_slots)).astype(k_chunks.dtype)
-        shapes.append((groups, pass_rows, streamed_rows, per_outer))
-    (groups_f, pass_f, stream_f, per_outer_f), (_, pass_t, stream_t, per_outer_t) = shapes
+        shapes.append((groups, pass_rows, streamed_rows, per_outer, full_blocks, last_blocks))
+    (groups_f, pass_f, stream_f, per_outer_f, full_blocks_f, last_blocks_f) = shapes[0]
+    (_, pass_t, stream_t, per_outer_t, _, _) = shapes[1]
     # A full core: row passes of a kept operand (1, or O per outer step) and of a streamed one.
     streamed_w = 1 - kept_w
     passes = per_outer_f * (other_blocks - 1) + kept_w
     streamed_passes = streamed_w * other_blocks
     loads = (groups_f * passes + blocks[0] * streamed_passes) * k_chunks
     elements = (pass_f * passes + stream_f * streamed_passes) * k_elems
+    # The full core's passes over its full groups and its tail group: a kept group once per
+    # pass, a streamed one once per block of its own.
+    full_passes = (groups_f - 1) * passes + full_blocks_f * streamed_passes
+    tail_passes = passes + last_blocks_f * streamed_passes
     # All cores: the same passes summed over the two row shapes x the other dimension's cores.
     once = kept_w * other_cores
     extra_passes = other_blocks_total - other_cores
@@ -402,7 +411,7 @@ def operand_chip_traffic(
         + pass_t * (per_outer_t * extra_passes + once)
         + (full_cores * stream_f + stream_t) * (streamed_w * other_blocks_total)
     ) * k_elems
-    return loads, elements, chip_elements
+    return loads, elements, chip_elements, (groups_f, full_passes, tail_passes)
 
 
 @dataclass(frozen=True)

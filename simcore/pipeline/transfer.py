@@ -236,13 +236,16 @@ def chunk_shapes(
     base_k: Any,
     step_k: Any,
     counts: tuple[Any, Any] | None = None,
+    passes: tuple[Any, ...] | None = None,
 ) -> ChunkShapes:
     """An operand's chunk copies by shape (:class:`ChunkShapes`), for the sums over them.
 
     Built once per operand, they are shared by every cost summed over the same copies (the
     estimator sums three or four: cycles, DMA pieces, reorders, instructions). ``counts`` gives
     the K chunks per pass and the operand's blocks, ``ceil(ceil(k / base_k) / step_k)`` and
-    ``ceil(extent / base)``, where the caller has them.
+    ``ceil(extent / base)``, where the caller has them; ``passes`` the groups, ``ceil(blocks /
+    step)``, and the passes over the full groups and over the tail group (those of
+    :func:`operand_passes`, the same integers: the estimator has them from the chip traffic).
     """
     if counts is None:
         counts = (ceil_div(ceil_div(k, base_k), step_k), ceil_div(extent, base))
@@ -250,11 +253,14 @@ def chunk_shapes(
     chunk_k = step_k * base_k
     k_last = k - (kc - 1) * chunk_k
     group_rows = step * base
-    groups = ceil_div(blocks, step)
+    if passes is not None:
+        groups, full, tail = passes
+    else:
+        groups = ceil_div(blocks, step)
+        full, tail = operand_passes(
+            extent, base, step, n_slots, kc, other_blocks, inner, (blocks, groups)
+        )
     last_rows = extent - (groups - 1) * group_rows
-    full, tail = operand_passes(
-        extent, base, step, n_slots, kc, other_blocks, inner, (blocks, groups)
-    )
     return ChunkShapes(kc, (chunk_k, k_last), ((group_rows, full), (last_rows, tail)))
 
 

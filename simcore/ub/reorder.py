@@ -139,8 +139,10 @@ def _reorder_rows(rows: npt.ArrayLike, rule: str) -> tuple[Any, Any]:
     if r.size and r.min() < 1:
         raise InputError("rows", f"{rule}_rows", "rows must be at least 1", rows, 1)
     # (Positive integers from here: ceilings by 32 B and 8 rows as shifts, the same values.)
-    # (The NZ side's repeat stride is ``rows`` blocks, a uint8: see _reorder_of.)
-    return r <= UINT8_MAX, (r + (BLOCKS_PER_REPEAT - 1)) >> _REPEAT_SHIFT
+    # (The NZ side's repeat stride is ``rows`` blocks, a uint8: see _reorder_of. True where
+    # every tile is that short, as the estimator's nearly always are: no select then.)
+    short = True if r.size and r.max() <= UINT8_MAX else r <= UINT8_MAX
+    return short, (r + (BLOCKS_PER_REPEAT - 1)) >> _REPEAT_SHIFT
 
 
 def _reorder_columns(
@@ -182,7 +184,11 @@ def _reorder_of(
     repeats = row_groups * cols
     # The NZ side's repeat stride is ``rows`` blocks, a uint8: beyond 255 rows each column is
     # its own instruction.
-    issues = np.where(short, row_groups * col_issues, repeats)
+    issues = (
+        row_groups * col_issues
+        if short is True
+        else np.where(short, row_groups * col_issues, repeats)
+    )
     cycles: npt.NDArray[np.float64] = (
         repeats * per_repeat + issues * preset.vector_issue_overhead_cycles
     ).astype(np.float64)

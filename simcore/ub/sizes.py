@@ -100,7 +100,9 @@ def trans_length_array(
     b1 = zero + operand_ub_tile_bytes_array(problem, fields, False)
     c1 = _nbytes(problem.c_dtype, bm * bn)
     bias = _nbytes(problem.bias_type, bn) if problem.bias else zero
-    out: npt.NDArray[np.int64] = np.maximum.reduce([a1 + zero, b1 + zero, c1 + zero, bias + zero])
+    # (Pairwise maxima, ``a1`` of the full shape: np.maximum.reduce over a list stacks the
+    # arrays into a new one first, and each ``+ zero`` is a copy. The same int64 values.)
+    out: npt.NDArray[np.int64] = np.maximum(np.maximum(np.maximum(a1, b1), c1), bias)
     return out
 
 
@@ -169,7 +171,10 @@ def share_ub_size_array(
             pads.append(misaligned(sk) * bn * FRACTAL_ROW_BYTES)
         else:
             pads.append(misaligned(sn) * bk * FRACTAL_ROW_BYTES)
-    size = np.maximum.reduce([p + zero for p in pads])
+    # (Pairwise from ``zero``, of the full shape: the same values as a reduce over the list.)
+    size = zero
+    for pad in pads[1:]:
+        size = np.maximum(size, pad)
     if not preset.has_fixpipe:
         c_misaligned = _remainder(_nbytes(problem.c_dtype, sn), FRACTAL_ROW_BYTES) != 0
         size = size + _nbytes(problem.c_dtype, bm * bn) + c_misaligned * FRACTAL_ROW_BYTES

@@ -64,14 +64,16 @@ from tiler.screen import FLOOR_RTOL
 from tiler.space import GROUP_FIELDS, build_space
 
 #: Three problems per chip: an LLM layer, an odd shape with bias or a transpose, and int8 (on
-#: 910B2 a cold N-heavy one, which the refetch term slows); and a small kernel on 310P3, 910A
-#: and 310B1, where the serial start-up is a large share of the time.
+#: 910B2 a cold N-heavy one, which the refetch term slows; and one with UnitFlag); and a small
+#: kernel on 310P3, 910A and 310B1, where the serial start-up is a large share of the time.
 PROBLEMS: tuple[dict[str, Any], ...] = (
     {"soc": "Ascend910B2", "m": 4096, "n": 4096, "k": 4096},
     {"soc": "Ascend910B2", "m": 1000, "n": 8192, "k": 6144, "dtype": "bf16", "trans_b": True,
      "bias": True},
     # (A + B + C above the usable L2: every read of B a first touch under the refetch term.)
     {"soc": "Ascend910B2", "m": 16, "n": 28672, "k": 8192, "dtype": "int8"},
+    # (A kernel compiled with UnitFlag: its drains overlap the last MMADs.)
+    {"soc": "Ascend910B2", "m": 2048, "n": 4096, "k": 1024, "unit_flag": True},
     {"soc": "Ascend310P3", "m": 1000, "n": 2000, "k": 3000},
     {"soc": "Ascend310P3", "m": 640, "n": 3000, "k": 700, "trans_b": True, "bias": True},
     {"soc": "Ascend310P3", "m": 4095, "n": 4097, "k": 1023, "dtype": "int8"},

@@ -556,11 +556,13 @@ def _fixed_work(c: Costs, problem: Problem, f: dict[str, Any], cap: Any) -> tupl
     rm_t = rows - (m_iter - 1) * bm
     cn_t = cols - (n_iter - 1) * bn
     cube, mte1 = compute_busy(c, k, rows, cols, bm, bn, bk)
-    drain_fix, drain_v, drain_m3, dr_last = drain_busy(c, rows, cols, bm, bn, cap)
     # The typical block of the estimator: the tail when the core has a single one.
     r1 = np.where(m_iter == 1, rm_t, bm)
     c1 = np.where(n_iter == 1, cn_t, bn)
-    step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + c.mmad_cycles(r1, c1, bk)
+    mm1 = c.mmad_cycles(r1, c1, bk)
+    step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + mm1
+    # (The last drain follows step1's MMAD: with UnitFlag what of it outlasts that MMAD.)
+    drain_fix, drain_v, drain_m3, dr_last = drain_busy(c, rows, cols, bm, bn, cap, mm1)
     # The scalar pipe with the core's K steps (one per MMAD) and no copy: at most its busy total.
     scalar = least_scalar_cycles(c.preset, problem, m_iter * n_iter * ceil_div(k, bk))
     return cube, mte1, drain_v, drain_fix, drain_m3, dr_last, step1, scalar

@@ -151,7 +151,8 @@ class BlockTypes:
         mte1: See ``cube``.
         drain_total: FixPipe's busy cycles, or the L0C->UB legs (V) without FixPipe.
         m3_out: The UB->GM legs (MTE3) without FixPipe, else 0.0.
-        dr_last: The last (corner) block's drain, both legs.
+        dr_last: The last (corner) block's drain, both legs; with UnitFlag (FixPipe) what of it
+            outlasts the block's last MMAD (:func:`simcore.pipeline.drain.unit_flag_drain_tail`).
         types: Without FixPipe, per ``(row type, column type)`` (0 full, 1 tail): one block's
             MMAD chain, its L0C->UB and its UB->GM cycles; empty with FixPipe.
     """
@@ -249,6 +250,7 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
     m3_bt: dict[tuple[int, int], Any] = {}
     seq_bt: dict[tuple[int, int], Any] = {}
     types: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+    dr_last: Any = 0.0
     if not fix:
         # (Each row and column type's own part of the L0C->UB legs once, not once per pair.)
         c_to_ub = c.c_to_ub_table([rt[0] for rt in row_types], [ct[0] for ct in col_types])
@@ -276,6 +278,10 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
             cube_bt[(i, j)] = _times(count, kf * mm_f + mm_t)
             if fix:
                 drain_bt[(i, j)] = _times(count, c.fix_cycles(r, col, cap))
+                if (i, j) == (1, 1):
+                    # The last (corner) block's drain after its last (K-tail) MMAD: all of it,
+                    # or with UnitFlag what outlasts that MMAD (Costs.fix_last_drain_cycles).
+                    dr_last = c.fix_last_drain_cycles(r, col, cap, mm_t)
             else:
                 dr_rc = c_to_ub[(i, j)]
                 m3_rc = c.c_ub_to_gm_cycles(r, col, cap)
@@ -301,6 +307,6 @@ def block_types(c: Costs, g: Grid, f: dict[str, Any], cap: Any, floor: bool) -> 
         drain_total=_total(drain_bt),
         m3_out=0.0 if fix else _total(m3_bt),
         # (The corner block's count is 1.)
-        dr_last=drain_bt[(1, 1)] if fix else drain_bt[(1, 1)] + m3_bt[(1, 1)],
+        dr_last=dr_last if fix else drain_bt[(1, 1)] + m3_bt[(1, 1)],
         types=types,
     )

@@ -143,7 +143,13 @@ def cube_busy(c: Costs, k: int, rows: Any, cols: Any, base_m: Any, base_n: Any, 
 
 
 def drain_busy(
-    c: Costs, rows: Any, cols: Any, base_m: Any, base_n: Any, cap: Any
+    c: Costs,
+    rows: Any,
+    cols: Any,
+    base_m: Any,
+    base_n: Any,
+    cap: Any,
+    last_mmad: Any | None = None,
 ) -> tuple[Any, Any, Any, Any]:
     """The drains' busy cycles of a core: every block drained once out of L0C.
 
@@ -151,6 +157,11 @@ def drain_busy(
     L0C->UB leg on the vector pipe (:meth:`Costs.c_to_ub_cycles`) and a UB->GM leg on MTE3
     (:meth:`Costs.c_ub_to_gm_cycles`). The GM writes move at most ``cap`` bytes a cycle (the
     core's share of the chip's bandwidth; the drain cost is non-increasing in it).
+
+    With UnitFlag (:attr:`Costs.unit_flag_overlap`) the last drain is what of it outlasts the
+    block's last MMAD (``last_mmad`` cycles; :meth:`Costs.fix_last_drain_cycles`), or, with
+    ``last_mmad`` None (the search's bounds, which do not know that MMAD), its least value, one
+    grain (:meth:`Costs.fix_grain_cycles`).
 
     Returns:
         (FIX cycles, V cycles, MTE3 cycles, the last (corner) block's drain, both legs); the legs
@@ -167,7 +178,13 @@ def drain_busy(
             drain_v = drain_v + count * c.c_to_ub_cycles(r, col)
             drain_m3 = drain_m3 + count * c.c_ub_to_gm_cycles(r, col, cap)
     rm_t, cn_t, _ = types[3]
-    if c.has_fixpipe:
+    if c.unit_flag_overlap:
+        dr_last = (
+            c.fix_grain_cycles(cap)
+            if last_mmad is None
+            else c.fix_last_drain_cycles(rm_t, cn_t, cap, last_mmad)
+        )
+    elif c.has_fixpipe:
         dr_last = c.fix_cycles(rm_t, cn_t, cap)
     else:
         dr_last = c.c_to_ub_cycles(rm_t, cn_t) + c.c_ub_to_gm_cycles(rm_t, cn_t, cap)

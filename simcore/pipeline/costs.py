@@ -53,6 +53,8 @@ from simcore.pipeline.drain import (
     l0c_to_ub_cycles,
     l0c_to_ub_table,
     ub_to_gm_cycles,
+    unit_flag_drain_tail,
+    unit_flag_grain_bytes,
 )
 from simcore.pipeline.mmad import mmad_cycles
 from simcore.pipeline.transfer import l1_to_l0_cycles
@@ -181,6 +183,9 @@ class Costs:
         # C left in UB for a fused epilogue (arch 3510 only, Problem.c_position): FixPipe
         # drains L0C -> UB instead of L0C -> GM.
         self.c_to_ub = problem.c_position == "UB"
+        # UnitFlag's fine-grained MMAD / FixPipe overlap: chips with FixPipe only (arch 2002
+        # has no unitFlag: ascend-notes section 5, matmul_chip_cap.h).
+        self.unit_flag_overlap = problem.unit_flag and p.has_fixpipe
 
     def _stride_efficiency(self, pitch_bytes: float) -> float:
         # GM strides that are not a multiple of the preferred alignment lose bandwidth
@@ -447,6 +452,28 @@ class Costs:
         if self.c_to_ub:
             return fixpipe_to_ub_cycles(self.preset, self.c_bytes(rows, cols))
         return fixpipe_cycles(self.preset, self.c_bytes(rows, cols), cap_bpc)
+
+    def fix_grain_cycles(self, cap_bpc: Num) -> Num:
+        """FixPipe cycles of one UnitFlag grain (``drain.unit_flag_grain_bytes``, 512 B).
+
+        At the block's rate (:meth:`fix_cycles` without its start-up floor: the grain is part of
+        a drain already under way).
+        """
+        grain = unit_flag_grain_bytes()
+        if self.c_to_ub:
+            return grain / self.preset.l0c_to_ub_bytes_per_cycle
+        return grain / at_most(cap_bpc, self.preset.fixpipe_bytes_per_cycle)
+
+    def fix_last_drain_cycles(self, rows: Num, cols: Num, cap_bpc: Num, last_mmad: Num) -> Num:
+        """FixPipe cycles a block's drain ends after its last MMAD (``last_mmad`` cycles) ends.
+
+        :meth:`fix_cycles` without UnitFlag; with it the drain starts with that MMAD
+        (:func:`simcore.pipeline.drain.unit_flag_drain_tail`).
+        """
+        dr = self.fix_cycles(rows, cols, cap_bpc)
+        if not self.unit_flag_overlap:
+            return dr
+        return unit_flag_drain_tail(last_mmad, dr, self.fix_grain_cycles(cap_bpc))
 
     def c_to_ub_cycles(self, rows: Num, cols: Num) -> Num:
         """Vector cycles to move a block L0C->UB and reorder it NZ->ND (chips without FixPipe).

@@ -118,3 +118,49 @@ def unit_flag_db_l0c(db_l0c: Any) -> Any:
     exposed 128 x 256 drains of case 7 and more). Scalars or arrays.
     """
     return np.maximum(db_l0c, 2)
+
+
+def unit_flag_grain_bytes() -> int:
+    """Bytes of the grain FixPipe drains at with UnitFlag: one 16 x 32 B output fractal, 512 B.
+
+    (shared/reference README, measured_msprof_910b1_8192.csv case 8: "FixPipe overlapped with
+    MMAD at 512 B grain"; ascend-notes section 5: "Mmad unitFlag lets FixPipe drain each
+    finished fractal".)
+    """
+    return FRACTAL_ROWS * FRACTAL_ROW_BYTES
+
+
+def unit_flag_drain_start(last_mmad_start: Any) -> Any:
+    """The earliest start of a block's FixPipe drain with UnitFlag: its last MMAD's start.
+
+    FixPipe drains each fractal of L0C as the last K step's MMAD finishes it, so the drain
+    waits for that MMAD to start, not to end (without UnitFlag: its end,
+    :func:`simcore.pipeline.precedence.drain_ready`). Scalars or arrays.
+    """
+    return last_mmad_start
+
+
+def unit_flag_drain_end(
+    drain_start: Any, drain_cycles: Any, last_mmad_end: Any, grain_cycles: Any
+) -> Any:
+    """The end of a block's FixPipe drain with UnitFlag that starts at ``drain_start``.
+
+    No earlier than its start plus its full FixPipe time, and no earlier than the last MMAD's
+    end plus the drain of the last fractal it finishes (``grain_cycles``, one
+    :func:`unit_flag_grain_bytes` grain). Scalars or arrays.
+    """
+    return np.maximum(drain_start + drain_cycles, last_mmad_end + grain_cycles)
+
+
+def unit_flag_drain_tail(last_mmad_cycles: Any, drain_cycles: Any, grain_cycles: Any) -> Any:
+    """Cycles a block's UnitFlag drain ends after its last MMAD ends, the drain starting with it.
+
+    :func:`unit_flag_drain_end` of a drain that starts at the last MMAD's start
+    (:func:`unit_flag_drain_start`), measured from that MMAD's end:
+    ``max(drain - last MMAD, grain)``, at most the drain (what follows the last MMAD without
+    UnitFlag). The estimator's and the bounds' last-drain term. Scalars or arrays.
+    """
+    start = unit_flag_drain_start(0.0)
+    return unit_flag_drain_end(start, drain_cycles, start + last_mmad_cycles, grain_cycles) - (
+        start + last_mmad_cycles
+    )

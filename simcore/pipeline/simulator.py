@@ -34,7 +34,7 @@ import numpy as np
 
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import Costs, ceil_div, takes_vector_path
-from simcore.pipeline.drain import unit_flag_db_l0c
+from simcore.pipeline.drain import unit_flag_db_l0c, unit_flag_drain_end, unit_flag_drain_start
 from simcore.pipeline.precedence import (
     chunk_of_step,
     drain_ready,
@@ -170,6 +170,8 @@ class _Durations:
         self.reorders: dict[tuple[bool, int, int], float] = {}
         self.steps: dict[tuple[int, int, int], tuple[float, float, float]] = {}
         self.drains: dict[tuple[int, int], tuple[float, float]] = {}
+        #: FixPipe cycles of one UnitFlag grain at the writes' cap.
+        self.grain = float(c.fix_grain_cycles(self.write_cap)) if c.has_fixpipe else 0.0
 
     def load(self, is_a: bool, rows: int, kk: int) -> float:
         """MTE2 cycles of one direct chunk copy (GM->L1) of ``rows`` x ``kk``."""
@@ -405,7 +407,14 @@ def simulate_core(
             mm_end1 = last_mmad
         if fixpipe:
             fix_cycles = float(c.fix_cycles(rows, cols, durations.write_cap))
-            drained = run(fix, _K["fixpipe"], drain_ready(last_mmad, 0.0), fix_cycles, b)
+            if c.unit_flag_overlap:
+                # UnitFlag: FixPipe drains each fractal the last MMAD finishes
+                # (simcore.pipeline.drain.unit_flag_drain_end).
+                start = queue_start(free[fix], unit_flag_drain_start(sm))
+                end = unit_flag_drain_end(start, fix_cycles, last_mmad, durations.grain)
+                drained = record(fix, _K["fixpipe"], start, float(end), fix_cycles, b)
+            else:
+                drained = run(fix, _K["fixpipe"], drain_ready(last_mmad, 0.0), fix_cycles, b)
         else:
             # L0C -> UB (vector) frees the L0C slot; UB -> GM (MTE3) frees the UB staging.
             legs = durations.drain(rows, cols)

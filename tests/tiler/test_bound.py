@@ -34,6 +34,8 @@ from tiler.space import GROUP_FIELDS, build_space
         Problem(m=1, n=11008, k=4096, dtype="bf16", soc="Ascend910B4"),
         Problem(m=300, n=77, k=5000, dtype="int8", soc="Ascend310P3", bias=True),
         Problem(m=2048, n=640, k=333, trans_a=True, bias=True),
+        # UnitFlag: the drains overlap the last MMADs (simcore.pipeline.drain.unit_flag_drain_end).
+        Problem(m=2048, n=4096, k=1024, unit_flag=True),
     ],
 )
 def test_group_bound_is_below_every_point_of_the_group(problem: Problem) -> None:
@@ -85,6 +87,7 @@ def test_bound_holds_on_the_column_dma_path_of_ub_chips() -> None:
         Problem(m=1000, n=2000, k=3000, dtype="fp16", soc="Ascend310P3"),
         Problem(m=2048, n=640, k=333, trans_a=True, bias=True),
         Problem(m=33, n=16, k=64, bias=True, template="mdl"),
+        Problem(m=2048, n=4096, k=1024, unit_flag=True),
     ],
 )
 def test_l1_floor_is_below_every_l0_flag_choice(problem: Problem) -> None:

@@ -363,12 +363,18 @@ def fixed_paths(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -
         first_copies = copies.first_copy_latency(c, True) + copies.first_copy_latency(c, False)
         if problem.bias:
             first_copies += p.gm_to_l1_latency_cycles
-        first_path = first_copies + terms.step_avg + drain + (0.0 if p.has_fixpipe else c_out)
+        # (With UnitFlag the first block's drain may start with its last MMAD: the step's
+        # MMAD is not on that path, and the step is left out of it.)
+        step_first = 0.0 if c.unit_flag_overlap else terms.step_avg
+        first_path = first_copies + step_first + drain + (0.0 if p.has_fixpipe else c_out)
         makespan = np.maximum(chain, first_path)
         c_pin = space.fixed.get("dbL0C")
         one_c: Any = c_pin == 1
         if c_pin is None and "dbC_max" in g:
             one_c = g["dbC_max"] < 2
+        if problem.unit_flag:
+            # UnitFlag hands L0C off as two buffers do (simcore.pipeline.drain.unit_flag_db_l0c).
+            one_c = False
         dr_full = (
             c.fix_cycles(np.minimum(bm, rows), np.minimum(bn, cols), cap)
             if p.has_fixpipe

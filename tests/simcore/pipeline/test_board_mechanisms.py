@@ -118,12 +118,15 @@ def test_mmad_restart_on_every_chunk_start_under_the_hand_off() -> None:
     assert simulate(p_mdl, t_mdl, B1).slowest.busy_cycles["M"] == pytest.approx(8 * 32 * mmad)
 
 
-def test_unit_flag_hides_the_drain_of_a_drain_bound_kernel() -> None:
+@pytest.mark.parametrize("db_l0c", [1, 2])
+def test_unit_flag_hides_the_drain_of_a_drain_bound_kernel(db_l0c: int) -> None:
+    # With one L0C buffer UnitFlag also hands L0C off as two do; with two what it saves is the
+    # drains' overlap with the last MMADs (simcore.pipeline.drain.unit_flag_drain_end).
     p = Problem(soc="Ascend910B1", m=2048, n=2048, k=256, template="mdl")
     spec = {
         "usedCoreNum": 16, "singleCoreM": 512, "singleCoreN": 512, "baseM": 128, "baseN": 256,
         "baseK": 64, "depthA1": 8, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 4, "stepKb": 4,
-        "dbL0C": 1,
+        "dbL0C": db_l0c,
     }  # fmt: skip
     t = complete_tiling(spec, p, B1)
     flagged = p.model_copy(update={"unit_flag": True})

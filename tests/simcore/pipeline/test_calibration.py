@@ -83,11 +83,6 @@ def test_norm_cases_and_mdl_cases_rank_as_measured(sim: Callable[[str], SimResul
     assert times["case4"] > times["case5"] > times["case6"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cases 6, 7, 8 differ on the board by constant tiling and UnitFlag (1-2 %); the "
-    "model's MTE2-bound kernel does not see either",
-)
 def test_all_nine_rank_in_measured_order(sim: Callable[[str], SimResult]) -> None:
     model = [sim(c.name).device_time_us for c in _CASES]
     measured = [c.time_us for c in _CASES]

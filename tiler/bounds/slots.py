@@ -305,11 +305,16 @@ def _pair_bound(
     sa, sb = pair
     step1, dr_last = terms.step1, fixed.dr_last
     mte2 = ga + gb + fixed.bias_mte2
+    g_ub = ga * c.a_via_ub + gb * c.b_via_ub
     if not (np.isscalar(case.read_floor) and case.read_floor == 0.0):
         # Under the refetch term the copies' bytes take at least the case's read floor in all
         # (each copy pays its latency on top: ga + gb less their bytes terms).
-        streams = case.a_terms[1] + case.b_terms[1]
-        mte2 = mte2 + np.maximum(case.read_floor - streams, 0.0)
+        short = np.maximum(case.read_floor - (case.a_terms[1] + case.b_terms[1]), 0.0)
+        mte2 = mte2 + short
+        if c.a_via_ub and c.b_via_ub:
+            # Both operands staged: their GM->UB copies are all of the core's reads, so the
+            # staging path's GM->UB leg takes the read floor as well.
+            g_ub = g_ub + short
     vec = va + vb
     mte3 = ua + ub
     # Without FixPipe the drain's legs are on V and MTE3 too.
@@ -325,7 +330,6 @@ def _pair_bound(
         if case.stalled:
             makespan = np.maximum(makespan, case.stalled[sa][sb])
         if c.a_via_ub or c.b_via_ub:
-            g_ub = ga * c.a_via_ub + gb * c.b_via_ub
             makespan = np.maximum(makespan, vec + np.maximum(g_ub, mte3) + step1 + dr_last)
         for one_slot, op_terms, via, instr in (
             (sa == 0, case.a_terms, c.a_via_ub, legs[0][3]),

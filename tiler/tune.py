@@ -28,7 +28,7 @@ from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import ARCH_3510, Problem, check_supported, parse_problem
 from simcore.tiling.tcube import TCubeTiling, parse_tiling_fields
-from tiler.baselines import cann950_fields, recommended_fields, user_tiling
+from tiler.baselines import cann950_fields, matmul_v3_fields, recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
 from tiler.screen import ScreenResult, first_load_elements, screen
 from tiler.space import SEARCH_FIELDS, Space, build_space, parse_fixed
@@ -69,6 +69,8 @@ TIE_KERNELS = 16
 TIE_INSTRUCTIONS = DEFAULT_STUDY_INSTRUCTIONS // 4
 #: Groups of ScreenResult.tie_groups looked at for those points, at most.
 TIE_GROUPS_SCANNED = 512
+#: The baseline name of aclnn MatMulV3's dealt kernel (:func:`tiler.baselines.matmul_v3_fields`).
+MATMUL_V3_BASELINE = "aclnn_matmul_v3"
 
 
 class TuneRequest(BaseModel):
@@ -252,7 +254,10 @@ def tune(
     and runner-up with a certificate, or the proven gap when the point budget ran out); run
     the Optuna study on the simulator seeded with the screened best; evaluate the baselines;
     answer with the fastest simulated legal tiling among all of them (so never slower than a
-    legal baseline).
+    legal baseline of the searched space). The searched space holds one tile per core; aclnn
+    MatMulV3's dealt kernel (baseline ``aclnn_matmul_v3``, where it applies) is priced and
+    listed but is no candidate: when it is faster, its speedup is below 1 and a caveat
+    (``dealt_split_faster``) says so.
 
     Args:
         req: The request.
@@ -300,6 +305,16 @@ def tune(
         cann_tiling = complete_tiling(cann, problem, preset)
         baseline_rows.append({"name": "cann950", "tiling": cann_tiling, "valid": cann_eval.legal})
         baseline_evals.append(cann_eval)
+    # aclnn MatMulV3's dealt kernel where the sources say aclnn runs it: a dealt split lies
+    # outside the searched space, so it is priced and listed but never a candidate (the answer
+    # stays the certified one-tile-per-core optimum, and the response says when this is faster).
+    v3 = matmul_v3_fields(problem, preset)
+    if v3 is not None:
+        v3_eval = predictor(v3)
+        v3_tiling = complete_tiling(v3, problem, preset)
+        baseline_rows.append({"name": MATMUL_V3_BASELINE, "tiling": v3_tiling,
+                              "valid": v3_eval.legal, "searched": False})  # fmt: skip
+        baseline_evals.append(v3_eval)
     if req.baseline is not None:
         user_t, report = user_tiling(req.baseline, problem, preset)
         row: dict[str, Any] = {"name": "user", "tiling": user_t, "valid": report["valid"]}
@@ -343,8 +358,9 @@ def tune(
         max_instructions=_instruction_cap(req), shared=shared,
     )  # fmt: skip
     candidates.extend(e for e in study.evaluations.values() if e.legal)
-    for ev in baseline_evals:
-        if ev.legal and all(ev.fields[k] == v for k, v in space.fixed.items()):
+    for row, ev in zip(baseline_rows, baseline_evals, strict=True):
+        pinned = all(ev.fields[k] == v for k, v in space.fixed.items())
+        if ev.legal and pinned and row.get("searched", True):
             candidates.append(ev)
     best = min(candidates, key=lambda e: (e.time_us, tuple(sorted(e.fields.items()))))
     best_tiling = complete_tiling(best.fields, problem, preset)
@@ -368,6 +384,7 @@ def tune(
         baselines_out.append(out)
 
     explanation = explain_tiling(problem, best_tiling, preset, estimate)
+    explanation["caveats"].extend(_unsearched_faster(baselines_out))
     if len(screened.top) >= 2:
         first = screened.top[0]
         # The runner-up is the best point with a larger time; points that tie with the optimum
@@ -400,6 +417,25 @@ def tune(
             **_shared_search(study, shared),
         },
     }
+
+
+def _unsearched_faster(baselines: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """A caveat for each listed baseline outside the searched space that beats the answer."""
+    out = []
+    for b in baselines:
+        speedup = b.get("speedup")
+        if b["name"] != MATMUL_V3_BASELINE or speedup is None or speedup >= 1.0:
+            continue
+        gain = (1.0 / speedup - 1.0) * 100.0
+        out.append({
+            "id": "dealt_split_faster",
+            "message": f"a dealt split (aclnn MatMulV3's, baseline {MATMUL_V3_BASELINE}) beats "
+            f"the best one-tile-per-core tiling by {gain:.1f} % "
+            f"({b['estimate']['time_us']:.1f} us); the search does not cover dealt splits, so "
+            "the certificate's optimum is that of one tile per core only",
+            "source": "docs/search.md",
+        })  # fmt: skip
+    return out
 
 
 def _shared_search(study: StudyResult, shared: SharedStudy | None) -> dict[str, Any]:

@@ -108,3 +108,13 @@ def test_outside_matmul_v3s_scope_there_is_no_such_baseline(
     assert _baseline(answer, "aclnn_matmul_v3") is None
     assert _baseline(answer, "seed002") is not None
     assert answer["certificate"]["scope"] == "one tile per core"
+
+
+def test_the_explore_page_states_the_scope_and_the_faster_dealt_kernel(server: Server) -> None:
+    with server.client() as client:
+        page = client.get("/explore", params={k: str(v) for k, v in BIG_MDL.items()})
+    assert page.status_code == 200, page.text
+    assert "id='certificate-scope'" in page.text
+    assert "The search covers one tile per core tilings" in page.text
+    assert "id='dealt-split-faster'" in page.text
+    assert "data-baseline='aclnn_matmul_v3'" in page.text

@@ -407,9 +407,13 @@ class Estimate(OpenSection):
 
 
 class Baseline(OpenSection):
-    """A tiling the answer is compared with: seed 002's recommendation, or the caller's."""
+    """A tiling the answer is compared with: seed 002's recommendation, CANN's, or the caller's."""
 
-    name: str = Field(description="`seed002` or `user`.")
+    name: str = Field(
+        description="`seed002`, `cann950` (arch 3510), `aclnn_matmul_v3` (aclnn MatMulV3's "
+        "dealt kernel on the 910B family, fp16 / bf16: outside the searched space, never the "
+        "answer; a speedup below 1 means it beats it) or `user`."
+    )
     tiling: TCubeTiling
     valid: bool
     estimate: Estimate | None
@@ -429,9 +433,23 @@ class Pruning(OpenSection):
 
 
 class Certificate(OpenSection):
-    """Whether the legal space was scored exhaustively (or the proven gap when not)."""
+    """What the screening proved: the optimum of the searched space (or the proven gap to it).
 
-    exact: bool
+    The searched space is the legal tilings with one tile per core (``scope``). Dealt splits
+    (more ``singleCoreM x singleCoreN`` tiles than ``usedCoreNum``, rule ``DEALT_SPLIT``, aclnn
+    MatMulV3's kernel) are legal and priced but not searched, so ``exact`` says nothing about
+    them; the ``aclnn_matmul_v3`` baseline shows one where aclnn runs it.
+    """
+
+    scope: str = Field(
+        default="one tile per core",
+        description="The space `exact` and `gap_bound` are about: `one tile per core` (dealt "
+        "splits are legal but not searched).",
+    )
+    exact: bool = Field(
+        description="The optimum of the scope's legal space was proven (every point scored "
+        "or ruled out by a lower bound)."
+    )
     legal_points: int
     groups: int
     groups_scored: int

@@ -19,6 +19,10 @@
   split keeps every core busy); the L1 steps as ``seed002``. For 8192^3 fp16 on 32 cores this is
   singleCoreM 2048 x singleCoreN 1024, depthA1 = depthB1 = 8, stepKa = stepKb = 4: the measured
   best kernel of measured_msprof_950pr_8192.csv.
+* ``aclnn_matmul_v3`` (910B family, fp16 / bf16, ND operands without transposes or bias, more
+  128 x 256 tiles than cube cores, K of at least one full K step): the kernel aclnn's MatMulV3
+  runs there, a **dealt split** (:func:`matmul_v3_fields`). It lies outside the searched space
+  (one tile per core, docs/search.md), so it is priced and listed, never an answer candidate.
 * ``user``: the caller's tiling (for example what CANN gave them), completed with the struct's
   defaults and validated; an illegal one is reported with its violations, never tuned against.
 """
@@ -27,12 +31,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcore.hardware.dtypes import ACCUMULATOR_BYTES, FRACTAL_ROWS, bits, c0_elements, l1_bytes
+from simcore.hardware.dtypes import (
+    ACCUMULATOR_BYTES,
+    FRACTAL_ROWS,
+    DType,
+    bits,
+    c0_elements,
+    l1_bytes,
+)
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import align_up, ceil_div
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.legality import check_tiling
-from simcore.tiling.problem import Problem
+from simcore.tiling.problem import Format, Problem
 from simcore.tiling.tcube import TCubeTiling
 
 #: Seed 002's recommended base block.
@@ -40,6 +51,20 @@ RECOMMENDED_BASE: tuple[int, int, int] = (128, 256, 64)
 #: CANN's base block on arch 3510: 256 x 256, and baseK of 128 bytes' worth of elements.
 CANN_950_BASE_MN: tuple[int, int] = (256, 256)
 CANN_950_BASE_K_BYTES = 128
+#: aclnn MatMulV3's base block on the 910B family (hicann/ops-nn
+#: ``matmul/mat_mul_v3/op_host/op_tiling/matmul_v3_base_tiling.cpp`` ``SetBaseBlockTiling``):
+#: baseM x baseN with neither operand transposed and a 128 KiB L0C ...
+MATMUL_V3_BASE_MN: tuple[int, int] = (128, 256)
+#: ... and baseK of 128 bytes' worth of elements (64 for fp16 / bf16).
+MATMUL_V3_BASE_K_BYTES = 128
+#: The chips the base block above is sourced for (the torch.mm rows of 910B2 measured with it).
+MATMUL_V3_SOC_PREFIX = "Ascend910B"
+#: The dtypes whose torch.mm rows run it (fp32 takes other base blocks: not probed,
+#: docs/calibration.md).
+MATMUL_V3_DTYPES: tuple[DType, ...] = (DType.FP16, DType.BF16)
+#: ``CalL1Tiling``: each operand's depth takes half of L1 plus these bytes (reserved there for
+#: rpc), in whole base blocks; the K step is half the depth (double buffered).
+MATMUL_V3_L1_EXTRA_BYTES = 256
 
 
 def _core_split(problem: Problem, preset: HardwarePreset) -> tuple[int, int, int]:
@@ -160,6 +185,79 @@ def cann950_fields(problem: Problem, preset: HardwarePreset) -> dict[str, int]:
     base_k = CANN_950_BASE_K_BYTES * 8 // bits(problem.dtype)
     split = _mn_split(problem, preset)
     return recommended_fields(problem, preset, (*CANN_950_BASE_MN, base_k), split)
+
+
+def matmul_v3_split(fields: dict[str, int], cores: int) -> dict[str, int]:
+    """MatMulV3's core split on a tiling's base block: dealt base blocks on every core.
+
+    hicann/ops-nn ``matmul_v3_base_tiling.cpp`` ``SetBaseBlockTiling``: base blocks on all
+    cores with singleCoreM / N = the base block; ``op_kernel/mat_mul_base_block.h`` deals the
+    blocks to the cores in rounds (the legality rule DEALT_SPLIT). stepM = stepN = 1,
+    iterateOrder 0, L0A / L0B double buffered; the K streaming (base K, depths, K steps) and
+    dbL0C are the given fields'.
+    """
+    return {
+        **fields, "usedCoreNum": cores, "singleCoreM": fields["baseM"],
+        "singleCoreN": fields["baseN"], "stepM": 1, "stepN": 1, "iterateOrder": 0,
+        "dbL0A": 2, "dbL0B": 2,
+    }  # fmt: skip
+
+
+def matmul_v3_fields(problem: Problem, preset: HardwarePreset) -> dict[str, int] | None:
+    """The dealt kernel aclnn's MatMulV3 runs for ``problem``, or None outside its sources.
+
+    Within the scope the sources support: a 910B-family chip (128 KiB L0C), fp16 / bf16 inputs,
+    A and B in ND without transposes (``SetBaseBlockTiling`` then keeps 128 x 256) and without
+    bias (its L1 reserve for the BiasTable is not sized here), M and N at least one base block,
+    more base blocks than cube cores (a dealt split), and K at least one full K step.
+
+    The tiling: 128 x 256 x (128 bytes of K) base blocks as the tiles (:func:`matmul_v3_split`),
+    ``CalL1Tiling``'s depths (half of L1 plus 256 bytes each, in base blocks: 16 and 8 for fp16,
+    halving A's if both overflow L1) with K steps of half the depth, the larger a multiple of
+    the smaller (its ``UpdateL1TilingStepK`` alignment changes nothing for a 128-byte baseK:
+    the steps are powers of two), dbL0C 1. For the 910B2
+    torch.mm rows this is the board's kernel (the K streaming of ``cann_default_tilings.csv``;
+    the 4096 call, 437 us, is shorter than the MACs of GetTiling's heavy core, 436.9 us with no
+    launch, so the board ran this kernel: scripts/probe_torch_mm.py). MatMulV3 also splits M
+    and N into L2 tiles (``DoL2CacheTiling``); the tune prices the request's
+    ``Problem.l2_rounds`` as given.
+    """
+    dtype = DType(problem.dtype)
+    in_scope = (
+        preset.soc.startswith(MATMUL_V3_SOC_PREFIX)
+        and dtype in MATMUL_V3_DTYPES
+        and problem.format_a is Format.ND
+        and problem.format_b is Format.ND
+        and not (problem.trans_a or problem.trans_b or problem.bias)
+    )
+    base_m, base_n = MATMUL_V3_BASE_MN
+    if not in_scope or problem.m < base_m or problem.n < base_n:
+        return None
+    cores = preset.cube_core_count
+    if ceil_div(problem.m, base_m) * ceil_div(problem.n, base_n) <= cores:
+        return None
+    elem_bytes = bits(dtype) // 8
+    base_k = MATMUL_V3_BASE_K_BYTES // elem_bytes
+    half_l1 = (preset.l1_bytes + MATMUL_V3_L1_EXTRA_BYTES) // 2
+    depth_a = half_l1 // (base_m * base_k * elem_bytes)
+    depth_b = half_l1 // (base_n * base_k * elem_bytes)
+    l1_total = preset.l1_bytes + MATMUL_V3_L1_EXTRA_BYTES
+    if (depth_a * base_m + depth_b * base_n) * base_k * elem_bytes > l1_total:
+        depth_a //= 2  # baseM <= baseN: A's depth gives way
+    step_ka, step_kb = depth_a // 2, depth_b // 2
+    if min(step_ka, step_kb) < 1 or ceil_div(problem.k, base_k) < max(step_ka, step_kb):
+        return None
+    # The larger K step a multiple of the smaller; each depth two K steps (double buffered).
+    if step_ka >= step_kb:
+        step_ka = step_ka // step_kb * step_kb
+    else:
+        step_kb = step_kb // step_ka * step_ka
+    depth_a, depth_b = 2 * step_ka, 2 * step_kb
+    fields = {
+        "baseM": base_m, "baseN": base_n, "baseK": base_k, "depthA1": depth_a,
+        "depthB1": depth_b, "stepKa": step_ka, "stepKb": step_kb, "dbL0C": 1,
+    }  # fmt: skip
+    return matmul_v3_split(fields, cores)
 
 
 def recommended_tiling(problem: Problem, preset: HardwarePreset) -> TCubeTiling:

@@ -96,6 +96,10 @@ DEFAULT_MAX_POINTS = 1_200_000
 #: Relative tolerance of 'cannot beat': bounds and times agree to rounding (~1e-12), so a group
 #: whose bound is within this of the runner-up can at most tie with it.
 TIE_RTOL = 2e-9
+#: What the certificate proves its optimum over: the legal tilings with one tile per core
+#: (usedCoreNum = the tiles). Dealt splits (more tiles than cores, rule DEALT_SPLIT, aclnn
+#: MatMulV3's kernel) are legal but not searched: no bound prices a core's rounds yet.
+CERTIFICATE_SCOPE = "one tile per core"
 #: At most this many groups listed in ScreenResult.tie_groups (the tuner samples a few of them).
 TIE_GROUPS_LISTED = 4096
 #: Groups whose deferred coarse and full tiers (:func:`_refine`) are computed at once, just
@@ -174,8 +178,13 @@ class ScreenResult:
     tie_groups: list[int] = field(default_factory=list)
 
     def certificate(self) -> dict[str, Any]:
-        """The certificate of the tune answer (JSON-ready)."""
+        """The certificate of the tune answer (JSON-ready).
+
+        ``scope`` (:data:`CERTIFICATE_SCOPE`) names the space ``exact`` and ``gap_bound`` are
+        about: the tilings with one tile per core, not the dealt splits the model also prices.
+        """
         return {
+            "scope": CERTIFICATE_SCOPE,
             "exact": self.exact,
             "legal_points": self.scored_points,
             "groups": self.groups,

@@ -28,7 +28,7 @@ from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import ARCH_3510, Problem, check_supported, parse_problem
 from simcore.tiling.tcube import TCubeTiling, parse_tiling_fields
-from tiler.baselines import cann950_fields, recommended_fields, user_tiling
+from tiler.baselines import cann950_fields, matmul_v3_fields, recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
 from tiler.screen import ScreenResult, first_load_elements, screen
 from tiler.space import SEARCH_FIELDS, Space, build_space, parse_fixed
@@ -69,6 +69,8 @@ TIE_KERNELS = 16
 TIE_INSTRUCTIONS = DEFAULT_STUDY_INSTRUCTIONS // 4
 #: Groups of ScreenResult.tie_groups looked at for those points, at most.
 TIE_GROUPS_SCANNED = 512
+#: The baseline name of aclnn MatMulV3's dealt kernel (:func:`tiler.baselines.matmul_v3_fields`).
+MATMUL_V3_BASELINE = "aclnn_matmul_v3"
 
 
 class TuneRequest(BaseModel):
@@ -252,7 +254,10 @@ def tune(
     and runner-up with a certificate, or the proven gap when the point budget ran out); run
     the Optuna study on the simulator seeded with the screened best; evaluate the baselines;
     answer with the fastest simulated legal tiling among all of them (so never slower than a
-    legal baseline).
+    legal baseline of the searched space). The searched space holds one tile per core; aclnn
+    MatMulV3's dealt kernel (baseline ``aclnn_matmul_v3``, where it applies) is priced and
+    listed but is no candidate: when it is faster, its speedup is below 1 and a caveat
+    (``dealt_split_faster``) says so.
 
     Args:
         req: The request.
@@ -346,6 +351,18 @@ def tune(
     for ev in baseline_evals:
         if ev.legal and all(ev.fields[k] == v for k, v in space.fixed.items()):
             candidates.append(ev)
+    # aclnn MatMulV3's dealt kernel where the sources say aclnn runs it: a dealt split lies
+    # outside the searched space, so it is priced and listed but never a candidate (the answer
+    # stays the certified one-tile-per-core optimum; the response says when this is faster).
+    # Priced after the study: its simulation must not spend the study's instruction cap.
+    v3 = matmul_v3_fields(problem, preset)
+    if v3 is not None:
+        v3_eval = predictor(v3)
+        v3_row = {"name": MATMUL_V3_BASELINE, "tiling": complete_tiling(v3, problem, preset),
+                  "valid": v3_eval.legal}  # fmt: skip
+        at = len(baseline_rows) - (req.baseline is not None)  # before the caller's
+        baseline_rows.insert(at, v3_row)
+        baseline_evals.insert(at, v3_eval)
     best = min(candidates, key=lambda e: (e.time_us, tuple(sorted(e.fields.items()))))
     best_tiling = complete_tiling(best.fields, problem, preset)
     estimate = estimate_dict(problem, best_tiling, preset)
@@ -368,6 +385,7 @@ def tune(
         baselines_out.append(out)
 
     explanation = explain_tiling(problem, best_tiling, preset, estimate)
+    explanation["caveats"].extend(_unsearched_faster(baselines_out))
     if len(screened.top) >= 2:
         first = screened.top[0]
         # The runner-up is the best point with a larger time; points that tie with the optimum
@@ -400,6 +418,25 @@ def tune(
             **_shared_search(study, shared),
         },
     }
+
+
+def _unsearched_faster(baselines: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """A caveat for each listed baseline outside the searched space that beats the answer."""
+    out = []
+    for b in baselines:
+        speedup = b.get("speedup")
+        if b["name"] != MATMUL_V3_BASELINE or speedup is None or speedup >= 1.0:
+            continue
+        gain = (1.0 / speedup - 1.0) * 100.0
+        out.append({
+            "id": "dealt_split_faster",
+            "message": f"a dealt split (aclnn MatMulV3's, baseline {MATMUL_V3_BASELINE}) beats "
+            f"the best one-tile-per-core tiling by {gain:.2f} % "
+            f"({b['estimate']['time_us']:.1f} us); the search does not cover dealt splits, so "
+            "the certificate's optimum is that of one tile per core only",
+            "source": "docs/search.md",
+        })  # fmt: skip
+    return out
 
 
 def _shared_search(study: StudyResult, shared: SharedStudy | None) -> dict[str, Any]:

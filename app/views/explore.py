@@ -427,6 +427,7 @@ def render_answer(form: Mapping[str, str], answer: Mapping[str, Any]) -> str:
         if rows
         else ""
     )
+    baseline_table += _scope_note(answer)
     points = svg.roofline_points("tuned", "tuned", estimate, bounds=True)
     series: list[tuple[str, Mapping[str, Any]]] = [("tuned", estimate)]
     for b in baselines:
@@ -455,6 +456,24 @@ def render_answer(form: Mapping[str, str], answer: Mapping[str, Any]) -> str:
         f"{_value_html(side)}</details></section>"
     )
     return _page(form, body)
+
+
+def _scope_note(answer: Mapping[str, Any]) -> str:
+    """What the certificate covers, and any faster baseline outside it, under the baselines."""
+    cert = answer.get("certificate")
+    scope = cert.get("scope") if isinstance(cert, Mapping) else None
+    out = ""
+    if scope:
+        out += (
+            f"<p class='note' id='certificate-scope'>The search covers {_e(scope)} tilings; "
+            "dealt splits (more tiles than cores) are legal but not searched.</p>"
+        )
+    explanation = answer.get("explanation")
+    caveats = explanation.get("caveats") if isinstance(explanation, Mapping) else None
+    for c in caveats or []:
+        if isinstance(c, Mapping) and c.get("id") == "dealt_split_faster":
+            out += f"<p class='note' id='dealt-split-faster'>{_e(c.get('message'))}</p>"
+    return out
 
 
 def render_evaluate(form: Mapping[str, str]) -> tuple[int, str]:

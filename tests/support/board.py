@@ -21,6 +21,7 @@ from simcore.pipeline.traffic import l2_rounds_to_fit
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
+from tiler.baselines import matmul_v3_fields
 
 REF = Path(__file__).resolve().parents[1] / "data" / "reference"
 
@@ -122,35 +123,12 @@ def msprof_cases(file: str = "measured_msprof_910b1_8192.csv") -> list[BoardCase
     return out
 
 
-#: The dtypes whose torch.mm rows run MatMulV3's base-block kernel (below); fp32 keeps the
-#: GetTiling split of cann_default_tilings.csv (MatMulV3 takes other base blocks for it; not
-#: probed, docs/calibration.md).
-_V3_DTYPES = ("fp16", "bf16")
-
-
-def _matmul_v3_split(fields: dict[str, int], cores: int) -> dict[str, int]:
-    """The core split aclnn's MatMulV3 runs for the square torch.mm rows: dealt base blocks.
-
-    hicann/ops-nn ``matmul/mat_mul_v3/op_host/op_tiling/matmul_v3_base_tiling.cpp``
-    ``SetBaseBlockTiling``: 128 x 256 x 64 base blocks on all cores with singleCoreM / N = the
-    base block; ``op_kernel/mat_mul_base_block.h`` deals the blocks to the cores in rounds
-    (the legality rule DEALT_SPLIT). The board's 4096 call (437 us) is shorter than the MACs of
-    the GetTiling split's heavy core (1024 x 768 x 4096: 436.9 us with no launch), so the board
-    ran this kernel (scripts/probe_torch_mm.py). Its K streaming (MDL chunks, stepKa 8 /
-    stepKb 4, depths 16 / 8) is the csv tiling's (the probe's proxy).
-    """
-    return {
-        **fields, "usedCoreNum": cores, "singleCoreM": fields["baseM"],
-        "singleCoreN": fields["baseN"], "stepM": 1, "stepN": 1, "iterateOrder": 0,
-        "dbL0A": 2, "dbL0B": 2,
-    }  # fmt: skip
-
-
 def torch_mm_cases(kernel: str = "aclnn") -> list[BoardCase]:
     """The 910B2 torch.mm rows (fp16, bf16, fp32) that have a CANN tiling, end-to-end times.
 
     ``kernel`` "aclnn" (the model's cases): the fp16 / bf16 rows on MatMulV3's dealt base
-    blocks (:func:`_matmul_v3_split`); "gettiling": every row on GetTiling's split of
+    blocks (:func:`tiler.baselines.matmul_v3_fields`, the ``aclnn_matmul_v3`` baseline of a
+    tune; its K streaming is the csv tiling's); "gettiling": every row on GetTiling's split of
     ``cann_default_tilings.csv`` (the cases before model 2026.11.28.4, for the probes).
     """
     preset = load_preset("Ascend910B2")
@@ -171,8 +149,9 @@ def torch_mm_cases(kernel: str = "aclnn") -> list[BoardCase]:
         # 16, stepKa 8, depthB1 8, stepKb 4), which that file runs as MDL.
         problem = Problem(m=n, n=n, k=n, dtype=dtype, out_dtype=row["out_dtype"], template="mdl")
         fields = {f: int(row[f]) for f in _CANN_FIELDS}
-        if dtype in _V3_DTYPES and kernel == "aclnn":
-            fields = _matmul_v3_split(fields, preset.cube_core_count)
+        v3 = matmul_v3_fields(problem, preset) if kernel == "aclnn" else None
+        if v3 is not None:
+            fields = v3
         tiling = complete_tiling(fields, problem, preset)
         # MatMulV3 splits the cores' M (its dealt blocks: its columns) for L2 when the working
         # set exceeds it (DoL2CacheTiling).

@@ -508,7 +508,10 @@ def test_group_bound_holds_where_the_new_terms_bind(
     preset = load_preset(problem.soc)
     rng = np.random.default_rng(29)
     space = build_space(problem, preset, {})
-    groups = rng.choice(space.size, size=min(400, space.size), replace=False)
+    # (500 groups drawn, 400 until model 2026.11.28.6: the reorder issues of the row-group
+    # loads, tiler.bounds.copies.group_load_issues, set 3 of the 12 bounds these terms raised
+    # of 400 on 910A 1000 x 3000 x 2000, which left 9; of 500 they raise 14 there.)
+    groups = rng.choice(space.size, size=min(500, space.size), replace=False)
     bounds = group_lower_bounds(space, groups)
     with monkeypatch.context() as patch:
         for name, (module, off) in _TERMS_OFF.items():

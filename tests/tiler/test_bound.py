@@ -508,7 +508,10 @@ def test_group_bound_holds_where_the_new_terms_bind(
     preset = load_preset(problem.soc)
     rng = np.random.default_rng(29)
     space = build_space(problem, preset, {})
-    groups = rng.choice(space.size, size=min(400, space.size), replace=False)
+    # (500 groups drawn, 400 until model 2026.11.28.6: the reorder issues of the row-group
+    # loads, tiler.bounds.copies.group_load_issues, set 3 of the 12 bounds these terms raised
+    # of 400 on 910A 1000 x 3000 x 2000, which left 9; of 500 they raise 14 there.)
+    groups = rng.choice(space.size, size=min(500, space.size), replace=False)
     bounds = group_lower_bounds(space, groups)
     with monkeypatch.context() as patch:
         for name, (module, off) in _TERMS_OFF.items():
@@ -599,7 +602,12 @@ def test_hbm_floor_of_a_gemv_pays_every_cores_padded_row_of_a() -> None:
     problem = Problem(m=1, n=4096, k=14336, dtype="fp16", soc="Ascend910A")
     # With the start-up overlapped: run serial (910A since model 2026.11.28.3) it puts the
     # group's best tiling 1.1 % above the HBM floor, on its path (the start-up and the copies).
-    preset = load_preset(problem.soc).model_copy(update={"scalar_startup_serial": False})
+    # And without the refetch term (on since model 2026.11.28.6): its first touches slow every
+    # copy to the miss rate, which puts the best tiling on its staging path, 4 % above the bound
+    # (the search stays exact: tests/tiler/test_screen_exact.py).
+    preset = load_preset(problem.soc).model_copy(
+        update={"scalar_startup_serial": False, "l2_refetch": False}
+    )
     pins = {"singleCoreM": 1, "singleCoreN": 240, "baseM": 16, "baseN": 240, "baseK": 48}
     space = build_space(problem, preset, pins)
     best = screen(space, max_points=None).top[0].time_us

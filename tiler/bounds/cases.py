@@ -230,6 +230,9 @@ def _case(
     return slots.CaseTerms(
         a_terms=a_terms, b_terms=b_terms, a_passes=a_passes, b_passes=b_passes, a_lo=a_lo,
         a_hi=a_hi, hbm=hbm, stalled=stalled, infeasible=infeasible, read_floor=read_floor,
+        k_row_issues=(
+            copies.k_row_issues(c, True, a_passes, k), copies.k_row_issues(c, False, b_passes, k)
+        ),
         # (simcore.pipeline.scalar, issue 17: the core's K steps, its DMA copies.)
         scalar=lambda dma: scalar_cycles(p, problem, steps, dma),
         # Norm copies each base block of a direct operand apart

@@ -23,6 +23,8 @@ __all__ = [
     "copy_terms",
     "first_copy_latency",
     "first_copy_legs",
+    "group_load_issues",
+    "k_row_issues",
     "least_instructions",
     "pass_floor",
 ]
@@ -228,14 +230,18 @@ def copy_terms(
     return (lat, stream, 0.0, 0.0, 0.0, 0.0, 0.0, least, iters, panel)
 
 
-def copy_busy(terms: tuple[Any, ...], loads: Any, least: Any) -> tuple[Any, Any, Any, Any]:
+def copy_busy(
+    terms: tuple[Any, ...], loads: Any, least: Any, issues: Any = 0.0
+) -> tuple[Any, Any, Any, Any]:
     """(MTE2, V, MTE3, instructions) at least of an operand's ``loads`` copies.
 
     Each copy pays the copy latency and the bytes move at their rate (:func:`copy_terms`).
-    The vector reorder pays the repeats and issues of :func:`pass_floor` per pass and at
-    least one issue per copy. On the column path a chunk takes one DMA per 32 B column of its
-    ND rows: the columns of one pass tile ``iters`` x the columns of :func:`pass_floor` (each
-    row group, or each K chunk, spans the whole other dimension), and the operand holding at
+    The vector reorder pays the repeats and issues of :func:`pass_floor` per pass, at
+    least one issue per copy, and at least ``issues`` (the caller's floor of the reorder's
+    issues, :func:`group_load_issues`). On the column path a chunk takes one DMA per 32 B
+    column of its ND rows: the columns of one pass tile ``iters`` x the columns of
+    :func:`pass_floor` (each row group, or each K chunk, spans the whole other dimension), and
+    the operand holding at
     most ``share`` blocks of L1 cuts the ``iters`` blocks into at least ``iters / share``
     groups or K chunks. When the ND rows are the operand's rows, a row group of ``step``
     blocks whose ``panel`` K blocks do not all fit in its slots (``share < step x panel``) is
@@ -248,7 +254,7 @@ def copy_busy(terms: tuple[Any, ...], loads: Any, least: Any) -> tuple[Any, Any,
     g_lat, g_bytes, v_rep, v_issues, v_ovh, u_lat, u_bytes = terms[:7]
     instructions = np.maximum(loads, least)
     mte2 = instructions * g_lat + g_bytes
-    vec = v_rep + np.maximum(loads, v_issues) * v_ovh
+    vec = v_rep + np.maximum(np.maximum(loads, v_issues), issues) * v_ovh
     mte3 = loads * u_lat + u_bytes
     return mte2, vec, mte3, instructions
 
@@ -266,3 +272,35 @@ def least_instructions(terms: tuple[Any, ...], share: Any) -> Any:
         np.ceil(iters / share),
     )
     return least * sweeps
+
+
+def k_row_issues(c: Costs, is_a: bool, passes: Any, k: int) -> Any:
+    """Reorder issues at least of each load of one row group of an operand whose ND rows are K.
+
+    Through UB, an operand whose ND rows are K (A transposed, B not) is reordered chunk by
+    chunk, each chunk taking at least one issue per group of 8 of its K rows
+    (:func:`simcore.ub.reorder.nd2nz_reorder_cycles`), and the K chunks of one load of a row
+    group tile K: ``ceil(K / 8)`` issues at least (sum of ceilings >= ceiling of the sum),
+    ``passes`` times. 0 for any other operand (no floor).
+    """
+    via_ub = c.a_via_ub if is_a else c.b_via_ub
+    k_rows = c.trans_a if is_a else not c.trans_b
+    if not (via_ub and k_rows):
+        return 0.0
+    return passes * float(ceil_div(k, 8))
+
+
+def group_load_issues(per_load: Any, blocks: Any, k_iter: Any, share: Any) -> Any:
+    """Reorder issues at least of an operand's row-group loads (``per_load``: :func:`k_row_issues`).
+
+    A row group of ``step`` blocks is loaded once a pass only when all its K chunks fit in
+    L1 at once (:func:`simcore.pipeline.traffic.pass_coefficients`: ``k_chunks <= n_slots``,
+    so ``step x k_iter`` blocks at most the operand's ``share``); otherwise every block of it
+    loads it again. Either way a pass loads row groups at least ``ceil(blocks /
+    max(floor(share / k_iter), 1))`` times (``blocks`` the operand's row blocks on the core),
+    each load paying ``per_load``.
+    """
+    if np.isscalar(per_load) and per_load == 0.0:
+        return 0.0
+    fit_step = np.maximum(np.floor(share / np.maximum(k_iter, 1)), 1.0)
+    return per_load * np.ceil(blocks / fit_step)

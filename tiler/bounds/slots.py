@@ -73,6 +73,8 @@ class CaseTerms:
         read_floor: Cycles the core's A and B copies move their bytes in at least under the
             refetch term (:func:`tiler.bounds.traffic.refetched_reads_cycles`; 0 without it):
             with their latencies, a floor on MTE2 beside the copies' own bytes terms.
+        k_row_issues: (A, B) reorder issues at least of each load of one row group
+            (:func:`tiler.bounds.copies.k_row_issues`; 0 where the ND rows are not K).
     """
 
     a_terms: tuple[Any, ...]
@@ -87,6 +89,7 @@ class CaseTerms:
     scalar: Callable[[Any], Any]
     norm_blocks: tuple[Any, Any]
     read_floor: Any = 0.0
+    k_row_issues: tuple[Any, Any] = (0.0, 0.0)
 
 
 def one_slot_chain(
@@ -198,13 +201,19 @@ def split_bound(
         # Column DMAs at least (0 off the column path), the same for either slot count.
         instr_a = copies.least_instructions(a_terms, u1)
         instr_b = copies.least_instructions(b_terms, ub_max)
+        # Reorder issues at least of the row-group loads an operand holding at most this share
+        # of L1 makes (either slot count).
+        issues_a = copies.group_load_issues(case.k_row_issues[0], s.a_total / k_iter, k_iter, u1)
+        issues_b = copies.group_load_issues(
+            case.k_row_issues[1], s.b_total / k_iter, k_iter, ub_max
+        )
         for n_slots in (1.0, 2.0):
             chunk_a.append(np.maximum(np.minimum(np.floor(u1 / n_slots), s.ub_cap_a), 1.0))
             chunk_b.append(np.maximum(np.minimum(np.floor(ub_max / n_slots), s.ub_cap_b), 1.0))
             a_copies = np.ceil(s.a_total / chunk_a[-1])
             b_copies = np.ceil(s.b_total / chunk_b[-1])
-            legs_a.append(copies.copy_busy(a_terms, case.a_passes * a_copies, instr_a))
-            legs_b.append(copies.copy_busy(b_terms, case.b_passes * b_copies, instr_b))
+            legs_a.append(copies.copy_busy(a_terms, case.a_passes * a_copies, instr_a, issues_a))
+            legs_b.append(copies.copy_busy(b_terms, case.b_passes * b_copies, instr_b, issues_b))
         # The scalar pipe's copy counts per slot count: at least the chunk copies (the
         # estimator's DMA copies are its chunk copies, or under Norm each direct chunk's base
         # blocks, at least one per chunk) and under Norm every base block of each pass.
@@ -270,7 +279,7 @@ def _relaxed_pair(
         a_terms=case.a_terms, b_terms=case.b_terms, a_passes=case.a_passes,
         b_passes=case.b_passes, a_lo=case.a_lo, a_hi=case.a_hi, hbm=case.hbm, stalled=[],
         infeasible=case.infeasible, scalar=case.scalar, norm_blocks=case.norm_blocks,
-        read_floor=case.read_floor,
+        read_floor=case.read_floor, k_row_issues=case.k_row_issues,
     )  # fmt: skip
     # Pair (1, 1): no one-slot chain is priced (the legs passed are the one-slot ones).
     return _pair_bound(

@@ -14,7 +14,7 @@ from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem
 from tests.support.board import msprof_cases
 
-#: 910B1 with the refetch term on (shipped off: docs/calibration.md, "Open items") and the
+#: 910B1 with the refetch term on (as shipped) and the
 #: ND->NZ share that goes with it (scripts/fit_board.py, fit_nd2nz_share).
 B1 = load_preset("Ascend910B1").model_copy(update={"l2_refetch": True, "nd2nz_l2_share": 0.8764})
 MIB = 2**20
@@ -90,9 +90,9 @@ def test_round_re_reads_the_capacity_rule_misses_are_not_counted_twice() -> None
 
 
 def test_a_preset_without_the_term_refetches_nothing() -> None:
-    # The 310P / 910A / 310B family has no L2 measurement (docs/calibration.md).
-    p310 = load_preset("Ascend310P3")
-    assert not p310.l2_refetch
+    # The term switched off (every shipped preset has it on since model 2026.11.28.6): every
+    # first touch is a hit again.
+    p310 = load_preset("Ascend310P3").model_copy(update={"l2_refetch": False})
     assert call_refetch(Problem(soc="Ascend310P3", m=8192, n=8192, k=8192), p310) == NONE
 
 
@@ -117,18 +117,17 @@ def test_simulator_and_estimator_price_the_refetch_alike() -> None:
     assert sim.hbm_bytes == chip_traffic(p, t, B1).unique_bytes
 
 
-def test_the_term_is_on_for_910b_and_the_950_only() -> None:
-    # On since model 2026.11.28.2 where the search's bounds price it (910B, 950; A + B + C of
-    # 8192^3 fp16 are 384 MiB, over either's usable L2), with the share refitted; off on arch
-    # 2002 (no L2 measurement of that family): there every first touch is a hit.
-    for soc in ("Ascend910B1", "Ascend910B2", "Ascend950PR"):
+def test_the_term_is_on_for_every_chip_with_an_l2() -> None:
+    # On since model 2026.11.28.2 on 910B and the 950 (A + B + C of 8192^3 fp16 are 384 MiB,
+    # over either's usable L2), with the share refitted; on arch 2002 (310P, 910A, 310B) since
+    # model 2026.11.28.6, once the search's bounds price it there (no share refitted: their ND
+    # inputs go through UB). A cold 8192^3 call reads its A and B from HBM on each of them.
+    for soc in ("Ascend910B1", "Ascend910B2", "Ascend950PR", "Ascend310P3", "Ascend910A"):
         hw = load_preset(soc)
         assert hw.l2_refetch
-        assert call_refetch(_square(8192), hw).first_touch_bytes > 0
-    for soc in ("Ascend310P3", "Ascend910A", "Ascend310B1"):
-        hw = load_preset(soc)
-        assert not hw.l2_refetch
-        assert call_refetch(_square(8192), hw) == NONE
+        problem = _square(8192).model_copy(update={"soc": soc})
+        assert call_refetch(problem, hw).first_touch_bytes == pytest.approx(2 * 128 * MIB)
+    assert load_preset("Ascend310B1").l2_refetch
     assert load_preset("Ascend910B1").nd2nz_l2_share != ALL_HIT_ND2NZ_SHARE
 
 

@@ -225,6 +225,20 @@ class _Durations:
         return legs
 
 
+def _l0_buffers(problem: Problem, t: TCubeTiling) -> tuple[int, int, int]:
+    """dbL0A, dbL0B and dbL0C as the core plays them (UnitFlag hands L0C over as two buffers).
+
+    Raises:
+        ValueError: dbL0A or dbL0B is not 1 or 2 (the struct allows no other value).
+    """
+    db_l0a, db_l0b, db_l0c = t.dbL0A, t.dbL0B, t.dbL0C
+    if problem.unit_flag:
+        db_l0c = int(unit_flag_db_l0c(db_l0c))
+    if db_l0a not in (1, 2) or db_l0b not in (1, 2):
+        raise ValueError(f"dbL0A, dbL0B must be 1 or 2, got {db_l0a}, {db_l0b}")
+    return db_l0a, db_l0b, db_l0c
+
+
 def simulate_core(
     problem: Problem,
     t: TCubeTiling,
@@ -242,11 +256,7 @@ def simulate_core(
     c = costs or Costs(problem, preset, takes_vector_path(problem, t, preset))
     k = problem.k
     base_m, base_n, base_k = t.baseM, t.baseN, t.baseK
-    db_l0a, db_l0b, db_l0c = t.dbL0A, t.dbL0B, t.dbL0C
-    if problem.unit_flag:
-        db_l0c = int(unit_flag_db_l0c(db_l0c))
-    if db_l0a not in (1, 2) or db_l0b not in (1, 2):
-        raise ValueError(f"dbL0A, dbL0B must be 1 or 2, got {db_l0a}, {db_l0b}")
+    db_l0a, db_l0b, db_l0c = _l0_buffers(problem, t)
     k_iter = ceil_div(k, base_k)
     a_chunks = _Chunks(int(slots(t.depthA1, t.stepM, t.stepKa)))
     b_chunks = _Chunks(int(slots(t.depthB1, t.stepN, t.stepKb)))

@@ -22,6 +22,7 @@ from simcore.estimate.estimator import (
 )
 from simcore.hardware.presets import load_preset
 from simcore.tiling.problem import Problem
+from tests.support.bounds import all_times, assert_raised_bounds_hold
 from tests.support.random_tilings import random_tiling
 from tiler.screen import group_lower_bounds
 from tiler.space import GROUP_FIELDS, build_space
@@ -411,16 +412,6 @@ def _one_group_space(problem: Problem, group: dict[str, int]) -> Any:
     return space
 
 
-def _all_times(space: Any, gi: int, rng: np.random.Generator, most: int) -> np.ndarray:
-    """Estimated times of the points of group ``gi`` (all, or ``most`` drawn at random)."""
-    pts = space.inner_points(gi)
-    n = pts["baseM"].shape[0]
-    if n > most:
-        pick = rng.choice(n, size=most, replace=False)
-        pts = {f: v[pick] for f, v in pts.items()}
-    return np.asarray(estimate_arrays(space.problem, space.preset, pts)["time_us"])
-
-
 #: Each new term of the group bound switched off (its figure replaced by 0, which the bound's
 #: proof allows: every term only adds a non-negative amount to a path), by its module in
 #: tiler.bounds.
@@ -467,7 +458,7 @@ def test_new_group_bound_terms_close_the_gap(
     import importlib
 
     space = _one_group_space(problem, group)
-    times = _all_times(space, 0, np.random.default_rng(5), 60_000)
+    times = all_times(space, 0, np.random.default_rng(5), 60_000)
     bound = float(group_lower_bounds(space)[0])
     assert bound <= float(times.min()) * (1 + 1e-9)
     assert bound >= tight * float(times.min()), (bound, float(times.min()))
@@ -517,12 +508,7 @@ def test_group_bound_holds_where_the_new_terms_bind(
         for name, (module, off) in _TERMS_OFF.items():
             patch.setattr(importlib.import_module(f"tiler.bounds.{module}"), name, off)
         before = group_lower_bounds(space, groups)
-    raised = groups[bounds > before * (1 + 1e-12)]
-    assert raised.shape[0] >= 10, "the new terms raise no bound here: the test tests nothing"
-    for gi in raised[:25]:
-        bound = float(bounds[np.flatnonzero(groups == gi)[0]])
-        times = _all_times(space, int(gi), rng, 6_000)
-        assert np.all(bound <= times * (1 + 1e-9)), (int(gi), bound, float(times.min()))
+    assert_raised_bounds_hold(space, groups, bounds, before, rng, checked=25, most=6_000)
 
 
 def test_one_l0c_buffer_adds_what_the_estimator_adds_at_block_boundaries() -> None:
@@ -533,7 +519,7 @@ def test_one_l0c_buffer_adds_what_the_estimator_adds_at_block_boundaries() -> No
     group = dict(usedCoreNum=1, singleCoreM=2048, singleCoreN=640, baseM=144, baseN=128, baseK=80)
     space = _one_group_space(problem, group)
     assert int(space.groups["dbC_max"][0]) == 1
-    times = _all_times(space, 0, np.random.default_rng(2), 60_000)
+    times = all_times(space, 0, np.random.default_rng(2), 60_000)
     bound = float(group_lower_bounds(space)[0])
     assert bound <= float(times.min()) * (1 + 1e-9)
     assert bound >= 0.99 * float(times.min())
@@ -553,7 +539,7 @@ def test_one_l0c_buffer_bound_keeps_the_suites_optimum() -> None:
     fields = {f: np.array([v]) for f, v in point.items()}
     time = float(estimate_arrays(problem, space.preset, fields)["time_us"][0])
     assert float(group_lower_bounds(space)[0]) <= time * (1 + 1e-9)
-    times = _all_times(space, 0, np.random.default_rng(4), 20_000)
+    times = all_times(space, 0, np.random.default_rng(4), 20_000)
     assert float(group_lower_bounds(space)[0]) <= float(times.min()) * (1 + 1e-9)
 
 

@@ -16,7 +16,7 @@ import pytest
 from simcore.hardware.presets import load_preset
 from simcore.pipeline.traffic import call_refetch
 from simcore.tiling.problem import Problem
-from tests.tiler.test_bound import _all_times
+from tests.support.bounds import assert_raised_bounds_hold
 from tiler.screen import group_lower_bounds, screen
 from tiler.space import build_space
 
@@ -66,12 +66,7 @@ def test_refetched_reads_raise_bounds_that_hold(
     with monkeypatch.context() as patch:
         patch.setattr(traffic, "refetched_reads_cycles", lambda *args: 0.0)
         before = group_lower_bounds(space, groups)
-    raised = groups[bounds > before * (1 + 1e-12)]
-    assert raised.shape[0] >= 10, "the refetched reads raise no bound here: nothing tested"
-    for gi in raised[:12]:
-        bound = float(bounds[np.flatnonzero(groups == gi)[0]])
-        times = _all_times(space, int(gi), rng, 4_000)
-        assert np.all(bound <= times * (1 + 1e-9)), (int(gi), bound, float(times.min()))
+    assert_raised_bounds_hold(space, groups, bounds, before, rng, checked=12, most=4_000)
 
 
 @pytest.mark.parametrize("problem", _REFETCHING[:3], ids=lambda p: f"{p.m}x{p.n}x{p.k}")

@@ -37,16 +37,9 @@ from typing import Any
 import numpy as np
 
 from simcore.estimate.binding import TERM
-from simcore.pipeline.arith import ceil_div
 
 #: The pipes whose work repeats per tile (the scalar pipe's start-up does not).
 _TILE_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
-
-
-def rounds_array(m: int, n: int, single_m: Any, single_n: Any, used: Any) -> Any:
-    """Tiles of the slowest core per candidate: ``ceil(tiles / usedCoreNum)``, 1 if not dealt."""
-    tiles = ceil_div(m, single_m) * ceil_div(n, single_n)
-    return np.where(tiles > used, ceil_div(tiles, used), 1)
 
 
 def dealt_rounds(

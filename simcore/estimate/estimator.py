@@ -36,7 +36,7 @@ import numpy as np
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.block_replay import ReplayQueue, block_replay_term
 from simcore.estimate.compute import compute_chain
-from simcore.estimate.dealt import dealt_rounds, rounds_array
+from simcore.estimate.dealt import dealt_rounds
 from simcore.estimate.drains import (
     c1_pass_start,
     corner_drain,
@@ -91,6 +91,7 @@ from simcore.pipeline.traffic import (
     operand_chip_traffic,
     reuse_working_set,
     slots,
+    tiles_per_core,
     traffic_coefficients,
 )
 from simcore.tiling.footprints import uses_ub_path
@@ -604,7 +605,7 @@ def _estimate_block(
     used, rounds = f.get("usedCoreNum"), None
     active = m_cores * n_cores
     if used is not None and (active > used).any():
-        rounds, active = rounds_array(m, n, sm, sn, used), np.minimum(active, used)
+        rounds, active = tiles_per_core(m, n, sm, sn, used), np.minimum(active, used)
     working = reuse_working_set(
         m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b, problem.l2_rounds, used
     )

@@ -65,14 +65,20 @@ def core_shapes(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
     return [CoreShape(r, c, n) for (r, c), n in counts.items()]
 
 
-def dealt_rounds(problem: Problem, t: TCubeTiling) -> int:
+def tiles_per_core(m: Any, n: Any, single_m: Any, single_n: Any, used: Any) -> Any:
     """Tiles the slowest core takes: 1 for one tile per core, else ``ceil(tiles / usedCoreNum)``.
 
     A dealt split (legality rule ``DEALT_SPLIT``, aclnn MatMulV3's base blocks) has more
     ``singleCoreM x singleCoreN`` tiles than cores; core i takes tiles i, i + usedCoreNum, ...
+    Scalars or arrays (the estimator's candidates).
     """
-    tiles = ceil_div(problem.m, t.singleCoreM) * ceil_div(problem.n, t.singleCoreN)
-    return 1 if tiles <= t.usedCoreNum else ceil_div(tiles, t.usedCoreNum)
+    tiles = ceil_div(m, single_m) * ceil_div(n, single_n)
+    return np.where(tiles > used, ceil_div(tiles, np.maximum(used, 1)), 1)
+
+
+def dealt_rounds(problem: Problem, t: TCubeTiling) -> int:
+    """:func:`tiles_per_core` of one tiling."""
+    return int(tiles_per_core(problem.m, problem.n, t.singleCoreM, t.singleCoreN, t.usedCoreNum))
 
 
 def dealt_sharers(m: Any, n: Any, single_m: Any, single_n: Any, used: Any) -> tuple[Any, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from simcore.pipeline.costs import Costs, ceil_div
+from simcore.ub.banks import BLOCKS_PER_REPEAT
 from simcore.ub.reorder import strided_repeat_cycles
 
 __all__ = [
@@ -287,7 +288,8 @@ def k_row_issues(c: Costs, is_a: bool, passes: Any, k: int) -> Any:
     k_rows = c.trans_a if is_a else not c.trans_b
     if not (via_ub and k_rows):
         return 0.0
-    return passes * float(ceil_div(k, 8))
+    # (A repeat reads one 32 B block of each of BLOCKS_PER_REPEAT rows.)
+    return passes * float(ceil_div(k, BLOCKS_PER_REPEAT))
 
 
 def group_load_issues(per_load: Any, blocks: Any, k_iter: Any, share: Any) -> Any:

@@ -7,6 +7,7 @@ must stay below each of them, or the certificate's ``exact`` is false.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -63,7 +64,7 @@ def test_every_tier_of_a_dealt_group_is_below_its_points(problem: Problem) -> No
         group_lower_bounds(space, groups),
     ]
     # Each tier never above the next (the screening takes them in this order).
-    for low, high in zip(tiers, tiers[1:], strict=False):
+    for low, high in itertools.pairwise(tiers):
         assert np.all(low <= high * (1 + 1e-12))
     tight = 0.0
     for gi, bound in zip(groups, tiers[-1], strict=True):

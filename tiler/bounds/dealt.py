@@ -17,8 +17,10 @@ bias fetches) -- the estimate is at least ``after_startup(rounds_makespan(MK, ma
 max(R x max P, S), R x sum P + S)`` with ``S`` the scalar pipe's least work of R tiles
 (:func:`simcore.pipeline.scalar.least_scalar_cycles` of their K steps, the start-up once): the
 term's own rule (:func:`simcore.estimate.dealt.rounds_makespan`, non-decreasing in each floor)
-and the combination's (:func:`simcore.pipeline.scalar.after_startup`). The HBM floor is left
-out (only a max term: leaving it out lowers the bound).
+and the combination's (:func:`simcore.pipeline.scalar.after_startup`), the busiest pipe and
+the sum of work each at least the HBM floor of the unique bytes (A, B and C once: the
+estimator's HBM bytes are those and the reloads that miss, :func:`simcore.pipeline.traffic.
+chip_bandwidth_cap`).
 
 The copy rate is the largest share any tiling of the split gets, ``min(L2 x its most ND->NZ
 share / usedCoreNum, the core's port)`` with every reload hitting (as
@@ -38,9 +40,14 @@ from simcore.hardware.dtypes import bits
 from simcore.pipeline.busy import cube_busy
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.scalar import after_startup, least_scalar_cycles, startup_cycles
-from simcore.pipeline.traffic import l2_share_most, tiles_per_core
+from simcore.pipeline.traffic import (
+    call_refetch,
+    hbm_floor_cycles,
+    l2_share_most,
+    tiles_per_core,
+)
 from simcore.pipeline.transfer import operand_contention
-from tiler.bounds import cases, chains, copies, slots
+from tiler.bounds import cases, chains, copies, slots, traffic
 
 __all__ = ["dealt_cap", "dealt_cube_cycles", "dealt_cycles", "dealt_rows"]
 
@@ -97,8 +104,11 @@ def dealt_cycles(space: Any, g: dict[str, Any], terms: Any) -> Any:
     rounds = _rounds(space, g)
     scalar = least_scalar_cycles(p, problem, rounds * g["m_iter"] * g["n_iter"] * g["k_iter"])
     mk = rounds_makespan(fx.makespan, busiest, 0.0, rounds)
-    busy = np.maximum(rounds * busiest, scalar)
-    total = rounds * sum(pipes) + scalar
+    # The HBM floor: at least the unique bytes (A, B and C once) cross HBM.
+    # (The unique bytes as the search's traffic counts them: tiler.bounds.traffic.)
+    hbm = hbm_floor_cycles(traffic.order_traffic(problem, p, g, 0).unique, p)
+    busy = np.maximum(np.maximum(rounds * busiest, scalar), hbm)
+    total = np.maximum(rounds * sum(pipes) + scalar, hbm)
     bound = after_startup(mk, busy, total, fx.startup)
     # (Never below the cube tier, which the screening takes first.)
     cube = cube_busy(c, k, rows, cols, bm, bn, bk)
@@ -111,7 +121,11 @@ def _least_copies(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any)
     In each reuse case (:mod:`tiler.bounds.cases`: an operand loaded once where L1 can hold
     what it keeps resident, else once per block of the other) an operand's copies move its
     passes' rows x K at no more than ``cap``, or at least their ND row requests, each pass at
-    least one copy's latency (:func:`tiler.bounds.copies.copy_terms`).
+    least one copy's latency (:func:`tiler.bounds.copies.copy_terms`); under the refetch term
+    (no bias, as there) the core's R tiles' reads take at least
+    :func:`tiler.bounds.traffic.refetched_reads_cycles` (with ``r >= R_chip / usedCoreNum``:
+    the slowest core reads R of the largest tiles, the chip at most R x usedCoreNum of them),
+    a tile at least its R-th.
     """
     problem, p = space.problem, space.preset
     k = problem.k
@@ -134,6 +148,15 @@ def _least_copies(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any)
         )
         return passes * t[0] + t[1]
 
+    # The refetch term (model 2026.11.28.2): the core's R tiles' reads at the cap of
+    # tiler.bounds.traffic.refetched_reads_cycles, over usedCoreNum active cores, at a mix of 1
+    # (its largest); the core's reads are at least the chip's over them (R tiles of the largest).
+    first_touch = call_refetch(problem, p).first_touch_bytes
+    rounds = _rounds(space, g)
+    used = g["usedCoreNum"]
+    rate_no_miss = np.minimum(
+        p.l2_bytes_per_cycle * l2_share_most(problem, p) / np.maximum(used, 1), p.l2_core_port
+    )
     orders = [space.fixed["iterateOrder"]] if "iterateOrder" in space.fixed else [0, 1]
     best: Any = np.inf
     for order in orders:
@@ -144,7 +167,15 @@ def _least_copies(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any)
         for a_once in (True, False):
             for b_once in (True, False):
                 infeasible = cases.case_range(c, p, (a_once, b_once), need, shares)[2]
-                a = copy(True, 1 if a_once else n_iter)
-                b = copy(False, 1 if b_once else m_iter)
-                best = np.minimum(best, a + b + infeasible)
+                a_passes, b_passes = (1 if a_once else n_iter), (1 if b_once else m_iter)
+                tile = copy(True, a_passes) + copy(False, b_passes)
+                if first_touch and not problem.bias:
+                    reads = a_passes * c.l1_tile_bytes(rows, k) + b_passes * c.l1_tile_bytes(
+                        cols, k
+                    )
+                    core = traffic.refetched_reads_cycles(
+                        rounds * reads, first_touch, used, rate_no_miss, 1.0, p
+                    )
+                    tile = np.maximum(tile, core / rounds)
+                best = np.minimum(best, tile + infeasible)
     return best

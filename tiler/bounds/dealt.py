@@ -11,9 +11,13 @@ the slowest core's R = ceil(tiles / usedCoreNum) tiles cost
 
 then ``min(max(start-up + makespan, busiest), sum of work) + launch`` as every estimate. So with
 floors of one tile under that traffic -- ``MK <= mk`` (the group's fixed paths,
-:func:`tiler.bounds.chains.fixed_paths`) and ``P`` at most each of its tile pipes (the cube and
-MTE1 totals, which the base block fixes; the drains; one copy of each operand's rows x K, the
-bias fetches) -- the estimate is at least ``after_startup(rounds_makespan(MK, max P, 0, R),
+:func:`tiler.bounds.chains.fixed_paths`), ``P`` at most each of its tile pipes (the cube and
+MTE1 totals, which the base block fixes; the drains; each operand's copies in the reuse case
+the group allows, the bias fetches) and ``SM <= mk - overlap`` (the term's overlap is the last
+drain and at most the compute path's start-up, so the seam is at least the compute path's
+span of K steps less its first step's loads: the least span over the L0 classes,
+:func:`tiler.bounds.chains.least_span`, less a full step) -- the estimate is at least
+``after_startup(rounds_makespan(MK, max P, SM, R),
 max(R x max P, S), R x sum P + S)`` with ``S`` the scalar pipe's least work of R tiles
 (:func:`simcore.pipeline.scalar.least_scalar_cycles` of their K steps, the start-up once): the
 term's own rule (:func:`simcore.estimate.dealt.rounds_makespan`, non-decreasing in each floor)
@@ -37,7 +41,7 @@ import numpy as np
 
 from simcore.estimate.dealt import rounds_makespan
 from simcore.hardware.dtypes import bits
-from simcore.pipeline.busy import cube_busy
+from simcore.pipeline.busy import block_steps, cube_busy
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.scalar import after_startup, least_scalar_cycles, startup_cycles
 from simcore.pipeline.traffic import (
@@ -103,7 +107,12 @@ def dealt_cycles(space: Any, g: dict[str, Any], terms: Any) -> Any:
     busiest = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in pipes])
     rounds = _rounds(space, g)
     scalar = least_scalar_cycles(p, problem, rounds * g["m_iter"] * g["n_iter"] * g["k_iter"])
-    mk = rounds_makespan(fx.makespan, busiest, 0.0, rounds)
+    # The term's seam (a tile's makespan less its overlap with the next) is at least the
+    # compute path without its start-up and last drain, ``span + stalls - (per - mm)``: at
+    # least the least span over the L0 classes less one full step's loads and MMAD.
+    types = block_steps(c, k, rows, cols, bm, bn, bk)
+    seam = chains.least_span(types, g["k_iter"]) - terms.step1
+    mk = rounds_makespan(fx.makespan, busiest, seam, rounds)
     # The HBM floor: at least the unique bytes (A, B and C once) cross HBM.
     # (The unique bytes as the search's traffic counts them: tiler.bounds.traffic.)
     hbm = hbm_floor_cycles(traffic.order_traffic(problem, p, g, 0).unique, p)

@@ -436,11 +436,11 @@ class Pruning(OpenSection):
 class Certificate(OpenSection):
     """What the screening proved: the optimum of the searched space (or the proven gap to it).
 
-    The searched space (``scope``) is the legal tilings with one tile per core and, on chips
-    that stage no operand through UB (the 910B family, the 950) with usedCoreNum free or every
-    cube core, the dealt splits (more ``singleCoreM x singleCoreN`` tiles than ``usedCoreNum``,
-    rule ``DEALT_SPLIT``, aclnn MatMulV3's kernel) whose tile is 1 or 2 base blocks along M and
-    along N, on every core. Other dealt splits are legal and priced but not searched.
+    The searched space (``scope``) is the legal tilings with one tile per core and, on the 910B
+    family where no operand is staged through UB, with usedCoreNum free or every cube core, the
+    dealt splits (more ``singleCoreM x singleCoreN`` tiles than ``usedCoreNum``, rule
+    ``DEALT_SPLIT``, aclnn MatMulV3's kernel) whose tile is 1 or 2 base blocks along M and along
+    N, on every core. Other dealt splits are legal and priced but not searched.
     """
 
     scope: str = Field(

@@ -5,7 +5,7 @@ estimate of a point it covers. This draws random legal tilings (:mod:`tests.supp
 of three problems on each of four chips (910B2, 310P3, 910A, 310B1; fp16 and int8, transposes,
 bias, NZ) and a small kernel on each of the three of arch 2002 (where the start-up can set the
 time), 4,000 per problem (60,000 in all), and as many random points of random dealt groups
-(:mod:`tiler.bounds.dealt`) of six problems on 910B2, 910B4 and 950PR (24,000; the levels the
+(:mod:`tiler.bounds.dealt`) of six problems on 910B2, 910B3 and 910B4 (24,000; the levels the
 screening takes on them, :func:`check_dealt`), and counts per chip the tilings whose estimate is
 below
 
@@ -91,7 +91,7 @@ PROBLEMS: tuple[dict[str, Any], ...] = (
     {"soc": "Ascend310B1", "m": 512, "n": 1024, "k": 3000, "dtype": "int8"},
     {"soc": "Ascend310B1", "m": 64, "n": 256, "k": 512},
 )  # fmt: skip
-#: Problems whose space holds dealt splits (tiler.space.dealt_in_space: 910B, 950): random
+#: Problems whose space holds dealt splits (tiler.space.dealt_in_space: the 910B family): random
 #: points of random dealt groups, priced with their rounds (the dealt_rounds term).
 DEALT_PROBLEMS: tuple[dict[str, Any], ...] = (
     {"soc": "Ascend910B2", "m": 4096, "n": 4096, "k": 4096},
@@ -100,7 +100,7 @@ DEALT_PROBLEMS: tuple[dict[str, Any], ...] = (
      "bias": True},
     {"soc": "Ascend910B2", "m": 16, "n": 28672, "k": 8192, "dtype": "int8"},
     {"soc": "Ascend910B2", "m": 2048, "n": 4096, "k": 1024, "unit_flag": True},
-    {"soc": "Ascend950PR", "m": 4096, "n": 2048, "k": 1024, "bias": True},
+    {"soc": "Ascend910B3", "m": 4096, "n": 2048, "k": 1024, "bias": True},
 )  # fmt: skip
 #: Rounding margin of the group bound (tests/tiler/test_bound.py uses the same).
 GROUP_RTOL = 1e-9

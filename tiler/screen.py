@@ -101,7 +101,7 @@ TIE_RTOL = 2e-9
 #: tilings with one tile per core (usedCoreNum = the tiles).
 CERTIFICATE_SCOPE = "one tile per core"
 #: The scope where the space holds dealt splits too (:func:`tiler.space.dealt_in_space`: the
-#: 910B family and the 950 without UB staging): tiles of 1 or 2 base blocks along M and along
+#: 910B family without UB staging): tiles of 1 or 2 base blocks along M and along
 #: N (:data:`tiler.space.DEALT_TILE_BLOCKS`) dealt in rounds to every cube core, bounded by
 #: :mod:`tiler.bounds.dealt`.
 DEALT_SCOPE = (

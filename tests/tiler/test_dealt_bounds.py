@@ -33,7 +33,7 @@ PROBLEMS = [
     Problem(m=8192, n=8192, k=8192, template="mdl"),
     Problem(m=2048, n=3000, k=700, dtype="bf16", soc="Ascend910B4", bias=True),
     Problem(m=1000, n=5000, k=256, dtype="int8", soc="Ascend910B4", trans_a=True),
-    Problem(m=4096, n=2048, k=1024, soc="Ascend950PR", bias=True),
+    Problem(m=4096, n=2048, k=1024, soc="Ascend910B3", bias=True),
     Problem(m=4095, n=4097, k=1023, trans_b=True, unit_flag=True),
 ]
 

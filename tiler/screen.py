@@ -73,9 +73,11 @@ from tiler.levels import (
     table,
 )
 from tiler.pair_tier import PairTier
-from tiler.space import SEARCH_FIELDS, Space
+from tiler.space import CERTIFICATE_SCOPE, DEALT_SCOPE, SEARCH_FIELDS, Space
 
 __all__ = [
+    "CERTIFICATE_SCOPE",
+    "DEALT_SCOPE",
     "Candidate",
     "ScreenResult",
     "first_load_elements",
@@ -96,17 +98,6 @@ DEFAULT_MAX_POINTS = 1_200_000
 #: Relative tolerance of 'cannot beat': bounds and times agree to rounding (~1e-12), so a group
 #: whose bound is within this of the runner-up can at most tie with it.
 TIE_RTOL = 2e-9
-#: What the certificate proves its optimum over where the space holds no dealt split (chips
-#: staging operands through UB, one core, or a pinned usedCoreNum below the cores): the legal
-#: tilings with one tile per core (usedCoreNum = the tiles).
-CERTIFICATE_SCOPE = "one tile per core"
-#: The scope where the space holds dealt splits too (:func:`tiler.space.dealt_in_space`: the
-#: 910B family without UB staging): tiles of 1 or 2 base blocks along M and along
-#: N (:data:`tiler.space.DEALT_TILE_BLOCKS`) dealt in rounds to every cube core, bounded by
-#: :mod:`tiler.bounds.dealt`.
-DEALT_SCOPE = (
-    "one tile per core, or dealt to every core in tiles of 1 or 2 base blocks along M and N"
-)
 #: At most this many groups listed in ScreenResult.tie_groups (the tuner samples a few of them).
 TIE_GROUPS_LISTED = 4096
 #: Groups whose deferred coarse and full tiers (:func:`_refine`) are computed at once, just
@@ -189,8 +180,7 @@ class ScreenResult:
     def certificate(self) -> dict[str, Any]:
         """The certificate of the tune answer (JSON-ready).
 
-        ``scope`` (:data:`CERTIFICATE_SCOPE` or :data:`DEALT_SCOPE`) names the space ``exact``
-        and ``gap_bound`` are about.
+        ``scope`` (:attr:`tiler.space.Space.scope`): the space ``exact`` and ``gap_bound`` prove.
         """
         return {
             "scope": self.scope,
@@ -806,5 +796,5 @@ def screen(
         pruned=pruned,
         gap_bound=gap if t.violations == 0 else None,
         tie_groups=[int(g) for g in tied],
-        scope=DEALT_SCOPE if space.dealt else CERTIFICATE_SCOPE,
+        scope=space.scope,
     )

@@ -143,6 +143,11 @@ class Space:
         """Number of groups."""
         return int(self.groups["baseM"].shape[0])
 
+    @property
+    def scope(self) -> str:
+        """What the space holds: :data:`DEALT_SCOPE` or :data:`CERTIFICATE_SCOPE`."""
+        return DEALT_SCOPE if self.dealt else CERTIFICATE_SCOPE
+
     def holds_group(self, fields: Mapping[str, int]) -> bool:
         """Whether a group of the space has these :data:`GROUP_FIELDS` values."""
         match = np.ones(self.size, dtype=bool)
@@ -407,6 +412,16 @@ def _core_splits(
     return sm_b[ok], sn_b[ok], used[ok]
 
 
+#: What the certificate proves its optimum over where the space holds no dealt split (chips
+#: staging operands through UB, not the 910B family, one core, or a pinned usedCoreNum below
+#: the cores): the legal tilings with one tile per core (usedCoreNum = the tiles).
+CERTIFICATE_SCOPE = "one tile per core"
+#: The scope where the space holds dealt splits too (:func:`dealt_in_space`): tiles of
+#: :data:`DEALT_TILE_BLOCKS` base blocks along M and N dealt in rounds to every cube core, bounded
+#: by :mod:`tiler.bounds.dealt`.
+DEALT_SCOPE = (
+    "one tile per core, or dealt to every core in tiles of 1 or 2 base blocks along M and N"
+)
 #: A dealt split's tile along M (and along N) is this many base blocks: MatMulV3's one
 #: (``matmul_v3_base_tiling.cpp`` ``SetBaseBlockTiling``: a tile is one base block) and two
 #: (docs/search.md, "The space": the search time and the estimator's agreement on them).

@@ -411,8 +411,9 @@ class Baseline(OpenSection):
 
     name: str = Field(
         description="`seed002`, `cann950` (arch 3510), `aclnn_matmul_v3` (aclnn MatMulV3's "
-        "dealt kernel on the 910B family, fp16 / bf16: outside the searched space, never the "
-        "answer; a speedup below 1 means it beats it) or `user`."
+        "dealt kernel on the 910B family, fp16 / bf16: never the answer, which is the "
+        "certified optimum of a space holding its form where dealt splits are searched; a "
+        "speedup below 1 means it beats it) or `user`."
     )
     tiling: TCubeTiling
     valid: bool
@@ -435,16 +436,18 @@ class Pruning(OpenSection):
 class Certificate(OpenSection):
     """What the screening proved: the optimum of the searched space (or the proven gap to it).
 
-    The searched space is the legal tilings with one tile per core (``scope``). Dealt splits
-    (more ``singleCoreM x singleCoreN`` tiles than ``usedCoreNum``, rule ``DEALT_SPLIT``, aclnn
-    MatMulV3's kernel) are legal and priced but not searched, so ``exact`` says nothing about
-    them; the ``aclnn_matmul_v3`` baseline shows one where aclnn runs it.
+    The searched space (``scope``) is the legal tilings with one tile per core and, on the 910B
+    family where no operand is staged through UB, with usedCoreNum free or every cube core, the
+    dealt splits (more ``singleCoreM x singleCoreN`` tiles than ``usedCoreNum``, rule
+    ``DEALT_SPLIT``, aclnn MatMulV3's kernel) whose tile is 1 or 2 base blocks along M and along
+    N, on every core. Other dealt splits are legal and priced but not searched.
     """
 
     scope: str = Field(
         default="one tile per core",
-        description="The space `exact` and `gap_bound` are about: `one tile per core` (dealt "
-        "splits are legal but not searched).",
+        description="The space `exact` and `gap_bound` are about: `one tile per core`, or `one "
+        "tile per core, or dealt to every core in tiles of 1 or 2 base blocks along M and N` "
+        "where dealt splits are searched.",
     )
     exact: bool = Field(
         description="The optimum of the scope's legal space was proven (every point scored "

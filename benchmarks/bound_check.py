@@ -4,7 +4,9 @@ The certified search (:func:`tiler.screen.screen`) is exact only while no bound 
 estimate of a point it covers. This draws random legal tilings (:mod:`tests.support.random_tilings`)
 of three problems on each of four chips (910B2, 310P3, 910A, 310B1; fp16 and int8, transposes,
 bias, NZ) and a small kernel on each of the three of arch 2002 (where the start-up can set the
-time), 4,000 per problem (60,000 in all), and counts per chip the tilings whose estimate is
+time), 4,000 per problem (60,000 in all), and as many random points of random dealt groups
+(:mod:`tiler.bounds.dealt`) of six problems on 910B2, 910B3 and 910B4 (24,000; the levels the
+screening takes on them, :func:`check_dealt`), and counts per chip the tilings whose estimate is
 below
 
 * the group bound of their core split and base block (:func:`tiler.bounds.group_lower_bounds`,
@@ -59,6 +61,8 @@ from tiler.bounds import (
     fixed_then_relaxed_bounds,
     group_lower_bounds,
 )
+from tiler.bounds.dealt import dealt_rows
+from tiler.levels import operand_floor_values
 from tiler.pair_tier import PairTier
 from tiler.screen import FLOOR_RTOL
 from tiler.space import GROUP_FIELDS, build_space
@@ -86,6 +90,17 @@ PROBLEMS: tuple[dict[str, Any], ...] = (
     {"soc": "Ascend310B1", "m": 333, "n": 784, "k": 2000, "format_b": "NZ", "trans_a": True},
     {"soc": "Ascend310B1", "m": 512, "n": 1024, "k": 3000, "dtype": "int8"},
     {"soc": "Ascend310B1", "m": 64, "n": 256, "k": 512},
+)  # fmt: skip
+#: Problems whose space holds dealt splits (tiler.space.dealt_in_space: the 910B family): random
+#: points of random dealt groups, priced with their rounds (the dealt_rounds term).
+DEALT_PROBLEMS: tuple[dict[str, Any], ...] = (
+    {"soc": "Ascend910B2", "m": 4096, "n": 4096, "k": 4096},
+    {"soc": "Ascend910B2", "m": 8192, "n": 8192, "k": 8192, "template": "mdl"},
+    {"soc": "Ascend910B4", "m": 1000, "n": 8192, "k": 6144, "dtype": "bf16", "trans_b": True,
+     "bias": True},
+    {"soc": "Ascend910B2", "m": 16, "n": 28672, "k": 8192, "dtype": "int8"},
+    {"soc": "Ascend910B2", "m": 2048, "n": 4096, "k": 1024, "unit_flag": True},
+    {"soc": "Ascend910B3", "m": 4096, "n": 2048, "k": 1024, "bias": True},
 )  # fmt: skip
 #: Rounding margin of the group bound (tests/tiler/test_bound.py uses the same).
 GROUP_RTOL = 1e-9
@@ -182,6 +197,47 @@ def check(problem: Problem, count: int, seed: int) -> dict[str, Any]:
     return out
 
 
+def check_dealt(problem: Problem, count: int, seed: int) -> dict[str, Any]:
+    """:func:`check` on random points of random dealt groups (tiler.bounds.dealt).
+
+    The levels the screening takes on a dealt group: every tier of the group bound, the operand
+    floors as the screening computes them (:func:`tiler.levels.operand_floor_values`, which
+    leaves a dealt group to its group bound) and the L1-choice floors with usedCoreNum.
+    """
+    preset = load_preset(problem.soc)
+    rng = np.random.default_rng(seed)
+    space = build_space(problem, preset, {})
+    dealt = np.flatnonzero(dealt_rows(space, space.groups))
+    groups = rng.choice(dealt, size=count)
+    picked = []
+    for gi in groups.tolist():
+        pts = space.inner_points(gi)
+        j = int(rng.integers(pts["baseM"].shape[0]))
+        picked.append({f: v[j : j + 1] for f, v in pts.items()})
+    fields = {f: np.concatenate([p[f] for p in picked]) for f in picked[0]}
+    times = np.asarray(estimate_arrays(problem, preset, fields)["time_us"])
+    levels: dict[str, tuple[np.ndarray, float]] = {
+        "group": (group_lower_bounds(space, groups), GROUP_RTOL),
+        "group (fixed tier)": (fixed_lower_bounds(space, groups), GROUP_RTOL),
+        "group (relaxed tier)": (
+            group_lower_bounds(space, groups, splits=1, relaxed=True), GROUP_RTOL,
+        ),
+        "group (least span)": (fixed_then_relaxed_bounds(space, groups, 0.0), GROUP_RTOL),
+        "group (cube tier)": (cube_lower_bounds(space, groups), GROUP_RTOL),
+    }  # fmt: skip
+    floors = operand_floor_values(space, fields)
+    levels["operand A"] = (np.asarray(floors["time_a_us"]), FLOOR_RTOL)
+    levels["operand B"] = (np.asarray(floors["time_b_us"]), FLOOR_RTOL)
+    levels["L1 choice"] = (
+        np.asarray(makespan_floor_arrays(problem, preset, fields)["time_us"]),
+        FLOOR_RTOL,
+    )
+    return {
+        name: (int(np.sum(bound > times * (1.0 + rtol))), float(np.median(bound / times)))
+        for name, (bound, rtol) in levels.items()
+    }
+
+
 def main() -> int:
     tune_allocator()
     ap = argparse.ArgumentParser()
@@ -192,19 +248,21 @@ def main() -> int:
     drawn = 0
     per_chip: dict[str, dict[str, list[Any]]] = {}
     t0 = time.perf_counter()
-    for i, spec in enumerate(PROBLEMS):
+    runs = [(spec, check) for spec in PROBLEMS] + [(spec, check_dealt) for spec in DEALT_PROBLEMS]
+    for i, (spec, checker) in enumerate(runs):
         problem = Problem.model_validate(spec)
-        res = check(problem, args.per_problem, args.seed + i)
+        res = checker(problem, args.per_problem, args.seed + i)
+        kind = " dealt" if checker is check_dealt else ""
         drawn += args.per_problem
         cells = []
         for name, (bad, ratio) in res.items():
             total += bad
-            chip = per_chip.setdefault(problem.soc, {})
+            chip = per_chip.setdefault(problem.soc + kind, {})
             chip.setdefault(name, [0, []])
             chip[name][0] += bad
             chip[name][1].append(ratio)
             cells.append(f"{name} {bad} (median bound/estimate {ratio:.3f})")
-        label = f"{problem.soc} {problem.dtype} {problem.m}x{problem.n}x{problem.k}"
+        label = f"{problem.soc} {problem.dtype} {problem.m}x{problem.n}x{problem.k}{kind}"
         print(f"{label:32s} " + "; ".join(cells), flush=True)
     print("\nviolations per chip (tilings whose estimate is below the bound):")
     for soc, levels in per_chip.items():

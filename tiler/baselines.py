@@ -21,8 +21,9 @@
   best kernel of measured_msprof_950pr_8192.csv.
 * ``aclnn_matmul_v3`` (910B family, fp16 / bf16, ND operands without transposes or bias, more
   128 x 256 tiles than cube cores, K of at least one full K step): the kernel aclnn's MatMulV3
-  runs there, a **dealt split** (:func:`matmul_v3_fields`). It lies outside the searched space
-  (one tile per core, docs/search.md), so it is priced and listed, never an answer candidate.
+  runs there, a **dealt split** (:func:`matmul_v3_fields`). Its form (a tile of one base block,
+  dealt to every core) is in the searched space (docs/search.md), but it is priced and listed
+  only, never an answer candidate: the search must find it or better on its own.
 * ``user``: the caller's tiling (for example what CANN gave them), completed with the struct's
   defaults and validated; an illegal one is reported with its violations, never tuned against.
 """

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from simcore.estimate.bounds import FixedWork, ub_operand_floor_arrays, ub_pair_floor_us
 from simcore.estimate.estimator import operand_floor_arrays
 from simcore.tiling.problem import Template
+from tiler.bounds.dealt import dealt_rows
 from tiler.space import GROUP_FIELDS, Space, _Operand, operand_fields
 
 __all__ = [
@@ -171,6 +172,13 @@ def operand_floor_values(
     if not rows:
         return None
     res = operand_floor_arrays(space.problem, space.preset, rows)
+    if res is not None and "usedCoreNum" in rows:
+        # A dealt split's operand floors would price one tile at the one-tile traffic: none
+        # (0; the group's bound, tiler.bounds.dealt, stands in), its L1 choices' floors
+        # price its rounds (makespan_floor_arrays with usedCoreNum).
+        dealt = dealt_rows(space, rows)
+        if dealt.any():
+            res = {key: np.where(dealt, 0.0, res[key]) for key in ("time_a_us", "time_b_us")}
     if res is None:
         operands = (True, False) if is_a is None else (is_a,)
         res = ub_operand_floor_arrays(

@@ -73,9 +73,11 @@ from tiler.levels import (
     table,
 )
 from tiler.pair_tier import PairTier
-from tiler.space import SEARCH_FIELDS, Space
+from tiler.space import CERTIFICATE_SCOPE, DEALT_SCOPE, SEARCH_FIELDS, Space
 
 __all__ = [
+    "CERTIFICATE_SCOPE",
+    "DEALT_SCOPE",
     "Candidate",
     "ScreenResult",
     "first_load_elements",
@@ -96,10 +98,6 @@ DEFAULT_MAX_POINTS = 1_200_000
 #: Relative tolerance of 'cannot beat': bounds and times agree to rounding (~1e-12), so a group
 #: whose bound is within this of the runner-up can at most tie with it.
 TIE_RTOL = 2e-9
-#: What the certificate proves its optimum over: the legal tilings with one tile per core
-#: (usedCoreNum = the tiles). Dealt splits (more tiles than cores, rule DEALT_SPLIT, aclnn
-#: MatMulV3's kernel) are legal but not searched: no bound prices a core's rounds yet.
-CERTIFICATE_SCOPE = "one tile per core"
 #: At most this many groups listed in ScreenResult.tie_groups (the tuner samples a few of them).
 TIE_GROUPS_LISTED = 4096
 #: Groups whose deferred coarse and full tiers (:func:`_refine`) are computed at once, just
@@ -176,15 +174,16 @@ class ScreenResult:
     #: Groups whose lower bound does not rule out a point with the optimum's estimate (scored
     #: or skipped as able at most to tie), least bound first, at most TIE_GROUPS_LISTED.
     tie_groups: list[int] = field(default_factory=list)
+    #: The space the certificate is about (:data:`CERTIFICATE_SCOPE` or :data:`DEALT_SCOPE`).
+    scope: str = CERTIFICATE_SCOPE
 
     def certificate(self) -> dict[str, Any]:
         """The certificate of the tune answer (JSON-ready).
 
-        ``scope`` (:data:`CERTIFICATE_SCOPE`) names the space ``exact`` and ``gap_bound`` are
-        about: the tilings with one tile per core, not the dealt splits the model also prices.
+        ``scope`` (:attr:`tiler.space.Space.scope`): the space ``exact`` and ``gap_bound`` prove.
         """
         return {
-            "scope": CERTIFICATE_SCOPE,
+            "scope": self.scope,
             "exact": self.exact,
             "legal_points": self.scored_points,
             "groups": self.groups,
@@ -797,4 +796,5 @@ def screen(
         pruned=pruned,
         gap_bound=gap if t.violations == 0 else None,
         tie_groups=[int(g) for g in tied],
+        scope=space.scope,
     )

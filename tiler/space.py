@@ -42,6 +42,7 @@ from simcore.hardware.dtypes import mx_operand_align_bytes as mx_align_of
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.costs import align_up, ceil_div
 from simcore.pipeline.traffic import largest_core_extent
+from simcore.tiling.footprints import uses_ub_path
 from simcore.tiling.legality import problem_violations
 from simcore.tiling.problem import Format, Problem, Template
 from simcore.tiling.tcube import REQUIRED_FIELDS
@@ -127,6 +128,9 @@ class Space:
     splits: list[tuple[int, int, int]] = field(default_factory=list)
     #: Per group, the index of its core split in :attr:`splits`.
     split_index: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: Whether the space holds dealt splits (:func:`dealt_in_space`, the pins allowing them):
+    #: the certificate's scope then says so.
+    dealt: bool = False
     #: :meth:`_operand`'s options by its arguments: many groups share an operand's block count,
     #: K steps, block bytes and room (the screening builds the options of up to ~10^4 groups
     #: one by one). Not an init field, so a copy with other pins starts empty.
@@ -138,6 +142,18 @@ class Space:
     def size(self) -> int:
         """Number of groups."""
         return int(self.groups["baseM"].shape[0])
+
+    @property
+    def scope(self) -> str:
+        """What the space holds: :data:`DEALT_SCOPE` or :data:`CERTIFICATE_SCOPE`."""
+        return DEALT_SCOPE if self.dealt else CERTIFICATE_SCOPE
+
+    def holds_group(self, fields: Mapping[str, int]) -> bool:
+        """Whether a group of the space has these :data:`GROUP_FIELDS` values."""
+        match = np.ones(self.size, dtype=bool)
+        for name in GROUP_FIELDS:
+            match &= self.groups[name] == fields[name]
+        return bool(match.any())
 
     # --- inner level -----------------------------------------------------------------------
 
@@ -384,10 +400,8 @@ def _core_splits(
     sm = np.array(ms, dtype=np.int64)[:, None]
     sn = np.array(ns, dtype=np.int64)[None, :]
     need = ceil_div(problem.m, sm) * ceil_div(problem.n, sn)
-    # One tile per core: a dealt split (more tiles than usedCoreNum, legality rule DEALT_SPLIT,
-    # aclnn MatMulV3's base blocks) is legal and the model prices it, but it is not in the space,
-    # pinned or not: the search bounds (tiler/bounds) price a core of one tile, not its rounds
-    # (docs/search.md).
+    # One tile per core here; the dealt splits (more tiles than usedCoreNum) come with their
+    # base blocks (_dealt_splits).
     if "usedCoreNum" in fixed:
         used = np.full(need.shape, fixed["usedCoreNum"], dtype=np.int64)
         ok = (need <= used) & (used <= cores)
@@ -396,6 +410,82 @@ def _core_splits(
         ok = need <= cores
     sm_b, sn_b = np.broadcast_arrays(sm, sn)
     return sm_b[ok], sn_b[ok], used[ok]
+
+
+#: What the certificate proves its optimum over where the space holds no dealt split (chips
+#: staging operands through UB, not the 910B family, one core, or a pinned usedCoreNum below
+#: the cores): the legal tilings with one tile per core (usedCoreNum = the tiles).
+CERTIFICATE_SCOPE = "one tile per core"
+#: The scope where the space holds dealt splits too (:func:`dealt_in_space`): tiles of
+#: :data:`DEALT_TILE_BLOCKS` base blocks along M and N dealt in rounds to every cube core, bounded
+#: by :mod:`tiler.bounds.dealt`.
+DEALT_SCOPE = (
+    "one tile per core, or dealt to every core in tiles of 1 or 2 base blocks along M and N"
+)
+#: A dealt split's tile along M (and along N) is this many base blocks: MatMulV3's one
+#: (``matmul_v3_base_tiling.cpp`` ``SetBaseBlockTiling``: a tile is one base block) and two
+#: (docs/search.md, "The space": the search time and the estimator's agreement on them).
+DEALT_TILE_BLOCKS: tuple[int, ...] = (1, 2)
+
+
+#: The chip architectures whose space holds dealt splits: the 910B family (its 910_93xx
+#: variants too), where aclnn MatMulV3 deals its tiles.
+DEALT_ARCHS: tuple[int, ...] = (2201,)
+
+
+def dealt_in_space(problem: Problem, preset: HardwarePreset) -> bool:
+    """Whether the space holds dealt splits: the 910B family, no operand staged through UB.
+
+    The ``dealt_rounds`` term agrees with the simulator there (random dealt tilings of 910B:
+    p95 9 %; MatMulV3's tiles within 2 %), not where the operands are staged through UB (p95
+    22-35 % on 310P, 910A, 310B: docs/estimator.md). On the 950 (arch 3510) the dealt bound
+    is too loose for the screening (median bound / estimate 0.42 on random dealt points; 950PR
+    fp16 8192^3 and 4096^3 lost their certificate within the budget): left out. One core deals
+    nothing.
+    """
+    return (
+        preset.npu_arch in DEALT_ARCHS
+        and preset.cube_core_count > 1
+        and not uses_ub_path(problem, preset)
+    )
+
+
+def _dealt_splits(
+    problem: Problem,
+    preset: HardwarePreset,
+    pins: dict[str, int],
+    bm3: IntArray,
+    bn3: IntArray,
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The dealt groups: (base triple index, singleCoreM, singleCoreN) of each.
+
+    A dealt split (legality rule ``DEALT_SPLIT``: more ``singleCoreM x singleCoreN`` tiles
+    than cores, on every cube core) whose tile is :data:`DEALT_TILE_BLOCKS` base blocks along
+    M and along N, no more blocks than the data along M or N fills (a tile of two blocks
+    covers more than one block of rows), on the chips of :func:`dealt_in_space`. Pins are
+    honoured (a pinned usedCoreNum other than the core count leaves none).
+    """
+    none = np.zeros(0, dtype=np.int64)
+    cores = preset.cube_core_count
+    if not dealt_in_space(problem, preset) or pins.get("usedCoreNum", cores) != cores:
+        return none, none, none
+    m_al, n_al = align_up(problem.m, FRACTAL_ROWS), align_up(problem.n, FRACTAL_ROWS)
+    parts = []
+    for jm in DEALT_TILE_BLOCKS:
+        for jn in DEALT_TILE_BLOCKS:
+            dsm, dsn = jm * bm3, jn * bn3
+            ok = (ceil_div(problem.m, dsm) * ceil_div(problem.n, dsn) > cores) & (
+                ((jm == 1) | ((jm - 1) * bm3 < m_al)) & ((jn == 1) | ((jn - 1) * bn3 < n_al))
+            )
+            if "singleCoreM" in pins:
+                ok &= dsm == pins["singleCoreM"]
+            if "singleCoreN" in pins:
+                ok &= dsn == pins["singleCoreN"]
+            idx = np.flatnonzero(ok)
+            parts.append((idx, dsm[idx], dsn[idx]))
+    if not parts:
+        return none, none, none
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
 
 
 def _values(lo: int, hi: int, unit: int, pin: int | None) -> IntArray:
@@ -426,8 +516,11 @@ def build_space(problem: Problem, preset: HardwarePreset, fixed: Mapping[str, An
     bias_bytes = bits(problem.bias_type) // 8 if problem.bias else 0
     has_bt = problem.bias and preset.bt_bytes > 0
 
-    bm_hi = int(align_up(int(sm.max()), FRACTAL_ROWS)) if sm.size else 0
-    bn_hi = int(align_up(int(sn.max()), FRACTAL_ROWS)) if sn.size else 0
+    # (With no one-tile split, a dealt split's tile is at most the pinned one or the data.)
+    hi_m = int(sm.max()) if sm.size else pins.get("singleCoreM", problem.m)
+    hi_n = int(sn.max()) if sn.size else pins.get("singleCoreN", problem.n)
+    bm_hi = int(align_up(hi_m, FRACTAL_ROWS))
+    bn_hi = int(align_up(hi_n, FRACTAL_ROWS))
     bms = _values(FRACTAL_ROWS, bm_hi, FRACTAL_ROWS, pins.get("baseM"))
     bns = _values(FRACTAL_ROWS, bn_hi, FRACTAL_ROWS, pins.get("baseN"))
     bks = _values(c0, k_align, c0, pins.get("baseK"))
@@ -480,6 +573,20 @@ def build_space(problem: Problem, preset: HardwarePreset, fixed: Mapping[str, An
     if "baseN" not in pins:
         fit &= bn3[:, None] <= sn_al[None, :]
     ti, si = np.nonzero(fit)
+    one_tile_splits = sm.shape[0]
+    # The dealt splits (more tiles than cores), each with the base blocks that tile it.
+    tj, dsm, dsn = _dealt_splits(problem, preset, pins, bm3, bn3)
+    # Every split of the space, one-tile ones first, then the dealt ones (never the same
+    # triple: a dealt split has more tiles than cores, a one-tile split at most as many).
+    dkey, dinv = np.unique(dsm * (problem.n + 1) + dsn, return_inverse=True)
+    all_sm = np.concatenate([sm, dkey // (problem.n + 1)])
+    all_sn = np.concatenate([sn, dkey % (problem.n + 1)])
+    all_used = np.concatenate(
+        [used, np.full(dkey.shape[0], preset.cube_core_count, dtype=np.int64)]
+    )
+    ti = np.concatenate([ti, tj])
+    si = np.concatenate([si, sm.shape[0] + dinv.reshape(-1)])
+    sm, sn, used = all_sm, all_sn, all_used
     groups: dict[str, IntArray] = {
         "usedCoreNum": used[si],
         "singleCoreM": sm[si],
@@ -504,18 +611,21 @@ def build_space(problem: Problem, preset: HardwarePreset, fixed: Mapping[str, An
         2 * groups["baseM"] * groups["baseN"] * ACCUMULATOR_BYTES <= preset.l0c_bytes, 2, 1
     )
     space = Space(problem, preset, pins, groups, in_bits, c0)
-    # The core splits come sorted by (singleCoreM, singleCoreN) from _core_splits (usedCoreNum
-    # follows from them or is pinned), so the ones some group uses, in that order, are the
-    # space's distinct splits; computing them here spares a sort of every group's triple (a
-    # second and more on a million groups).
+    # The ones some group uses, sorted, are the space's distinct splits (sorting the split
+    # table, not every group's triple: a second and more on a million groups).
     present = np.flatnonzero(np.bincount(si, minlength=sm.shape[0]) > 0)
+    present = present[np.lexsort((used[present], sn[present], sm[present]))]
     rank = np.full(sm.shape[0], -1, dtype=np.int64)
     rank[present] = np.arange(present.shape[0], dtype=np.int64)
+    space.dealt = (
+        dealt_in_space(problem, preset)
+        and pins.get("usedCoreNum", preset.cube_core_count) == preset.cube_core_count
+    )
     space.split_index = rank[si]
     space.splits = [(int(sm[i]), int(sn[i]), int(used[i])) for i in present]
-    space.box_groups = int(box_triples) * int(sm.shape[0])
+    space.box_groups = int(box_triples) * int(one_tile_splits)
     space.pruned = pruned
-    space.pruned["oversized_base"] = kept * int(sm.shape[0]) - int(ti.shape[0])
+    space.pruned["oversized_base"] = kept * int(one_tile_splits) - int(ti.shape[0] - tj.shape[0])
     if space.size == 0:
         raise _no_point_error(problem, preset, pins)
     return space

@@ -465,8 +465,9 @@ def _scope_note(answer: Mapping[str, Any]) -> str:
     out = ""
     if scope:
         out += (
-            f"<p class='note' id='certificate-scope'>The search covers {_e(scope)} tilings; "
-            "dealt splits (more tiles than cores) are legal but not searched.</p>"
+            f"<p class='note' id='certificate-scope'>The search covers the tilings with "
+            f"{_e(scope)}; any other dealt split (more tiles than cores) is legal but not "
+            "searched.</p>"
         )
     explanation = answer.get("explanation")
     caveats = explanation.get("caveats") if isinstance(explanation, Mapping) else None

@@ -42,6 +42,18 @@ from simcore.estimate.binding import TERM
 _TILE_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 
 
+def rounds_makespan(makespan: Any, busiest: Any, seam: Any, rounds: Any) -> Any:
+    """The makespan of R tiles back to back: ``makespan + (R - 1) x max(busiest, seam)``.
+
+    The term's rule (the module's formula), written once: :func:`dealt_rounds` calls it with a
+    tile's makespan, its busiest pipe and ``seam`` the makespan less what overlaps the next
+    tile; the search's bounds (:mod:`tiler.bounds.dealt`) with floors of each (``seam`` 0 where
+    they have none: the period is at least the busiest pipe). Non-decreasing in every argument
+    (R >= 1), so floors of the three give a floor of the makespan. Scalars or arrays.
+    """
+    return makespan + (rounds - 1) * np.maximum(busiest, seam)
+
+
 def dealt_rounds(
     makespan: np.ndarray,
     code: np.ndarray | None,
@@ -73,10 +85,9 @@ def dealt_rounds(
     for p in _TILE_PIPES[1:]:
         busiest = np.maximum(busiest, one[p])
     # The rest of the tile's path repeats at each further tile.
-    seam = np.broadcast_to(overlap, makespan.shape)[idx]
-    period = np.maximum(busiest, makespan[idx] - seam)
+    seam = makespan[idx] - np.broadcast_to(overlap, makespan.shape)[idx]
     makespan = np.array(makespan, dtype=np.float64)
-    makespan[idx] += (r - 1) * period
+    makespan[idx] = rounds_makespan(makespan[idx], busiest, seam, r)
     if code is not None:
         code[idx] = TERM["dealt_rounds"]
     out = {p: np.array(np.broadcast_to(busy[p], makespan.shape), dtype=np.float64) for p in busy}

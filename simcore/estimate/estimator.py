@@ -230,6 +230,10 @@ def _core(
         # the start-up too (the next tile's first chunks copy into the free slots meanwhile).
         two_slots = (ch.slots_a >= 2) & (ch.slots_b >= 2)
         overlap = bt.dr_last + np.where(two_slots, cm.start, 0.0)
+        if floor:
+            # A floor over the L0 flags leaves the overlap out (the start-up is not monotone in
+            # them): each further tile at least its busiest pipe.
+            overlap = overlap + np.inf
         out["dealt"] = (
             overlap,
             scalar_cycles(c.preset, problem, rounds * g.blocks * g.k_iter, rounds * copies),
@@ -343,6 +347,9 @@ def makespan_floor_arrays(
     two = np.full(f["baseM"].shape, 2, dtype=np.int64)
     for name in ("dbL0A", "dbL0B", "dbL0C"):
         f[name] = two
+    if "usedCoreNum" in fields:
+        # A dealt split's rounds (the dealt_rounds term), as estimate_arrays reads them.
+        f["usedCoreNum"] = np.asarray(fields["usedCoreNum"], dtype=np.int64)
     out = _estimate_blocks(problem, preset, f, True)
     return {"cycles": out["cycles"], "time_us": out["time_us"]}
 

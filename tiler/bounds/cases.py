@@ -23,7 +23,7 @@ from simcore.pipeline.transfer import operand_contention
 from tiler.bounds import chains, copies, slots, stalls, traffic
 from tiler.bounds.rows import take_rows
 
-__all__ = ["order_bound"]
+__all__ = ["case_range", "order_bound"]
 
 #: A reuse case is priced at the groups it holds only where they are fewer than this share of
 #: the block (taking them costs more than pricing a larger share of empty ones: on 910A int8
@@ -96,7 +96,7 @@ def order_bound(
     best: Any = np.inf
     for a_once in (True, False):
         for b_once in (True, False):
-            reach = _case_range(c, p, (a_once, b_once), need, shares)
+            reach = case_range(c, p, (a_once, b_once), need, shares)
             # Only the groups with a tiling in the case (elsewhere its figure is inf): on
             # large-K shapes the cases loading an operand once hold 1-3 % of the groups.
             rows = np.flatnonzero(np.isfinite(reach[2]))
@@ -133,7 +133,7 @@ def _case_bound(
     return slots.split_bound(c, shares, case, fixed, terms, k_iter, splits, relaxed)
 
 
-def _case_range(
+def case_range(
     c: Costs, p: Any, once: tuple[bool, bool], need: tuple[Any, Any], shares: slots.L1Shares
 ) -> tuple[Any, Any, Any]:
     """A's least and most blocks of L1 in a reuse case, and ``inf`` where the case is empty.
@@ -180,7 +180,7 @@ def _case(
 ) -> slots.CaseTerms:
     """The figures of one reuse case that every split of L1 shares.
 
-    ``reach`` is the case's :func:`_case_range`.
+    ``reach`` is the case's :func:`case_range`.
     """
     p = space.preset
     rows, cols = g["core_rows"], g["core_cols"]

@@ -23,7 +23,7 @@ from simcore.pipeline.scalar import after_startup, startup_cycles
 from simcore.pipeline.traffic import kernel_us, l2_share_most
 from simcore.pipeline.transfer import operand_contention
 from simcore.tiling.problem import Problem
-from tiler.bounds import cases, chains, copies, slots, traffic
+from tiler.bounds import cases, chains, copies, dealt, slots, traffic
 from tiler.bounds.rows import TAKE_ALL, take_rows
 
 __all__ = [
@@ -77,6 +77,14 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
         # hold their MMAD: tiler.bounds.chains.least_span) and the sum of work at least the
         # cube's and the scalar pipe's, which holds the start-up: cube + start-up either way.
         cycles = after_startup(cube, cube, cube + startup, startup)
+        if "usedCoreNum" in groups:
+            # A dealt group's core runs R tiles (tiler.bounds.dealt).
+            d = {name: groups[name][part] for name in _DEALT_FIELDS}
+            rows_dealt = np.flatnonzero(dealt.dealt_rows(space, d))
+            if rows_dealt.shape[0]:
+                sub = {name: arr[rows_dealt] for name, arr in d.items()}
+                cycles = np.array(cycles, dtype=np.float64)
+                cycles[rows_dealt] = dealt.dealt_cube_cycles(space, sub, cube[rows_dealt])
         # (The estimate's time: simcore.pipeline.traffic.kernel_us, issue 17.)
         out[start : start + BOUND_BLOCK] = kernel_us(preset, cycles / preset.clock_mhz) * (
             1.0 - _ROUNDING
@@ -86,6 +94,8 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
 
 #: The group fields :func:`cube_lower_bounds` reads.
 _CUBE_FIELDS = ("core_rows", "core_cols", "baseM", "baseN", "baseK")
+#: The group fields a dealt group's cube tier reads (:mod:`tiler.bounds.dealt`).
+_DEALT_FIELDS = ("singleCoreM", "singleCoreN", "usedCoreNum")
 
 
 def group_lower_bounds(
@@ -133,7 +143,7 @@ def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
     groups = space.groups
     n = int(groups["baseM"].shape[0] if idx is None else np.shape(idx)[0])
     if n <= BOUND_BLOCK:
-        return np.asarray(bound(_select(groups, idx)), dtype=np.float64)
+        return _with_dealt(space, _select(groups, idx), bound)
     out = np.empty(n, dtype=np.float64)
     for start in range(0, n, BOUND_BLOCK):
         part = (
@@ -141,7 +151,29 @@ def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
             if idx is None
             else np.asarray(idx)[start : start + BOUND_BLOCK]
         )
-        out[start : start + BOUND_BLOCK] = bound({name: arr[part] for name, arr in groups.items()})
+        out[start : start + BOUND_BLOCK] = _with_dealt(
+            space, {name: arr[part] for name, arr in groups.items()}, bound
+        )
+    return out
+
+
+def _with_dealt(space: Any, g: dict[str, Any], bound: Any) -> FloatArray:
+    """``bound`` of the one-tile groups of ``g``, :mod:`tiler.bounds.dealt`'s of the dealt ones.
+
+    Every tier prices a dealt group at the same figure (the rounds of its fixed paths and
+    pipes), so the tiers stay in order (each never above the next).
+    """
+    is_dealt = dealt.dealt_rows(space, g)
+    if not is_dealt.any():
+        return np.asarray(bound(g), dtype=np.float64)
+    out = np.empty(is_dealt.shape[0], dtype=np.float64)
+    one = np.flatnonzero(~is_dealt)
+    if one.shape[0]:
+        out[one] = bound({name: arr[one] for name, arr in g.items()})
+    rows = np.flatnonzero(is_dealt)
+    sub = {name: arr[rows] for name, arr in g.items()}
+    c = Costs(space.problem, space.preset)
+    out[rows] = _to_us(space.preset, dealt.dealt_cycles(space, sub, group_terms(space, c, sub)))
     return out
 
 
@@ -457,13 +489,17 @@ def group_terms(
     r1 = np.where(m_iter == 1, rm_t, bm)
     c1 = np.where(n_iter == 1, cn_t, bn)
     la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
+    # (A dealt split's tiles run on usedCoreNum cores, the estimator's active cores.)
+    used = g.get("usedCoreNum")
     active = ceil_div(problem.m, rows) * ceil_div(problem.n, cols)
+    if used is not None:
+        active = np.minimum(active, used)
     # (The ND->NZ share of the chip's L2 rate: simcore.pipeline.traffic.l2_share_most.)
     chip = p.l2_bytes_per_cycle * l2_share_most(problem, p)
     cap = np.minimum(chip / np.maximum(active, 1), p.l2_core_port)
     # (The same-address factors, fixed by the core split: simcore.pipeline.transfer.)
     ready = copies.first_copy_legs(
-        c, k, (rm_t, cn_t), k_iter, cap, operand_contention(c, rows, cols), (bm, bn, bk)
+        c, k, (rm_t, cn_t), k_iter, cap, operand_contention(c, rows, cols, used), (bm, bn, bk)
     )
     # Each block type's step costs, priced once for the busy totals, the chain and the MMADs.
     if types is None:

@@ -103,7 +103,7 @@ def test_estimator_prices_the_dealt_kernel_as_the_simulator() -> None:
 
 
 def test_estimator_without_usedcorenum_keeps_one_tile_per_core() -> None:
-    """The search's arrays carry no usedCoreNum: one tile per core, as before dealt splits."""
+    """Arrays without usedCoreNum are priced one tile per core, as before dealt splits."""
     preset = load_preset("Ascend910B2")
     problem = Problem(m=4096, n=4096, k=4096, template="mdl")
     tiling = complete_tiling(V3_FIELDS, problem, preset)

@@ -1,0 +1,190 @@
+"""The bound of a dealt group: a core of R tiles back to back (the ``dealt_rounds`` term).
+
+A dealt split (more ``singleCoreM x singleCoreN`` tiles than ``usedCoreNum``, legality rule
+``DEALT_SPLIT``; :func:`tiler.space.dealt_in_space` says where the space holds them) is priced
+by the estimator on its largest tile, under the split's own traffic (``usedCoreNum`` active
+cores, the dealt same-address sharers), and then by :func:`simcore.estimate.dealt.dealt_rounds`:
+the slowest core's R = ceil(tiles / usedCoreNum) tiles cost
+
+    ``makespan = mk + (R - 1) x max(busiest tile pipe, mk - overlap)``, each tile pipe's busy
+    total R x a tile's, the scalar pipe's the work of R tiles with the start-up once,
+
+then ``min(max(start-up + makespan, busiest), sum of work) + launch`` as every estimate. So with
+floors of one tile under that traffic -- ``MK <= mk`` (the group's fixed paths,
+:func:`tiler.bounds.chains.fixed_paths`), ``P`` at most each of its tile pipes (the cube and
+MTE1 totals, which the base block fixes; the drains; each operand's copies in the reuse case
+the group allows, the bias fetches) and ``SM <= mk - overlap`` (the term's overlap is the last
+drain and at most the compute path's start-up, so the seam is at least the compute path's
+span of K steps less its first step's loads: the least span over the L0 classes,
+:func:`tiler.bounds.chains.least_span`, less a full step) -- the estimate is at least
+``after_startup(rounds_makespan(MK, max P, SM, R),
+max(R x max P, S), R x sum P + S)`` with ``S`` the scalar pipe's least work of R tiles
+(:func:`simcore.pipeline.scalar.least_scalar_cycles` of their K steps, the start-up once): the
+term's own rule (:func:`simcore.estimate.dealt.rounds_makespan`, non-decreasing in each floor)
+and the combination's (:func:`simcore.pipeline.scalar.after_startup`), the busiest pipe and
+the sum of work each at least the HBM floor of the unique bytes (A, B and C once: the
+estimator's HBM bytes are those and the reloads that miss, :func:`simcore.pipeline.traffic.
+chip_bandwidth_cap`).
+
+The copy rate is the largest share any tiling of the split gets, ``min(L2 x its most ND->NZ
+share / usedCoreNum, the core's port)`` with every reload hitting (as
+:func:`simcore.estimate.estimator.operand_floor_arrays` takes it): every copy and drain is
+non-increasing in it. The group's order-free terms (:func:`tiler.bounds.group.group_terms`)
+take the same share and the dealt same-address factors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from simcore.estimate.dealt import rounds_makespan
+from simcore.hardware.dtypes import bits
+from simcore.pipeline.busy import block_steps, cube_busy
+from simcore.pipeline.costs import Costs
+from simcore.pipeline.scalar import after_startup, least_scalar_cycles, startup_cycles
+from simcore.pipeline.traffic import (
+    call_refetch,
+    hbm_floor_cycles,
+    l2_share_most,
+    tiles_per_core,
+)
+from simcore.pipeline.transfer import operand_contention
+from tiler.bounds import cases, chains, copies, slots, traffic
+
+__all__ = ["dealt_cap", "dealt_cube_cycles", "dealt_cycles", "dealt_rows"]
+
+
+def dealt_rows(space: Any, g: dict[str, Any]) -> Any:
+    """Which of the groups ``g`` are dealt (more tiles than usedCoreNum): a bool array."""
+    p = space.problem
+    tiles = -(-p.m // g["singleCoreM"]) * -(-p.n // g["singleCoreN"])
+    return tiles > g["usedCoreNum"]
+
+
+def _rounds(space: Any, g: dict[str, Any]) -> Any:
+    p = space.problem
+    return tiles_per_core(p.m, p.n, g["singleCoreM"], g["singleCoreN"], g["usedCoreNum"])
+
+
+def dealt_cap(space: Any, g: dict[str, Any]) -> Any:
+    """The largest bytes per cycle a core's copies move in a dealt split (the module's share)."""
+    p = space.preset
+    chip = p.l2_bytes_per_cycle * l2_share_most(space.problem, p)
+    return np.minimum(chip / np.maximum(g["usedCoreNum"], 1), p.l2_core_port)
+
+
+def dealt_cube_cycles(space: Any, g: dict[str, Any], cube: Any) -> Any:
+    """The cube tier of dealt groups (cycles): R tiles' MMADs, ``cube`` one tile's.
+
+    The makespan is at least ``rounds_makespan(cube, cube, 0, R)`` (a tile's compute chain
+    holds its MMADs, each further tile at least its busiest pipe), the M pipe's busy total R x
+    ``cube`` and the sum of work that and the scalar pipe's start-up.
+    """
+    rounds = _rounds(space, g)
+    startup = startup_cycles(space.preset, space.problem) if chains.USE_CHAIN_BOUND else 0.0
+    work = rounds * cube
+    mk = rounds_makespan(cube, cube, 0.0, rounds) if chains.USE_CHAIN_BOUND else 0.0
+    return after_startup(mk, work, work + startup, startup)
+
+
+def dealt_cycles(space: Any, g: dict[str, Any], terms: Any) -> Any:
+    """The bound (cycles) of the dealt groups ``g`` (the module's formula).
+
+    ``terms``: their :class:`tiler.bounds.group.GroupTerms` on the one data path (dealt splits
+    are only where no operand is staged through UB), priced at :func:`dealt_cap`.
+    """
+    problem, p = space.problem, space.preset
+    c = Costs(problem, p)
+    k = problem.k
+    rows, cols = g["core_rows"], g["core_cols"]
+    bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
+    cap = dealt_cap(space, g)
+    fx = chains.fixed_paths(space, c, g, terms, cap)
+    mte2 = fx.bias_mte2 + _least_copies(space, c, g, terms, cap)
+    pipes = [terms.cube, terms.mte1, fx.drain, mte2]
+    busiest = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in pipes])
+    rounds = _rounds(space, g)
+    scalar = least_scalar_cycles(p, problem, rounds * g["m_iter"] * g["n_iter"] * g["k_iter"])
+    # The term's seam (a tile's makespan less its overlap with the next) is at least the
+    # compute path without its start-up and last drain, ``span + stalls - (per - mm)``: at
+    # least the least span over the L0 classes less one full step's loads and MMAD.
+    types = block_steps(c, k, rows, cols, bm, bn, bk)
+    seam = chains.least_span(types, g["k_iter"]) - terms.step1
+    mk = rounds_makespan(fx.makespan, busiest, seam, rounds)
+    # The HBM floor: at least the unique bytes (A, B and C once) cross HBM.
+    # (The unique bytes as the search's traffic counts them: tiler.bounds.traffic.)
+    hbm = hbm_floor_cycles(traffic.order_traffic(problem, p, g, 0).unique, p)
+    busy = np.maximum(np.maximum(rounds * busiest, scalar), hbm)
+    total = np.maximum(rounds * sum(pipes) + scalar, hbm)
+    bound = after_startup(mk, busy, total, fx.startup)
+    # (Never below the cube tier, which the screening takes first.)
+    cube = cube_busy(c, k, rows, cols, bm, bn, bk)
+    return np.maximum(bound, dealt_cube_cycles(space, g, cube))
+
+
+def _least_copies(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -> Any:
+    """A tile's least MTE2 cycles of A's and B's copies over the iterate orders and reuse cases.
+
+    In each reuse case (:mod:`tiler.bounds.cases`: an operand loaded once where L1 can hold
+    what it keeps resident, else once per block of the other) an operand's copies move its
+    passes' rows x K at no more than ``cap``, or at least their ND row requests, each pass at
+    least one copy's latency (:func:`tiler.bounds.copies.copy_terms`); under the refetch term
+    (no bias, as there) the core's R tiles' reads take at least
+    :func:`tiler.bounds.traffic.refetched_reads_cycles` (with ``r >= R_chip / usedCoreNum``:
+    the slowest core reads R of the largest tiles, the chip at most R x usedCoreNum of them),
+    a tile at least its R-th.
+    """
+    problem, p = space.problem, space.preset
+    k = problem.k
+    rows, cols = g["core_rows"], g["core_cols"]
+    bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
+    m_iter, n_iter, k_iter = g["m_iter"], g["n_iter"], g["k_iter"]
+    in_b = bits(problem.dtype) / 8.0
+    fa, fb = operand_contention(c, rows, cols, g["usedCoreNum"])
+    shares = slots.L1Shares(
+        room=p.l1_bytes - g["bias_l1"], a_blk=bm * bk * in_b, b_blk=bn * bk * in_b,
+        ub_cap_a=np.inf, ub_cap_b=np.inf, a_total=m_iter * k_iter, b_total=n_iter * k_iter,
+    )  # fmt: skip
+    a_panel, b_panel = shares.a_blk * k_iter, shares.b_blk * k_iter
+
+    def copy(is_a: bool, passes: Any) -> Any:
+        extent, base, factor = (rows, bm, fa) if is_a else (cols, bn, fb)
+        per_pass = terms.a_pass if is_a else terms.b_pass
+        t = copies.copy_terms(
+            c, is_a, passes, extent, k, cap, per_pass, (base, bk), contention=factor
+        )
+        return passes * t[0] + t[1]
+
+    # The refetch term (model 2026.11.28.2): the core's R tiles' reads at the cap of
+    # tiler.bounds.traffic.refetched_reads_cycles, over usedCoreNum active cores, at a mix of 1
+    # (its largest); the core's reads are at least the chip's over them (R tiles of the largest).
+    first_touch = call_refetch(problem, p).first_touch_bytes
+    rounds = _rounds(space, g)
+    used = g["usedCoreNum"]
+    rate_no_miss = np.minimum(
+        p.l2_bytes_per_cycle * l2_share_most(problem, p) / np.maximum(used, 1), p.l2_core_port
+    )
+    orders = [space.fixed["iterateOrder"]] if "iterateOrder" in space.fixed else [0, 1]
+    best: Any = np.inf
+    for order in orders:
+        need = (
+            m_iter * a_panel if order == 0 else a_panel,
+            n_iter * b_panel if order == 1 else b_panel,
+        )
+        for a_once in (True, False):
+            for b_once in (True, False):
+                infeasible = cases.case_range(c, p, (a_once, b_once), need, shares)[2]
+                a_passes, b_passes = (1 if a_once else n_iter), (1 if b_once else m_iter)
+                tile = copy(True, a_passes) + copy(False, b_passes)
+                if first_touch and not problem.bias:
+                    reads = a_passes * c.l1_tile_bytes(rows, k) + b_passes * c.l1_tile_bytes(
+                        cols, k
+                    )
+                    core = traffic.refetched_reads_cycles(
+                        rounds * reads, first_touch, used, rate_no_miss, 1.0, p
+                    )
+                    tile = np.maximum(tile, core / rounds)
+                best = np.minimum(best, tile + infeasible)
+    return best

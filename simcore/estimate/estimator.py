@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from simcore.estimate.arrays import gather
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.block_replay import ReplayQueue, block_replay_term
 from simcore.estimate.compute import compute_chain
@@ -477,7 +478,7 @@ def _estimate_blocks(
     pending: list[tuple[slice | np.ndarray, Callable[[], dict[str, Any]]]] = []
     for n, (at, path) in enumerate(blocks):
         queued = queue.size
-        sub = {name: a[at] if isinstance(at, slice) else a.take(at) for name, a in f.items()}
+        sub = {name: a[at] if isinstance(at, slice) else gather(a, at) for name, a in f.items()}
         if dtype is not None:
             sub = {name: a.astype(dtype, copy=False) for name, a in sub.items()}
         finish = _estimate_block(problem, preset, sub, floor, queue, path)
@@ -636,11 +637,12 @@ def _estimate_block(
         for on in (True, False):
             idx = np.flatnonzero(vp == on)
             # ``take`` gathers in ~15 % fewer instructions than indexing with an index array.
-            sub = {name: a.take(idx) for name, a in f.items()}
+            sub = {name: gather(a, idx) for name, a in f.items()}
             res = _core(
-                Costs(problem, preset, on), problem, sub, rows_c.take(idx),
-                cols_c.take(idx), cap.take(idx), tuple(x.take(idx) for x in first_traffic),
-                floor, queue, write_cap.take(idx), None if rounds is None else rounds.take(idx),
+                Costs(problem, preset, on), problem, sub, gather(rows_c, idx),
+                gather(cols_c, idx), gather(cap, idx),
+                tuple(gather(x, idx) for x in first_traffic), floor, queue,
+                gather(write_cap, idx), None if rounds is None else gather(rounds, idx),
             )  # fmt: skip
             parts.append((idx, res))
 

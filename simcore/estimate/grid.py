@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
+from simcore.estimate.arrays import gather
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.costs import Costs, at_least
 from simcore.pipeline.mmad import mmad_k_cycles
@@ -177,7 +178,7 @@ def _times(n: Any, x: Any) -> Any:
 
 def _at(x: Any, idx: Any) -> Any:
     # ``x`` at the candidates ``idx`` (a scalar, or the int 1 of a tail type's count, as it is).
-    return x.take(idx) if np.ndim(x) else x
+    return gather(x, idx) if np.ndim(x) else x
 
 
 def _period(mm: Any, wla: Any, wlb: Any, la_lb: Any) -> Any:

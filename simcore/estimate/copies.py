@@ -16,7 +16,7 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
-from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.grid import BlockCounts, BlockTypes, Grid
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.traffic import operand_traffic, slots
 from simcore.pipeline.transfer import (
@@ -124,17 +124,28 @@ class Chunking:
     shapes: tuple[tuple[Any, ...], tuple[Any, ...]] | None
 
 
-def chunking(c: Costs, g: Grid, f: dict[str, Any], traffic: tuple[Any, ...] | None) -> Chunking:
+def chunking(
+    c: Costs,
+    g: Grid,
+    f: dict[str, Any],
+    traffic: tuple[Any, ...] | None,
+    counts: BlockCounts | None = None,
+) -> Chunking:
     """Chunks, slots and passes of both operands (``traffic``: their loads and elements).
 
     ``traffic`` may go on with each operand's groups and its passes over the full and the tail
     groups (:func:`simcore.pipeline.traffic.operand_chip_traffic`'s ``shape``, A's then B's):
-    the chunk shapes take them (:func:`copy_totals_of`).
+    the chunk shapes take them (:func:`copy_totals_of`). ``counts`` gives the slots and the K
+    chunks where the caller has them.
     """
     order = g.order
     step_ka, step_kb = f["stepKa"], f["stepKb"]
-    slots_a = slots(f["depthA1"], f["stepM"], step_ka)
-    slots_b = slots(f["depthB1"], f["stepN"], step_kb)
+    if counts is None:
+        slots_a = slots(f["depthA1"], f["stepM"], step_ka)
+        slots_b = slots(f["depthB1"], f["stepN"], step_kb)
+        kc_a, kc_b = _cdiv(g.k_iter, step_ka), _cdiv(g.k_iter, step_kb)
+    else:
+        slots_a, slots_b, kc_a, kc_b = counts.slots_a, counts.slots_b, counts.kc_a, counts.kc_b
     if traffic is None:
         traffic = (
             *operand_traffic(
@@ -146,8 +157,6 @@ def chunking(c: Costs, g: Grid, f: dict[str, Any], traffic: tuple[Any, ...] | No
         )
     loads_a, el_a, loads_b, el_b = traffic[:4]
     shapes = (traffic[4:7], traffic[7:10]) if len(traffic) == 10 else None
-    kc_a = _cdiv(g.k_iter, step_ka)
-    kc_b = _cdiv(g.k_iter, step_kb)
     passes_a = loads_a / kc_a
     passes_b = loads_b / kc_b
     single_a = slots_a == 1
@@ -290,9 +299,19 @@ def _direct_copies(
 
 
 def copy_totals_of(
-    c: Costs, g: Grid, bt: BlockTypes, ch: Chunking, f: dict[str, Any], bias: bool, cap: Any
+    c: Costs,
+    g: Grid,
+    bt: BlockTypes,
+    ch: Chunking,
+    f: dict[str, Any],
+    bias: bool,
+    cap: Any,
+    counts: BlockCounts | None = None,
 ) -> Copies:
-    """Each operand's copies per pipe (:mod:`simcore.pipeline.transfer`) and one copy's legs."""
+    """Each operand's copies per pipe (:mod:`simcore.pipeline.transfer`) and one copy's legs.
+
+    ``counts`` gives the cores along M and N where the caller has them.
+    """
     fix = c.has_fixpipe
     order = g.order
     loads_a, loads_b = ch.loads_a, ch.loads_b
@@ -320,7 +339,9 @@ def copy_totals_of(
     if c.b_via_ub:
         vb, rb_f, rb_l = shape_costs(c.nd2nz_shape_cycles(False), shapes_b)
         reorders_b = (rb_f, rb_l)
-    fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"], f.get("usedCoreNum"))
+    used = f.get("usedCoreNum")
+    cores = None if counts is None or used is not None else (counts.m_cores, counts.n_cores)
+    fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"], used, cores)
     dma_a, direct_legs_a = _direct_copies(c, True, cap, fa, shapes_a, (g.bm, g.bk), loads_a)
     dma_b, direct_legs_b = _direct_copies(c, False, cap, fb, shapes_b, (g.bn, g.bk), loads_b)
     directs_a: tuple[Any, Any] | None = None

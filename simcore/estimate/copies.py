@@ -16,6 +16,7 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
+from simcore.estimate.arrays import select
 from simcore.estimate.grid import BlockCounts, BlockTypes, Grid
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.traffic import operand_traffic, slots
@@ -443,13 +444,14 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     # Each operand's full K chunk and its last (K-tail) one, in K elements as given and as L1
     # holds them (C0-aligned); a pass moves kc - 1 full chunks and the aligned tail.
     # (Computed once for the pass size and the copy legs both.)
-    a_last_start, b_last_start = ch.a_last_start, ch.b_last_start
+    # (The K before the last chunk, formed once for both uses.)
+    before_a, before_b = ch.a_last_start * bk, ch.b_last_start * bk
     chunk_ka, chunk_kb = step_ka * bk, step_kb * bk
-    last_ka, last_kb = k - a_last_start * bk, k - b_last_start * bk
+    last_ka, last_kb = k - before_a, k - before_b
     al_last_a, al_last_b = _cdiv(last_ka, c.c0) * c.c0, _cdiv(last_kb, c.c0) * c.c0
     # Group rows averaged over the passes (full groups and the tail group).
-    grp_a = ch.el_a / np.maximum(ch.passes_a * (a_last_start * bk + al_last_a), g.ones)
-    grp_b = ch.el_b / np.maximum(ch.passes_b * (b_last_start * bk + al_last_b), g.ones)
+    grp_a = ch.el_a / np.maximum(ch.passes_a * (before_a + al_last_a), g.ones)
+    grp_b = ch.el_b / np.maximum(ch.passes_b * (before_b + al_last_b), g.ones)
     fa, fb = cp.contention
     a_full, a_last = chunk_legs(
         c, True, grp_a, (chunk_ka, last_ka), (_cdiv(chunk_ka, c.c0) * c.c0, al_last_a), cap,
@@ -459,13 +461,16 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
         c, False, grp_b, (chunk_kb, last_kb), (_cdiv(chunk_kb, c.c0) * c.c0, al_last_b), cap,
         cp.reorders_b, (g.bn, bk), fb, cp.directs[1],
     )  # fmt: skip
-    # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1).
-    b_many = ch.b_many
+    # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1), selected by
+    # 0.0 / 1.0 weights (the legs are finite): 1.0 where B has more than one chunk per pass.
+    many_b = np.minimum(ch.km_b, g.ones)
+    one_b = g.ones - many_b
     b_first: Legs
     if via_b:
-        b_first = tuple(np.where(b_many, x, y) for x, y in zip(b_full, b_last, strict=True))
+        b_first = tuple(select(many_b, x, y, one_b) for x, y in zip(b_full, b_last, strict=True))
     else:
-        b_first = (np.where(b_many, b_full[0], b_last[0]), 0.0, 0.0)
+        b_first = (select(many_b, b_full[0], b_last[0], one_b), 0.0, 0.0)
+    many_a = np.minimum(ch.km_a, g.ones)
     # A further B copy queued behind the previous one (MTE2 order, or the UB staging chain).
     b_next = (np.maximum(b_full[0], b_full[2]) + b_full[1]) if via_b else b_full[0]
     b_next_l = (np.maximum(b_last[0], b_full[2]) + b_last[1]) if via_b else b_last[0]
@@ -476,7 +481,7 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     # (``max(b_next, b_slot x single)`` is the select: b_next, a copy's cycles, is >= 0.)
     return ChunkLegs(
         a_full=a_full, a_last=a_last, b_full=b_full, b_last=b_last, b_first=b_first,
-        a_first0=np.where(ch.a_many, a_full[0], a_last[0]),
+        a_first0=select(many_a, a_full[0], a_last[0], g.ones - many_a),
         b_leg_f=leg_after_a(via_a, via_b, b_first), b_leg_lc=leg_after_a(via_a, via_b, b_last),
         b_next=b_next, b_next_l=b_next_l,
         b_next_in=np.maximum(b_next, b_slot_f * ch.single_bf),

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from simcore.estimate.arrays import gather
+
 #: The estimator's terms in composition order (see docs/estimator.md for each mechanism).
 TERM_NAMES: tuple[str, ...] = (
     "compute",
@@ -218,7 +220,7 @@ class Makespan:
             self.value = np.array(np.broadcast_to(self.value, np.shape(self.value)), np.float64)
             self._own = True
         # (``take``: about two thirds of the instructions of indexing with an index array.)
-        cur = self.value.take(idx) if _takes(self.value, idx) else self.value[idx]
+        cur = gather(self.value, idx) if _takes(self.value, idx) else self.value[idx]
         if self.track:
             self.code[idx[path > cur]] = TERM[term]
         self.value[idx] = np.maximum(cur, path)
@@ -256,7 +258,7 @@ def clip_binding(
     if idx.size:
         # (``take`` where a busy total is an array of the candidates: see _takes.)
         res = [
-            x.take(idx) if isinstance(x, np.ndarray) and x.shape == out.shape and _takes(x, idx)
+            gather(x, idx) if isinstance(x, np.ndarray) and x.shape == out.shape and _takes(x, idx)
             else np.broadcast_to(x, out.shape)[idx]
             for x in (*busy, floor)
         ]  # fmt: skip

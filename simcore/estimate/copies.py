@@ -16,7 +16,8 @@ import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
 from simcore.estimate.arrays import divides as _divides
-from simcore.estimate.grid import BlockTypes, Grid
+from simcore.estimate.arrays import select
+from simcore.estimate.grid import BlockCounts, BlockTypes, Grid
 from simcore.pipeline.costs import Costs
 from simcore.pipeline.traffic import operand_traffic, slots
 from simcore.pipeline.transfer import (
@@ -124,17 +125,28 @@ class Chunking:
     shapes: tuple[tuple[Any, ...], tuple[Any, ...]] | None
 
 
-def chunking(c: Costs, g: Grid, f: dict[str, Any], traffic: tuple[Any, ...] | None) -> Chunking:
+def chunking(
+    c: Costs,
+    g: Grid,
+    f: dict[str, Any],
+    traffic: tuple[Any, ...] | None,
+    counts: BlockCounts | None = None,
+) -> Chunking:
     """Chunks, slots and passes of both operands (``traffic``: their loads and elements).
 
     ``traffic`` may go on with each operand's groups and its passes over the full and the tail
     groups (:func:`simcore.pipeline.traffic.operand_chip_traffic`'s ``shape``, A's then B's):
-    the chunk shapes take them (:func:`copy_totals_of`).
+    the chunk shapes take them (:func:`copy_totals_of`). ``counts`` gives the slots and the K
+    chunks where the caller has them.
     """
     order = g.order
     step_ka, step_kb = f["stepKa"], f["stepKb"]
-    slots_a = slots(f["depthA1"], f["stepM"], step_ka)
-    slots_b = slots(f["depthB1"], f["stepN"], step_kb)
+    if counts is None:
+        slots_a = slots(f["depthA1"], f["stepM"], step_ka)
+        slots_b = slots(f["depthB1"], f["stepN"], step_kb)
+        kc_a, kc_b = _cdiv(g.k_iter, step_ka), _cdiv(g.k_iter, step_kb)
+    else:
+        slots_a, slots_b, kc_a, kc_b = counts.slots_a, counts.slots_b, counts.kc_a, counts.kc_b
     if traffic is None:
         traffic = (
             *operand_traffic(
@@ -146,8 +158,6 @@ def chunking(c: Costs, g: Grid, f: dict[str, Any], traffic: tuple[Any, ...] | No
         )
     loads_a, el_a, loads_b, el_b = traffic[:4]
     shapes = (traffic[4:7], traffic[7:10]) if len(traffic) == 10 else None
-    kc_a = _cdiv(g.k_iter, step_ka)
-    kc_b = _cdiv(g.k_iter, step_kb)
     passes_a = loads_a / kc_a
     passes_b = loads_b / kc_b
     single_a = slots_a == 1
@@ -290,9 +300,19 @@ def _direct_copies(
 
 
 def copy_totals_of(
-    c: Costs, g: Grid, bt: BlockTypes, ch: Chunking, f: dict[str, Any], bias: bool, cap: Any
+    c: Costs,
+    g: Grid,
+    bt: BlockTypes,
+    ch: Chunking,
+    f: dict[str, Any],
+    bias: bool,
+    cap: Any,
+    counts: BlockCounts | None = None,
 ) -> Copies:
-    """Each operand's copies per pipe (:mod:`simcore.pipeline.transfer`) and one copy's legs."""
+    """Each operand's copies per pipe (:mod:`simcore.pipeline.transfer`) and one copy's legs.
+
+    ``counts`` gives the cores along M and N where the caller has them.
+    """
     fix = c.has_fixpipe
     order = g.order
     loads_a, loads_b = ch.loads_a, ch.loads_b
@@ -320,7 +340,9 @@ def copy_totals_of(
     if c.b_via_ub:
         vb, rb_f, rb_l = shape_costs(c.nd2nz_shape_cycles(False), shapes_b)
         reorders_b = (rb_f, rb_l)
-    fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"], f.get("usedCoreNum"))
+    used = f.get("usedCoreNum")
+    cores = None if counts is None or used is not None else (counts.m_cores, counts.n_cores)
+    fa, fb = operand_contention(c, f["singleCoreM"], f["singleCoreN"], used, cores)
     dma_a, direct_legs_a = _direct_copies(c, True, cap, fa, shapes_a, (g.bm, g.bk), loads_a)
     dma_b, direct_legs_b = _direct_copies(c, False, cap, fb, shapes_b, (g.bn, g.bk), loads_b)
     directs_a: tuple[Any, Any] | None = None
@@ -422,13 +444,14 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     # Each operand's full K chunk and its last (K-tail) one, in K elements as given and as L1
     # holds them (C0-aligned); a pass moves kc - 1 full chunks and the aligned tail.
     # (Computed once for the pass size and the copy legs both.)
-    a_last_start, b_last_start = ch.a_last_start, ch.b_last_start
+    # (The K before the last chunk, formed once for both uses.)
+    before_a, before_b = ch.a_last_start * bk, ch.b_last_start * bk
     chunk_ka, chunk_kb = step_ka * bk, step_kb * bk
-    last_ka, last_kb = k - a_last_start * bk, k - b_last_start * bk
+    last_ka, last_kb = k - before_a, k - before_b
     al_last_a, al_last_b = _cdiv(last_ka, c.c0) * c.c0, _cdiv(last_kb, c.c0) * c.c0
     # Group rows averaged over the passes (full groups and the tail group).
-    grp_a = ch.el_a / np.maximum(ch.passes_a * (a_last_start * bk + al_last_a), g.ones)
-    grp_b = ch.el_b / np.maximum(ch.passes_b * (b_last_start * bk + al_last_b), g.ones)
+    grp_a = ch.el_a / np.maximum(ch.passes_a * (before_a + al_last_a), g.ones)
+    grp_b = ch.el_b / np.maximum(ch.passes_b * (before_b + al_last_b), g.ones)
     fa, fb = cp.contention
     a_full, a_last = chunk_legs(
         c, True, grp_a, (chunk_ka, last_ka), (_cdiv(chunk_ka, c.c0) * c.c0, al_last_a), cap,
@@ -438,13 +461,16 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
         c, False, grp_b, (chunk_kb, last_kb), (_cdiv(chunk_kb, c.c0) * c.c0, al_last_b), cap,
         cp.reorders_b, (g.bn, bk), fb, cp.directs[1],
     )  # fmt: skip
-    # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1).
-    b_many = ch.b_many
+    # B's first chunk of a pass (the only one, with the K tail, when kc_b is 1), selected by
+    # 0.0 / 1.0 weights (the legs are finite): 1.0 where B has more than one chunk per pass.
+    many_b = np.minimum(ch.km_b, g.ones)
+    one_b = g.ones - many_b
     b_first: Legs
     if via_b:
-        b_first = tuple(np.where(b_many, x, y) for x, y in zip(b_full, b_last, strict=True))
+        b_first = tuple(select(many_b, x, y, one_b) for x, y in zip(b_full, b_last, strict=True))
     else:
-        b_first = (np.where(b_many, b_full[0], b_last[0]), 0.0, 0.0)
+        b_first = (select(many_b, b_full[0], b_last[0], one_b), 0.0, 0.0)
+    many_a = np.minimum(ch.km_a, g.ones)
     # A further B copy queued behind the previous one (MTE2 order, or the UB staging chain).
     b_next = (np.maximum(b_full[0], b_full[2]) + b_full[1]) if via_b else b_full[0]
     b_next_l = (np.maximum(b_last[0], b_full[2]) + b_last[1]) if via_b else b_last[0]
@@ -455,7 +481,7 @@ def chunk_legs_of(c: Costs, g: Grid, ch: Chunking, cp: Copies, rb_kb: Any, cap: 
     # (``max(b_next, b_slot x single)`` is the select: b_next, a copy's cycles, is >= 0.)
     return ChunkLegs(
         a_full=a_full, a_last=a_last, b_full=b_full, b_last=b_last, b_first=b_first,
-        a_first0=np.where(ch.a_many, a_full[0], a_last[0]),
+        a_first0=select(many_a, a_full[0], a_last[0], g.ones - many_a),
         b_leg_f=leg_after_a(via_a, via_b, b_first), b_leg_lc=leg_after_a(via_a, via_b, b_last),
         b_next=b_next, b_next_l=b_next_l,
         b_next_in=np.maximum(b_next, b_slot_f * ch.single_bf),

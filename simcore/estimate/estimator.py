@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from simcore.estimate.arrays import gather
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.block_replay import ReplayQueue, block_replay_term
 from simcore.estimate.compute import compute_chain
@@ -42,6 +43,7 @@ from simcore.estimate.drains import (
     corner_drain,
 )
 from simcore.estimate.first_block import first_block, first_line
+from simcore.estimate.grid import BlockCounts
 from simcore.estimate.handoff import mmad_restart_busy, step_handoff
 from simcore.estimate.lines import (
     line_stay,
@@ -124,6 +126,7 @@ def _core(
     queue: ReplayQueue | None = None,
     write_cap: Any = None,
     rounds: Any = None,
+    counts: BlockCounts | None = None,
 ) -> dict[str, Any]:
     """Closed-form schedule of one core with a rows x cols share (arrays): the terms composed.
 
@@ -142,9 +145,10 @@ def _core(
     (:class:`simcore.estimate.block_replay.ReplayQueue`): the makespan and the binding
     (``out["mk"]``) are final once it is flushed. ``cap`` caps the reads, ``write_cap`` the
     writes (C's drains; ``cap`` where None). ``rounds`` (a dealt split's tiles per core,
-    :mod:`simcore.estimate.dealt`) asks for the inputs of the ``dealt_rounds`` term.
+    :mod:`simcore.estimate.dealt`) asks for the inputs of the ``dealt_rounds`` term. ``counts``
+    passes the blocks, K steps, slots, K chunks and cores the caller has already formed.
     """
-    r = core_records(c, problem, f, rows, cols, (cap, write_cap), traffic, floor)
+    r = core_records(c, problem, f, rows, cols, (cap, write_cap), traffic, floor, counts)
     fix, g, bt, avg, ch, cp = c.has_fixpipe, r.g, r.bt, r.avg, r.ch, r.cp
     kf, km_a, km_b = g.kf, ch.km_a, ch.km_b
 
@@ -484,7 +488,7 @@ def _estimate_blocks(
     pending: list[tuple[slice | np.ndarray, Callable[[], dict[str, Any]]]] = []
     for n, (at, path) in enumerate(blocks):
         queued = queue.size
-        sub = {name: a[at] if isinstance(at, slice) else a.take(at) for name, a in f.items()}
+        sub = {name: a[at] if isinstance(at, slice) else gather(a, at) for name, a in f.items()}
         if dtype is not None:
             sub = {name: a.astype(dtype, copy=False) for name, a in sub.items()}
         finish = _estimate_block(problem, preset, sub, floor, queue, path)
@@ -590,14 +594,21 @@ def _estimate_block(
     n_blocks = full_n_cores * n_iter_f + n_iter_t
     group_m = bm * f["stepM"]
     group_n = bn * f["stepN"]
+    k_iter = ceil_div(k, f["baseK"])
+    chunk_a = k_chunking(k, f["baseK"], f["stepKa"], c.c0, k_iter)
+    chunk_b = k_chunking(k, f["baseK"], f["stepKb"], c.c0, k_iter)
     loads_a, el_a, chip_el_a, shape_a = operand_chip_traffic(
         (rows_c, tail_m), (m_iter_f, m_iter_t), group_m, f["stepM"], slots_a, order0,
-        k_chunking(k, f["baseK"], f["stepKa"], c.c0), full_m_cores, n_cores, n_iter_f, n_blocks,
+        chunk_a, full_m_cores, n_cores, n_iter_f, n_blocks,
     )  # fmt: skip
     loads_b, el_b, chip_el_b, shape_b = operand_chip_traffic(
         (cols_c, tail_n), (n_iter_f, n_iter_t), group_n, f["stepN"], slots_b, ~order0,
-        k_chunking(k, f["baseK"], f["stepKb"], c.c0), full_n_cores, m_cores, m_iter_f, m_blocks,
+        chunk_b, full_n_cores, m_cores, m_iter_f, m_blocks,
     )  # fmt: skip
+    # (What the records form again otherwise: blocks, K steps, slots, K chunks and cores.)
+    counts = BlockCounts(
+        m_iter_f, n_iter_f, k_iter, slots_a, slots_b, chunk_a[0], chunk_b[0], m_cores, n_cores
+    )
     read = (chip_el_a + chip_el_b) * in_b
     if problem.bias:
         # One bias slice per output block: baseN values per row block, fewer in the tail
@@ -614,8 +625,9 @@ def _estimate_block(
     if used is not None and (active > used).any():
         rounds, active = tiles_per_core(m, n, sm, sn, used), np.minimum(active, used)
     working = reuse_working_set(
-        m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b, problem.l2_rounds, used
-    )
+        m, n, k, sm, sn, group_m, group_n, f["iterateOrder"], in_b, problem.l2_rounds, used,
+        (m_cores, n_cores),
+    )  # fmt: skip
     share = l2_share_of(
         problem.format_a is Format.ND, problem.format_b is Format.ND, chip_el_a * in_b,
         chip_el_b * in_b, preset,
@@ -633,8 +645,9 @@ def _estimate_block(
         one = path if path is not None else vp is None or bool(vp.all())
         c = Costs(problem, preset, one)
         res = _core(
-            c, problem, f, rows_c, cols_c, cap, first_traffic, floor, queue, write_cap, rounds
-        )
+            c, problem, f, rows_c, cols_c, cap, first_traffic, floor, queue, write_cap, rounds,
+            counts,
+        )  # fmt: skip
         parts: list[tuple[Any, dict[str, Any]]] = [(None, res)]
     else:
         # Tilings whose reorder halves do not fit in UB take the column-DMA path: price the two
@@ -643,11 +656,12 @@ def _estimate_block(
         for on in (True, False):
             idx = np.flatnonzero(vp == on)
             # ``take`` gathers in ~15 % fewer instructions than indexing with an index array.
-            sub = {name: a.take(idx) for name, a in f.items()}
+            sub = {name: gather(a, idx) for name, a in f.items()}
             res = _core(
-                Costs(problem, preset, on), problem, sub, rows_c.take(idx),
-                cols_c.take(idx), cap.take(idx), tuple(x.take(idx) for x in first_traffic),
-                floor, queue, write_cap.take(idx), None if rounds is None else rounds.take(idx),
+                Costs(problem, preset, on), problem, sub, gather(rows_c, idx),
+                gather(cols_c, idx), gather(cap, idx),
+                tuple(gather(x, idx) for x in first_traffic), floor, queue,
+                gather(write_cap, idx), None if rounds is None else gather(rounds, idx),
             )  # fmt: skip
             parts.append((idx, res))
 

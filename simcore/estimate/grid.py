@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from simcore.estimate.arrays import cdiv as _cdiv
+from simcore.estimate.arrays import gather
 from simcore.hardware.dtypes import FRACTAL_ROWS
 from simcore.pipeline.costs import Costs, at_least
 from simcore.pipeline.mmad import mmad_k_cycles
@@ -106,12 +107,47 @@ class Grid:
     ones: Any
 
 
-def block_grid(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> Grid:
-    """The grid of blocks of a ``rows x cols`` core share for the struct fields ``f``."""
+@dataclass(frozen=True, slots=True)
+class BlockCounts:
+    """Counts of the core share the caller has already formed (the chip traffic needs them).
+
+    The records take them instead of forming them again (the same integers, exact in float64).
+
+    Attributes:
+        m_iter: Row blocks of the core (``ceil(rows / baseM)``); ``n_iter`` column blocks.
+        n_iter: See ``m_iter``.
+        k_iter: K steps per block (``ceil(K / baseK)``).
+        slots_a: L1 slots of A (:func:`simcore.pipeline.traffic.slots`); ``slots_b`` of B.
+        slots_b: See ``slots_a``.
+        kc_a: K chunks per pass of A (:func:`simcore.pipeline.traffic.k_chunking`); ``kc_b`` B's.
+        kc_b: See ``kc_a``.
+        m_cores: Cores along M (``ceil(M / singleCoreM)``); ``n_cores`` along N.
+        n_cores: See ``m_cores``.
+    """
+
+    m_iter: Any
+    n_iter: Any
+    k_iter: Any
+    slots_a: Any
+    slots_b: Any
+    kc_a: Any
+    kc_b: Any
+    m_cores: Any
+    n_cores: Any
+
+
+def block_grid(
+    c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any, counts: BlockCounts | None = None
+) -> Grid:
+    """The grid of blocks of a ``rows x cols`` core share for the struct fields ``f``.
+
+    ``counts`` gives the blocks and K steps where the caller has them.
+    """
     bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
-    m_iter = _cdiv(rows, bm)
-    n_iter = _cdiv(cols, bn)
-    k_iter = _cdiv(k, bk)
+    if counts is None:
+        m_iter, n_iter, k_iter = _cdiv(rows, bm), _cdiv(cols, bn), _cdiv(k, bk)
+    else:
+        m_iter, n_iter, k_iter = counts.m_iter, counts.n_iter, counts.k_iter
     blocks = m_iter * n_iter
     m_f, n_f, kf = m_iter - 1, n_iter - 1, k_iter - 1  # full row / column blocks, K steps
     rm_t = rows - m_f * bm
@@ -177,7 +213,7 @@ def _times(n: Any, x: Any) -> Any:
 
 def _at(x: Any, idx: Any) -> Any:
     # ``x`` at the candidates ``idx`` (a scalar, or the int 1 of a tail type's count, as it is).
-    return x.take(idx) if np.ndim(x) else x
+    return gather(x, idx) if np.ndim(x) else x
 
 
 def _period(mm: Any, wla: Any, wlb: Any, la_lb: Any) -> Any:

@@ -17,7 +17,7 @@ from simcore.estimate.copies import (
     chunking,
     copy_totals_of,
 )
-from simcore.estimate.grid import BlockTypes, Grid, block_grid, block_types
+from simcore.estimate.grid import BlockCounts, BlockTypes, Grid, block_grid, block_types
 from simcore.estimate.steps import AverageSteps, TypicalSteps, average_steps, typical_steps
 from simcore.pipeline.costs import Costs
 from simcore.tiling.problem import Problem
@@ -69,6 +69,7 @@ def core_records(
     caps: tuple[Any, Any],
     traffic: tuple[Any, ...] | None,
     floor: bool,
+    counts: BlockCounts | None = None,
 ) -> CoreRecords:
     """The records of a ``rows x cols`` core share (``traffic``: the operands' loads, elements).
 
@@ -76,14 +77,15 @@ def core_records(
     :func:`simcore.estimate.copies.chunking`.)
 
     ``caps``: the reads' and the writes' bandwidth shares (the writes' None: the reads').
+    ``counts``: the blocks, K steps, slots, K chunks and cores the caller has already formed.
     """
     cap, write_cap = caps
     if write_cap is None:
         write_cap = cap
-    g = block_grid(c, problem.k, f, rows, cols)
+    g = block_grid(c, problem.k, f, rows, cols, counts)
     bt = block_types(c, g, f, write_cap, floor)
-    ch = chunking(c, g, f, traffic)
-    cp = copy_totals_of(c, g, bt, ch, f, problem.bias, cap)
+    ch = chunking(c, g, f, traffic, counts)
+    cp = copy_totals_of(c, g, bt, ch, f, problem.bias, cap, counts)
     avg = average_steps(c, g, ch.step_kb)
     return CoreRecords(
         c=c, problem=problem, f=f, cap=cap, write_cap=write_cap, fix=c.has_fixpipe,

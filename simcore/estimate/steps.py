@@ -19,6 +19,7 @@ import numpy as np
 
 from simcore.estimate.arrays import NEVER as _NEVER
 from simcore.estimate.arrays import cdiv as _cdiv
+from simcore.estimate.arrays import gather
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.grid import BlockTypes, Grid
 from simcore.hardware.dtypes import FRACTAL_ROWS
@@ -328,7 +329,7 @@ def _typical_type(
     out = np.array(np.broadcast_to(full, shape), dtype=np.float64)
     for ij, idx in tails:
         if idx.size:
-            out[idx] = np.broadcast_to(types[ij][at], shape).take(idx)
+            out[idx] = gather(np.broadcast_to(types[ij][at], shape), idx)
     return out
 
 

@@ -239,9 +239,13 @@ def operand_passes(
     return full0 + full1 * other_blocks, tail0 + tail1 * other_blocks
 
 
-def k_chunking(k: Any, base_k: Any, step_k: Any, c0: int) -> tuple[Any, Any]:
-    """K chunks per pass of an operand and the K elements a pass moves (last chunk C0-aligned)."""
-    k_iter = ceil_div(k, base_k)
+def k_chunking(k: Any, base_k: Any, step_k: Any, c0: int, k_iter: Any = None) -> tuple[Any, Any]:
+    """K chunks per pass of an operand and the K elements a pass moves (last chunk C0-aligned).
+
+    ``k_iter`` is ``ceil(k / base_k)`` where the caller has it.
+    """
+    if k_iter is None:
+        k_iter = ceil_div(k, base_k)
     k_chunks = ceil_div(k_iter, step_k)
     full_chunks_k = (k_chunks - 1) * (step_k * base_k)
     k_elems = full_chunks_k + align_up(k - full_chunks_k, c0)
@@ -607,6 +611,7 @@ def reuse_working_set(
     in_bytes: float,
     rounds: int = 1,
     used: Any = None,
+    cores: tuple[Any, Any] | None = None,
 ) -> Any:
     """Bytes the cores touch between two uses of the same data (what L2 must hold to hit).
 
@@ -620,9 +625,13 @@ def reuse_working_set(
     of tile columns (:func:`dealt_groups`): a tile column's B is used again one tile row later,
     after the group's B and the rows of A of the tile rows in flight (a round of ``used`` tiles
     spans up to ``ceil(used / the group's tile columns) + 1`` of them).
+
+    ``cores``: the cores along M and along N (``ceil(m / single_m)``, ``ceil(n / single_n)``)
+    where the caller has them.
     """
-    m_cores = ceil_div(m, single_m)
-    n_cores = ceil_div(n, single_n)
+    m_cores, n_cores = (
+        cores if cores is not None else (ceil_div(m, single_m), ceil_div(n, single_n))
+    )
     a_inner = m_cores * at_most(ceil_div(single_m, rounds), m) + n_cores * group_n
     b_inner = n_cores * at_most(single_n, n) + m_cores * group_m
     elements = np.where(order == 0, a_inner, b_inner)

@@ -58,14 +58,23 @@ def same_address_factor(preset: HardwarePreset, sharers: Any) -> Any:
     return 1.0 + preset.same_address_coeff * s * s
 
 
-def operand_contention(c: Costs, single_m: Any, single_n: Any, used: Any = None) -> tuple[Any, Any]:
+def operand_contention(
+    c: Costs,
+    single_m: Any,
+    single_n: Any,
+    used: Any = None,
+    cores: tuple[Any, Any] | None = None,
+) -> tuple[Any, Any]:
     """The same-address factors of A's and B's direct copies for a core split.
 
     A's rows are read at once by the ``ceil(N / singleCoreN)`` cores along N, B's by the
     ``ceil(M / singleCoreM)`` cores along M (:func:`same_address_factor`); with ``used``
     (usedCoreNum) a dealt split's round of tiles (:func:`simcore.pipeline.traffic.dealt_sharers`).
+    ``cores`` gives the cores along M and along N where the caller has them.
     """
-    if used is None:
+    if cores is not None and used is None:
+        along_m, along_n = cores
+    elif used is None:
         along_n, along_m = ceil_div(c.n, single_n), ceil_div(c.m, single_m)
     else:
         along_n, along_m = dealt_sharers(c.m, c.n, single_m, single_n, used)

@@ -77,6 +77,33 @@ def strided_repeat_cycles(
     return table.take(where)
 
 
+def _is_float_array(x: Any) -> bool:
+    # The estimator's operands: float64 arrays of integer values (far below 2**53, exact).
+    return isinstance(x, np.ndarray) and x.dtype == np.float64
+
+
+def _strided_repeat_floats(pitch_bytes: np.ndarray, preset: HardwarePreset) -> np.ndarray:
+    """:func:`strided_repeat_cycles` of float64 pitches (multiples of 32 B), as float64.
+
+    (The block stride is the exact quotient by 32, cast to an index once; the table is gathered
+    as floats: the same values without the int64 division and the cast back.)
+    """
+    stride_blocks = (pitch_bytes * (1.0 / BLOCK_BYTES)).astype(np.int64)
+    groups = preset.ub_bank_groups
+    where = stride_blocks & (groups - 1) if groups & (groups - 1) == 0 else stride_blocks % groups
+    table = _strided_repeat_table(preset)
+    key = id(table)
+    floats = _STRIDED_FLOAT_TABLES.get(key)
+    if floats is None or floats[0] is not table:
+        floats = (table, table.astype(np.float64))
+        _STRIDED_FLOAT_TABLES[key] = floats
+    return floats[1].take(where, mode="wrap")
+
+
+#: The tables of :func:`_strided_repeat_table` as float64, by the int table's id (with it).
+_STRIDED_FLOAT_TABLES: dict[int, tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = {}
+
+
 #: Per-repeat cycles by block stride modulo the bank groups, per bank geometry (see below).
 _STRIDED_TABLES: dict[tuple[int | float, ...], npt.NDArray[np.int64]] = {}
 
@@ -132,7 +159,19 @@ def _reorder_cycles(
 
 
 def _reorder_rows(rows: npt.ArrayLike, rule: str) -> tuple[Any, Any]:
-    """What a reorder's cost takes from its rows alone: (at most 255 rows, groups of 8 rows)."""
+    """What a reorder's cost takes from its rows alone: (at most 255 rows, groups of 8 rows).
+
+    Float64 rows (the estimator's) stay float64: the groups ``ceil(rows / 8)`` are the same
+    integers, computed without the casts to int64 and back and int64 arithmetic (SIMD in
+    float64 only).
+    """
+    if _is_float_array(rows):
+        assert isinstance(rows, np.ndarray)
+        rf = rows
+        if rf.size and rf.min() < 1:
+            raise InputError("rows", f"{rule}_rows", "rows must be at least 1", rows, 1)
+        short_f = True if rf.size and rf.max() <= UINT8_MAX else rf <= UINT8_MAX
+        return short_f, np.ceil(rf * (1.0 / BLOCKS_PER_REPEAT))
     r = np.asarray(rows, dtype=np.int64)
     # (The checks as reductions without temporaries where they can be: the estimator calls this
     # on every candidate's chunk shapes, a few hundred times per block of 16,384.)
@@ -151,8 +190,11 @@ def _reorder_columns(
     """What a reorder's cost takes from its row bytes and pitch alone.
 
     Returns:
-        (32 B columns, cycles per repeat, instructions per group of 8 rows at most 255 rows).
+        (32 B columns, cycles per repeat, instructions per group of 8 rows at most 255 rows);
+        float64 for float64 row bytes and pitches (the estimator's: see :func:`_reorder_rows`).
     """
+    if _is_float_array(row_bytes) and _is_float_array(pitch_bytes):
+        return _reorder_columns_floats(row_bytes, pitch_bytes, preset, rule)  # type: ignore[arg-type]
     rb = np.asarray(row_bytes, dtype=np.int64)
     p = np.asarray(pitch_bytes, dtype=np.int64)
     if rb.size and rb.min() < 1:
@@ -175,6 +217,33 @@ def _reorder_columns(
     return columns, strided_repeat_cycles(p, preset), -(-columns // MAX_REPEAT)
 
 
+def _reorder_columns_floats(
+    rb: np.ndarray, p: np.ndarray, preset: HardwarePreset, rule: str
+) -> tuple[Any, Any, Any]:
+    """:func:`_reorder_columns` of float64 arrays: the same checks and values, in float64.
+
+    (Every quotient is of integers far below 2**26: a float division and a ceiling give the
+    integer ceiling, a scaling by 1 / 32 is exact.)
+    """
+    if rb.size and rb.min() < 1:
+        raise InputError("row_bytes", f"{rule}_row_bytes", "row_bytes must be at least 1", rb, 1)
+    blocks = p * (1.0 / BLOCK_BYTES)
+    if (p.size and p.min() < 1) or np.any(np.floor(blocks) != blocks):
+        raise InputError(
+            "pitch_bytes",
+            "ub_alignment",
+            "pitch_bytes must be a positive multiple of 32 B (UB rows start on a block)",
+            p,
+            BLOCK_BYTES,
+        )
+    columns = np.ceil(rb * (1.0 / BLOCK_BYTES))
+    if np.any(columns * BLOCK_BYTES > p):
+        raise InputError(
+            "pitch_bytes", f"{rule}_pitch", "pitch_bytes must be at least row_bytes", p
+        )
+    return columns, _strided_repeat_floats(p, preset), np.ceil(columns / MAX_REPEAT)
+
+
 def _reorder_of(
     rows: tuple[Any, Any], columns: tuple[Any, Any, Any], preset: HardwarePreset
 ) -> npt.NDArray[np.float64]:
@@ -189,9 +258,10 @@ def _reorder_of(
         if short is True
         else np.where(short, row_groups * col_issues, repeats)
     )
+    # (Float64 parts, the estimator's, are exact integers: no cast, no copy.)
     cycles: npt.NDArray[np.float64] = (
         repeats * per_repeat + issues * preset.vector_issue_overhead_cycles
-    ).astype(np.float64)
+    ).astype(np.float64, copy=False)
     return cycles
 
 

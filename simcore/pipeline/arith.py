@@ -75,6 +75,19 @@ def ceil_div(a: Num, b: Num) -> Num:
     return -(-a // b)
 
 
+def integer_array(x: Any) -> Any:
+    """``x`` as an array of integers for :func:`ceil_div`'s formulas: float64 kept, else int64.
+
+    The estimator holds its shapes as float64 arrays of integers far below 2**26, where every
+    ceiling by a power of two is exact: keeping them float spares a cast to int64 and back and
+    int64 arithmetic (SIMD in float64 only), with the same values. The simulator's and the
+    bounds' integers (ints, lists, int arrays) become int64.
+    """
+    if _is_float_array(x):
+        return x
+    return np.asarray(x, dtype=np.int64)
+
+
 def _is_float_array(a: Any) -> bool:
     """Whether ``a`` is an ndarray of float64."""
     return isinstance(a, np.ndarray) and a.dtype == np.float64

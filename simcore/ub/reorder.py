@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from simcore.errors import InputError
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.arith import ceil_div, integer_array
 from simcore.ub.banks import (
     BLOCK_BYTES,
     BLOCKS_PER_REPEAT,
@@ -41,15 +42,8 @@ __all__ = [
     "strided_repeat_cycles",
 ]
 
-#: log2 of the 32 B block and of the 8 rows of a repeat (the ceilings below are shifts).
-_BLOCK_SHIFT = BLOCK_BYTES.bit_length() - 1
-_REPEAT_SHIFT = BLOCKS_PER_REPEAT.bit_length() - 1
-assert 1 << _BLOCK_SHIFT == BLOCK_BYTES and 1 << _REPEAT_SHIFT == BLOCKS_PER_REPEAT
 
-
-def strided_repeat_cycles(
-    pitch_bytes: npt.ArrayLike, preset: HardwarePreset
-) -> npt.NDArray[np.int64]:
+def strided_repeat_cycles(pitch_bytes: npt.ArrayLike, preset: HardwarePreset) -> Any:
     """Cycles of one reorder repeat whose 8 blocks on one port sit ``pitch_bytes`` apart.
 
     This is the repeat of both layout reorders of the UB path: ND->NZ reads 8 rows of one 32 B
@@ -66,38 +60,32 @@ def strided_repeat_cycles(
         preset: The chip (bank groups, vector width).
 
     Returns:
-        Cycles per repeat, an int64 array shaped like ``pitch_bytes``.
+        Cycles per repeat, an array shaped like ``pitch_bytes``: float64 for float64 pitches
+        (the estimator's, see :func:`simcore.pipeline.arith.integer_array`), else int64.
     """
-    table = _strided_repeat_table(preset)
-    stride_blocks = np.asarray(pitch_bytes, dtype=np.int64) // BLOCK_BYTES
+    table: npt.NDArray[Any] = _strided_repeat_table(preset)
+    p = integer_array(pitch_bytes)
+    if p.dtype == np.int64:
+        stride_blocks = p // BLOCK_BYTES
+    else:
+        # (The block stride as an index: float64 pitches scale exactly by 1 / 32 and truncate
+        # to the same integers; the cycles come back as float64, like the pitches.)
+        stride_blocks = (p * (1.0 / BLOCK_BYTES)).astype(np.int64)
+        table = _float_table(table)
     groups = preset.ub_bank_groups
     # (A power of two of groups takes the remainder as a mask, several times cheaper than an
     # int64 modulo; ``take`` gathers faster than indexing. The same values.)
     where = stride_blocks & (groups - 1) if groups & (groups - 1) == 0 else stride_blocks % groups
-    return table.take(where)
+    return table.take(where, mode="wrap")
 
 
-def _is_float_array(x: Any) -> bool:
-    # The estimator's operands: float64 arrays of integer values (far below 2**53, exact).
-    return isinstance(x, np.ndarray) and x.dtype == np.float64
-
-
-def _strided_repeat_floats(pitch_bytes: np.ndarray, preset: HardwarePreset) -> np.ndarray:
-    """:func:`strided_repeat_cycles` of float64 pitches (multiples of 32 B), as float64.
-
-    (The block stride is the exact quotient by 32, cast to an index once; the table is gathered
-    as floats: the same values without the int64 division and the cast back.)
-    """
-    stride_blocks = (pitch_bytes * (1.0 / BLOCK_BYTES)).astype(np.int64)
-    groups = preset.ub_bank_groups
-    where = stride_blocks & (groups - 1) if groups & (groups - 1) == 0 else stride_blocks % groups
-    table = _strided_repeat_table(preset)
-    key = id(table)
-    floats = _STRIDED_FLOAT_TABLES.get(key)
-    if floats is None or floats[0] is not table:
-        floats = (table, table.astype(np.float64))
-        _STRIDED_FLOAT_TABLES[key] = floats
-    return floats[1].take(where, mode="wrap")
+def _float_table(table: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """``table`` as float64 (cached beside it: one per bank geometry)."""
+    pair = _STRIDED_FLOAT_TABLES.get(id(table))
+    if pair is None or pair[0] is not table:
+        pair = (table, table.astype(np.float64))
+        _STRIDED_FLOAT_TABLES[id(table)] = pair
+    return pair[1]
 
 
 #: The tables of :func:`_strided_repeat_table` as float64, by the int table's id (with it).
@@ -161,27 +149,17 @@ def _reorder_cycles(
 def _reorder_rows(rows: npt.ArrayLike, rule: str) -> tuple[Any, Any]:
     """What a reorder's cost takes from its rows alone: (at most 255 rows, groups of 8 rows).
 
-    Float64 rows (the estimator's) stay float64: the groups ``ceil(rows / 8)`` are the same
-    integers, computed without the casts to int64 and back and int64 arithmetic (SIMD in
-    float64 only).
+    Float64 rows (the estimator's) stay float64 (:func:`simcore.pipeline.arith.integer_array`).
     """
-    if _is_float_array(rows):
-        assert isinstance(rows, np.ndarray)
-        rf = rows
-        if rf.size and rf.min() < 1:
-            raise InputError("rows", f"{rule}_rows", "rows must be at least 1", rows, 1)
-        short_f = True if rf.size and rf.max() <= UINT8_MAX else rf <= UINT8_MAX
-        return short_f, np.ceil(rf * (1.0 / BLOCKS_PER_REPEAT))
-    r = np.asarray(rows, dtype=np.int64)
+    r = integer_array(rows)
     # (The checks as reductions without temporaries where they can be: the estimator calls this
     # on every candidate's chunk shapes, a few hundred times per block of 16,384.)
     if r.size and r.min() < 1:
         raise InputError("rows", f"{rule}_rows", "rows must be at least 1", rows, 1)
-    # (Positive integers from here: ceilings by 32 B and 8 rows as shifts, the same values.)
     # (The NZ side's repeat stride is ``rows`` blocks, a uint8: see _reorder_of. True where
     # every tile is that short, as the estimator's nearly always are: no select then.)
     short = True if r.size and r.max() <= UINT8_MAX else r <= UINT8_MAX
-    return short, (r + (BLOCKS_PER_REPEAT - 1)) >> _REPEAT_SHIFT
+    return short, ceil_div(r, BLOCKS_PER_REPEAT)
 
 
 def _reorder_columns(
@@ -191,17 +169,15 @@ def _reorder_columns(
 
     Returns:
         (32 B columns, cycles per repeat, instructions per group of 8 rows at most 255 rows);
-        float64 for float64 row bytes and pitches (the estimator's: see :func:`_reorder_rows`).
+        float64 for float64 row bytes and pitches (the estimator's:
+        :func:`simcore.pipeline.arith.integer_array`).
     """
-    if _is_float_array(row_bytes) and _is_float_array(pitch_bytes):
-        return _reorder_columns_floats(row_bytes, pitch_bytes, preset, rule)  # type: ignore[arg-type]
-    rb = np.asarray(row_bytes, dtype=np.int64)
-    p = np.asarray(pitch_bytes, dtype=np.int64)
+    rb, p = integer_array(row_bytes), integer_array(pitch_bytes)
     if rb.size and rb.min() < 1:
         raise InputError(
             "row_bytes", f"{rule}_row_bytes", "row_bytes must be at least 1", row_bytes, 1
         )
-    if (p.size and p.min() < 1) or np.any(p & (BLOCK_BYTES - 1)):
+    if (p.size and p.min() < 1) or np.any(ceil_div(p, BLOCK_BYTES) * BLOCK_BYTES != p):
         raise InputError(
             "pitch_bytes",
             "ub_alignment",
@@ -209,39 +185,12 @@ def _reorder_columns(
             pitch_bytes,
             BLOCK_BYTES,
         )
-    columns = (rb + (BLOCK_BYTES - 1)) >> _BLOCK_SHIFT
+    columns = ceil_div(rb, BLOCK_BYTES)
     if np.any(columns * BLOCK_BYTES > p):
         raise InputError(
             "pitch_bytes", f"{rule}_pitch", "pitch_bytes must be at least row_bytes", pitch_bytes
         )
-    return columns, strided_repeat_cycles(p, preset), -(-columns // MAX_REPEAT)
-
-
-def _reorder_columns_floats(
-    rb: np.ndarray, p: np.ndarray, preset: HardwarePreset, rule: str
-) -> tuple[Any, Any, Any]:
-    """:func:`_reorder_columns` of float64 arrays: the same checks and values, in float64.
-
-    (Every quotient is of integers far below 2**26: a float division and a ceiling give the
-    integer ceiling, a scaling by 1 / 32 is exact.)
-    """
-    if rb.size and rb.min() < 1:
-        raise InputError("row_bytes", f"{rule}_row_bytes", "row_bytes must be at least 1", rb, 1)
-    blocks = p * (1.0 / BLOCK_BYTES)
-    if (p.size and p.min() < 1) or np.any(np.floor(blocks) != blocks):
-        raise InputError(
-            "pitch_bytes",
-            "ub_alignment",
-            "pitch_bytes must be a positive multiple of 32 B (UB rows start on a block)",
-            p,
-            BLOCK_BYTES,
-        )
-    columns = np.ceil(rb * (1.0 / BLOCK_BYTES))
-    if np.any(columns * BLOCK_BYTES > p):
-        raise InputError(
-            "pitch_bytes", f"{rule}_pitch", "pitch_bytes must be at least row_bytes", p
-        )
-    return columns, _strided_repeat_floats(p, preset), np.ceil(columns / MAX_REPEAT)
+    return columns, strided_repeat_cycles(p, preset), ceil_div(columns, MAX_REPEAT)
 
 
 def _reorder_of(

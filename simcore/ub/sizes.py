@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from simcore.hardware.dtypes import FRACTAL_ROW_BYTES, FRACTAL_ROWS, DType, bits
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.arith import ceil_div, integer_array
 from simcore.tiling import footprints
 from simcore.tiling.problem import Format, Problem
 from simcore.ub.banks import BLOCK_BYTES
@@ -42,11 +43,7 @@ def staging_pitch_bytes(row_bytes: npt.ArrayLike) -> npt.NDArray[np.int64]:
         The pitch in bytes (an array shaped like ``row_bytes``: int64, or float64 for float64
         row bytes, the estimator's, whose ceilings by 32 B are exact in float64).
     """
-    if isinstance(row_bytes, np.ndarray) and row_bytes.dtype == np.float64:
-        blocks_al = np.ceil(row_bytes * (1.0 / BLOCK_BYTES)) * BLOCK_BYTES
-        pad = (blocks_al == KERNEL_PAD_ROW_BLOCKS * BLOCK_BYTES) * float(BLOCK_BYTES)
-        return blocks_al + pad  # type: ignore[no-any-return]
-    aligned = align_up(np.asarray(row_bytes, dtype=np.int64), BLOCK_BYTES)
+    aligned = ceil_div(integer_array(row_bytes), BLOCK_BYTES) * BLOCK_BYTES
     padded = aligned == KERNEL_PAD_ROW_BLOCKS * BLOCK_BYTES
     out: npt.NDArray[np.int64] = aligned + padded * BLOCK_BYTES
     return out

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from simcore.estimate.arrays import NEVER
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
@@ -431,7 +432,13 @@ def staged_one_slot_chains(
         # half), so per chunk its UB->L1 leg, then the longer of its reads and the next
         # reorder (priced on those candidates).
         idx = np.flatnonzero(one)
-        if idx.size:
+        if 2 * idx.size > np.size(one):
+            # (Where those are most of the candidates, priced on all and the others' path
+            # NEVER, which raises nothing: the same values without a gather of each input.)
+            path = staged_one_slot_chain(chunks_, legs, reads)
+            tail = bias_cyc + mm + dr_last
+            mk.raise_all(np.where(one, path + tail, NEVER), "staged_one_slot_chain")
+        elif idx.size:
             (g_f, v_f, u_f), (g_l, v_l, u_l) = ((_sub(x, idx) for x in leg) for leg in legs)
             path = staged_one_slot_chain(
                 tuple(_sub(x, idx) for x in chunks_),

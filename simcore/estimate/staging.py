@@ -430,7 +430,7 @@ def staged_one_slot_chains(
         # An operand staged in one slot: a chunk's UB->L1 leg waits for the last read of the
         # chunk before, and the next chunk's reorder for that UB->L1 leg (the destination
         # half), so per chunk its UB->L1 leg, then the longer of its reads and the next
-        # reorder (priced on those candidates).
+        # reorder (priced on those candidates, or on all where they are most of them).
         idx = np.flatnonzero(one)
         if 2 * idx.size > np.size(one):
             # (Where those are most of the candidates, priced on all and the others' path

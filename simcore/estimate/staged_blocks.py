@@ -144,7 +144,7 @@ def staged_a_block_cycle(
 
 
 def staged_first_chunk_path(
-    idx: np.ndarray,
+    idx: np.ndarray | None,
     via: tuple[bool, bool],
     per: tuple[Any, Any],
     legs: tuple[Any, Any, Any, Any],
@@ -166,7 +166,8 @@ def staged_first_chunk_path(
     chain: -10.9 %.) (The chains priced elsewhere end at the last chunk's reads.)
 
     Args:
-        idx: The candidates (A or B staged and reloaded in every block, two blocks or more).
+        idx: The candidates (A or B staged and reloaded in every block, two blocks or more),
+            or None where those are all the candidates (the inputs are then not gathered).
         via: A and B staged through UB.
         per: A and B staged in every block.
         legs: (MTE2, V, MTE3) legs of A's full and last chunk, B's full and last chunk.
@@ -181,15 +182,19 @@ def staged_first_chunk_path(
         Cycles of the path.
     """
     via_a, via_b = via
-    kc_a, kc_b, passes_a, passes_b, blocks = (_sub(x, idx) for x in counts)
+
+    def at(x: Any) -> Any:
+        return x if idx is None else _sub(x, idx)
+
+    kc_a, kc_b, passes_a, passes_b, blocks = (at(x) for x in counts)
     drain_total, m3_out, span, first_mm, (la, head) = (
-        _sub(x, idx) if i < 4 else tuple(_sub(y, idx) for y in x) for i, x in enumerate(chain)
+        at(x) if i < 4 else tuple(at(y) for y in x) for i, x in enumerate(chain)
     )
-    per_a = _sub(per[0], idx) if via_a else np.zeros(idx.size, dtype=bool)
-    per_b = _sub(per[1], idx) if via_b else np.zeros(idx.size, dtype=bool)
+    per_a = at(per[0]) if via_a else np.zeros(np.shape(blocks), dtype=bool)
+    per_b = at(per[1]) if via_b else np.zeros(np.shape(blocks), dtype=bool)
     # First-chunk legs (the K-tail chunk when it is the only one).
     a0, b0 = (
-        [np.where(kc > 1, _sub(f, idx), _sub(t, idx)) for f, t in zip(full, last, strict=True)]
+        [np.where(kc > 1, at(f), at(t)) for f, t in zip(full, last, strict=True)]
         for kc, full, last in ((kc_a, legs[0], legs[1]), (kc_b, legs[2], legs[3]))
     )
     dr = drain_total / blocks
@@ -206,7 +211,7 @@ def staged_first_chunk_path(
         n_both = blocks
     n_both = np.maximum(n_both - 1.0, 0.0)
     cycles = (blocks - 1.0 - n_both) * single + n_both * np.maximum(both, single)
-    return first_mm + dr + cycles + (blocks - 1.0) * (steps + dr) + _sub(m3_last, idx)
+    return first_mm + dr + cycles + (blocks - 1.0) * (steps + dr) + at(m3_last)
 
 
 def staged_b_block(

@@ -68,7 +68,10 @@ def staged_block_cycle(
         n_via = (loads_a if via_a else 0.0) + (loads_b if via_b else 0.0)
         n_blk = (per_a * loads_a + per_b * loads_b) / blocks_n
         links = pairs / np.maximum(n_via, 1.0) * np.maximum(n_blk - 1.0, 0.0)
-        if inner_links is not None:
+        if inner_links is not None and inner_links[0].dtype == np.bool_:
+            # (A mask and the links of all candidates: see StagingLinks.)
+            links = np.where(inner_links[0], inner_links[1], links)
+        elif inner_links is not None:
             links = np.array(np.broadcast_to(links, np.shape(blocks)), dtype=np.float64)
             links[inner_links[0]] = inner_links[1]
         b_end = per_b & ((b_last_start >= a_last_start) | np.logical_not(per_a))
@@ -243,15 +246,21 @@ def staged_first_chunk(
     per_b = (passes_b >= blocks) if via_b else False
     # (Priced on the candidates where it applies only.)
     idx = np.flatnonzero(np.asarray(per_a | per_b) & (blocks >= 2))
+    # (Where it applies to every candidate, as on large shapes, priced on all without the
+    # gathers: the same values.)
+    every = idx.size == np.size(blocks)
     if idx.size:
         path = staged_first_chunk_path(
-            idx, (via_a, via_b), (per_a, per_b),
+            None if every else idx, (via_a, via_b), (per_a, per_b),
             (lg.a_full, lg.a_last, lg.b_full, lg.b_last), (kc_a, kc_b, passes_a, passes_b, blocks),
             (bt.drain_total, bt.m3_out, bt.span, cm.start + (k_iter - 1) * per + mm,
              (la, lb + mm - per)),
             c.c_ub_to_gm_cycles(g.rm_t, g.cn_t, r.write_cap),
         )  # fmt: skip
-        mk.raise_at(idx, path, "staged_first_chunk")
+        if every:
+            mk.raise_all(path, "staged_first_chunk")
+        else:
+            mk.raise_at(idx, path, "staged_first_chunk")
 
 
 def _one_slot_mte3_cycle(r: CoreRecords, ah: AHops, bh: BHops, per: tuple[Any, Any]) -> Any:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from simcore.estimate.arrays import NEVER
 from simcore.estimate.arrays import sub as _sub
 from simcore.estimate.binding import Makespan
 from simcore.estimate.records import CoreRecords
@@ -114,7 +115,7 @@ def staging_chain_to(
 
 
 def staged_block_links(
-    idx: np.ndarray, steps: tuple[Any, Any, Any, Any], legs: tuple[Any, Any, Any, Any]
+    idx: np.ndarray | None, steps: tuple[Any, Any, Any, Any], legs: tuple[Any, Any, Any, Any]
 ) -> Any:
     """Both operands staged through UB and copied in every block: the block's staging links.
 
@@ -129,16 +130,20 @@ def staged_block_links(
     short tail to the next block's first A copy, not between B copies: +8.1 %.)
 
     Args:
-        idx: The candidates.
+        idx: The candidates, or None for all of them.
         steps: kc_a, kc_b, stepKa, stepKb.
         legs: (MTE2, V, MTE3) legs of A's full and last chunk, B's full and last chunk.
 
     Returns:
         Sum of the links of one block, and the last one (to the next block's first copy).
     """
-    kc_a, kc_b, sa, sb = (_sub(x, idx) for x in steps)
+
+    def at(x: Any) -> Any:
+        return x if idx is None else _sub(x, idx)
+
+    kc_a, kc_b, sa, sb = (at(x) for x in steps)
     (ga_f, _, ua_f), (ga_l, _, ua_l), (gb_f, _, ub_f), (gb_l, _, ub_l) = (
-        tuple(_sub(x, idx) for x in leg) for leg in legs
+        tuple(at(x) for x in leg) for leg in legs
     )
     ga_0 = np.where(kc_a > 1, ga_f, ga_l)
     als = (kc_a - 1) * sa
@@ -261,7 +266,11 @@ def staged_one_a_slot_cycle(
 
 
 class StagingLinks(NamedTuple):
-    """What :func:`staging_links` gives the later terms (named as in its formulas)."""
+    """What :func:`staging_links` gives the later terms (named as in its formulas).
+
+    ``inner_links`` is None, or (the candidates, their links inside a block): an index array
+    and the links there, or a mask over all candidates and the links of all of them.
+    """
 
     inner_links: Any
     own_pairs: Any
@@ -290,7 +299,7 @@ def staging_links(
     passes_a, passes_b, step_ka, step_kb = ch.passes_a, ch.passes_b, ch.step_ka, ch.step_kb
     la, lb, mm = avg.la, avg.lb, avg.mm
     va, vb, via_a, via_b = cp.va, cp.vb, cp.via_a, cp.via_b
-    inner_links: tuple[np.ndarray, Any] | None = None
+    inner_links: tuple[np.ndarray, Any] | None = None  # (see StagingLinks)
     if via_a or via_b:
         # Between two reorders sits the later of the previous copy's UB->L1 leg (the destination
         # half) and the next copy's GM->UB leg (it waits for the previous reorder: the source
@@ -364,11 +373,22 @@ def staging_links(
             # Both reloaded in every block: the copies' staging order within a block is known
             # (by step, A's first at a shared step), so price each link between consecutive
             # copies as itself (the sparse / dense pairings above assume an order).
-            # (Priced on the candidates where it applies only.)
-            idx = np.flatnonzero((passes_a > blocks - 0.5) & (passes_b > blocks - 0.5) & has_b)
-            if idx.size:
+            # (Priced on the candidates where it applies only, or where those are most of
+            # them on all and selected.)
+            applies = (passes_a > blocks - 0.5) & (passes_b > blocks - 0.5) & has_b
+            idx = np.flatnonzero(applies)
+            block_steps = (kc_a, kc_b, step_ka, step_kb)
+            if 2 * idx.size > np.size(blocks):
+                # (The same values as on ``idx``, without a gather of each input; the others
+                # are selected out.)
                 links_blk, wrap = staged_block_links(
-                    idx, (kc_a, kc_b, step_ka, step_kb), (a_full, a_last, b_full, b_last)
+                    None, block_steps, (a_full, a_last, b_full, b_last)
+                )
+                pairs = np.where(applies, passes_a * links_blk, pairs)
+                inner_links = (applies, links_blk - wrap)
+            elif idx.size:
+                links_blk, wrap = staged_block_links(
+                    idx, block_steps, (a_full, a_last, b_full, b_last)
                 )
                 pairs = np.array(np.broadcast_to(pairs, np.shape(blocks)), dtype=np.float64)
                 pairs[idx] = _sub(passes_a, idx) * links_blk
@@ -410,9 +430,15 @@ def staged_one_slot_chains(
         # An operand staged in one slot: a chunk's UB->L1 leg waits for the last read of the
         # chunk before, and the next chunk's reorder for that UB->L1 leg (the destination
         # half), so per chunk its UB->L1 leg, then the longer of its reads and the next
-        # reorder (priced on those candidates).
+        # reorder (priced on those candidates, or on all where they are most of them).
         idx = np.flatnonzero(one)
-        if idx.size:
+        if 2 * idx.size > np.size(one):
+            # (Where those are most of the candidates, priced on all and the others' path
+            # NEVER, which raises nothing: the same values without a gather of each input.)
+            path = staged_one_slot_chain(chunks_, legs, reads)
+            tail = bias_cyc + mm + dr_last
+            mk.raise_all(np.where(one, path + tail, NEVER), "staged_one_slot_chain")
+        elif idx.size:
             (g_f, v_f, u_f), (g_l, v_l, u_l) = ((_sub(x, idx) for x in leg) for leg in legs)
             path = staged_one_slot_chain(
                 tuple(_sub(x, idx) for x in chunks_),

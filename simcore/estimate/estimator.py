@@ -36,6 +36,7 @@ import numpy as np
 from simcore.estimate.arrays import gather
 from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
 from simcore.estimate.block_replay import ReplayQueue, block_replay_term
+from simcore.estimate.blocks import blocks_by_data_path
 from simcore.estimate.compute import compute_chain
 from simcore.estimate.dealt import dealt_rounds
 from simcore.estimate.drains import (
@@ -96,7 +97,6 @@ from simcore.pipeline.traffic import (
     tiles_per_core,
     traffic_coefficients,
 )
-from simcore.tiling.footprints import uses_ub_path
 from simcore.tiling.problem import Format, Problem
 from simcore.tiling.tcube import TCubeTiling
 
@@ -484,7 +484,7 @@ def _estimate_blocks(
         for key, v in part.items():
             out[key][at] = v
 
-    blocks = _blocks_by_data_path(problem, preset, f)
+    blocks = blocks_by_data_path(problem, preset, f, _BLOCK)
     pending: list[tuple[slice | np.ndarray, Callable[[], dict[str, Any]]]] = []
     for n, (at, path) in enumerate(blocks):
         queued = queue.size
@@ -504,51 +504,6 @@ def _estimate_blocks(
     return out
 
 
-def _blocks_by_data_path(
-    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray]
-) -> list[tuple[slice | np.ndarray, bool | None]]:
-    """The blocks of :func:`_estimate_blocks`: slices of the input, or its candidates by UB path.
-
-    A block whose candidates take both UB data paths runs :func:`_core` once per path on a
-    gathered part (:func:`_estimate_block`): twice the numpy calls and a gather of every field.
-    Where the input mixes the paths, each block holds the candidates of one path (their indices
-    in order, the last block of a path shorter), so all blocks but two take one. (A candidate's
-    outputs depend on its own fields only.) Each block comes with its UB path where it is one
-    (None on chips without a UB path).
-    """
-    size = f["baseM"].size
-    vp = _vector_paths(problem, preset, f)
-    if vp is None or vp.all() or not vp.any():
-        path = None if vp is None else bool(vp[0])
-        return [(slice(i, i + _BLOCK), path) for i in range(0, size, _BLOCK)]
-    out: list[tuple[slice | np.ndarray, bool | None]] = []
-    for on in (True, False):
-        idx = np.flatnonzero(vp == on)
-        out.extend((idx[i : i + _BLOCK], on) for i in range(0, idx.size, _BLOCK))
-    return out
-
-
-def _vector_paths(
-    problem: Problem, preset: HardwarePreset, f: dict[str, np.ndarray]
-) -> np.ndarray | None:
-    """:func:`vector_path_array` of long inputs, :data:`_BLOCK` candidates at a time.
-
-    (Its ~40 integer operations on the whole input stream every temporary through memory; in
-    blocks they stay in the CPU caches: about 3 % of the estimator's time on 910A and 310P3.)
-    """
-    if not uses_ub_path(problem, preset):
-        return None
-    size = f["baseM"].size
-    out = np.empty(size, dtype=bool)
-    for i in range(0, size, _BLOCK):
-        part = vector_path_array(
-            problem, {name: a[i : i + _BLOCK] for name, a in f.items()}, preset
-        )
-        assert part is not None
-        out[i : i + _BLOCK] = part
-    return out
-
-
 def _estimate_block(
     problem: Problem,
     preset: HardwarePreset,
@@ -562,7 +517,7 @@ def _estimate_block(
     With ``floor`` the makespan is :func:`_core`'s floor (:func:`makespan_floor_arrays`).
     Returns the function that gives the block's outputs once ``queue`` is flushed (its block
     replays are queued there). ``path`` is the UB path of every candidate of the block where
-    the caller knows it is one (:func:`_blocks_by_data_path`), else None.
+    the caller knows it is one (:func:`simcore.estimate.blocks.blocks_by_data_path`), else None.
     """
     c = Costs(problem, preset)
     if problem.unit_flag:

@@ -17,7 +17,7 @@ from simcore.estimate.roofline import roofline
 from simcore.hardware.presets import HardwarePreset, load_preset
 from simcore.pipeline.costs import ceil_div
 from simcore.pipeline.simulator import PIPES, SimResult, simulate
-from simcore.pipeline.traffic import dealt_rounds
+from simcore.pipeline.traffic import core_programs, dealt_rounds
 from simcore.tiling.footprints import complete_tiling, uses_ub_path
 from simcore.tiling.legality import check_tiling
 from simcore.tiling.problem import Problem, check_supported, parse_problem
@@ -25,7 +25,8 @@ from simcore.tiling.tcube import TCubeTiling
 from simcore.ub.path import ub_plan
 from simcore.version import MODEL_VERSION
 
-#: Above this many simulated instructions evaluate falls back to the estimator (simulated=false).
+#: Above this many simulated instructions (:func:`simulated_instruction_count`, every core
+#: program the simulator plays) evaluate falls back to the estimator (simulated=false).
 MAX_SIMULATED_INSTRUCTIONS = 3_000_000
 
 
@@ -67,7 +68,30 @@ def instruction_count(problem: Problem, t: TCubeTiling) -> int:
     A core of a dealt split runs its R tiles (:func:`simcore.pipeline.traffic.dealt_rounds`).
     """
     blocks = ceil_div(t.singleCoreM, t.baseM) * ceil_div(t.singleCoreN, t.baseN)
-    return int(dealt_rounds(problem, t) * blocks * (3 * ceil_div(problem.k, t.baseK) + 4))
+    return int(dealt_rounds(problem, t) * blocks * _block_instructions(problem, t))
+
+
+def simulated_instruction_count(problem: Problem, t: TCubeTiling) -> int:
+    """An estimate of the instructions the simulator plays for the whole kernel.
+
+    The simulator plays every distinct core program
+    (:func:`simcore.pipeline.traffic.core_programs`): up to four shapes (full and tail rows and
+    columns) for one tile per core, but up to usedCoreNum programs of R tiles each for a dealt
+    split, whose tail tiles fall on different cores in different rounds. This is the cost of a
+    simulation (the search's budget, the simulate-or-estimate choice), where
+    :func:`instruction_count` is one core's (a timeline's).
+    """
+    per_block = _block_instructions(problem, t)
+    return sum(
+        int(ceil_div(rows, t.baseM) * ceil_div(cols, t.baseN)) * per_block
+        for shape in core_programs(problem, t)
+        for rows, cols in shape.program
+    )
+
+
+def _block_instructions(problem: Problem, t: TCubeTiling) -> int:
+    # Per output block: each K step's A load, B load and MMAD, plus the block's drain legs.
+    return int(3 * ceil_div(problem.k, t.baseK) + 4)
 
 
 def estimate_dict(
@@ -94,7 +118,7 @@ def estimate_dict(
     """
     est = estimate_one(problem, tiling, preset)
     roof = roofline(problem, preset)
-    cheap = instruction_count(problem, tiling) <= MAX_SIMULATED_INSTRUCTIONS
+    cheap = simulated_instruction_count(problem, tiling) <= MAX_SIMULATED_INSTRUCTIONS
     simulated = sim is not None or (simulate_if_cheap and cheap)
     if simulated:
         if sim is None:

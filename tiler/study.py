@@ -47,7 +47,7 @@ import numpy as np
 
 from simcore.errors import InputError
 from simcore.estimate.estimator import estimate_one
-from simcore.evaluate import MAX_SIMULATED_INSTRUCTIONS, instruction_count
+from simcore.evaluate import MAX_SIMULATED_INSTRUCTIONS, simulated_instruction_count
 from simcore.pipeline.simulator import simulate
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.legality import check_tiling
@@ -98,7 +98,9 @@ class Predictor:
     def __init__(self, space: Space) -> None:
         self.space = space
         self.cache: dict[tuple[int, ...], Evaluation] = {}
-        #: Instructions simulated so far (a deterministic measure of the work done).
+        #: Instructions simulated so far, every core program of each kernel
+        #: (:func:`simcore.evaluate.simulated_instruction_count`): a deterministic measure of the
+        #: work done.
         self.instructions = 0
 
     def key(self, fields: dict[str, int]) -> tuple[int, ...]:
@@ -116,7 +118,7 @@ class Predictor:
         report = check_tiling(problem, tiling, preset)
         if not report.valid:
             ev = Evaluation(dict(fields), float("inf"), False, False, _excess(report.violations))
-        elif (count := instruction_count(problem, tiling)) <= MAX_SIMULATED_INSTRUCTIONS:
+        elif (count := simulated_instruction_count(problem, tiling)) <= MAX_SIMULATED_INSTRUCTIONS:
             self.instructions += count
             ev = Evaluation(dict(fields), simulate(problem, tiling, preset).time_us, True, True)
         else:

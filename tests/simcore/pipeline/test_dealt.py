@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from simcore.estimate.estimator import ESTIMATOR_FIELDS, estimate_arrays, estimate_one
-from simcore.evaluate import evaluate, instruction_count
+from simcore.evaluate import evaluate, instruction_count, simulated_instruction_count
 from simcore.hardware.presets import load_preset
 from simcore.pipeline.costs import Costs, takes_vector_path
 from simcore.pipeline.simulator import simulate, simulate_core
@@ -125,3 +125,23 @@ def test_evaluate_prices_a_dealt_tiling_and_bounds_its_simulation_by_its_rounds(
     out = evaluate(problem, tiling, preset)
     assert out["valid"] and [w["id"] for w in out["warnings"]] == ["DEALT_SPLIT"]
     assert out["estimate"]["binding_term"] == "dealt_rounds"
+
+
+@pytest.mark.parametrize("m_n", [(4096, 4096), (4000, 4000)])
+def test_the_simulation_budget_counts_every_core_program(m_n: tuple[int, int]) -> None:
+    """The search's simulation budget measures the simulator's work, every core program.
+
+    A dealt split's tail tiles fall on different cores in different rounds, so the simulator
+    plays several programs (six at 4000^2); one core's count misses most of that work. The
+    count follows the instructions the simulator actually plays, dealt or not.
+    """
+    preset = load_preset("Ascend910B2")
+    problem = Problem(m=m_n[0], n=m_n[1], k=1024, template="mdl")
+    dealt = complete_tiling(V3_FIELDS, problem, preset)
+    split = complete_tiling({**V3_FIELDS, "singleCoreM": 1024, "singleCoreN": 768}, problem, preset)
+    for tiling in (dealt, split):
+        played = sum(c.instructions for c in simulate(problem, tiling, preset).cores)
+        assert 0.75 * played <= simulated_instruction_count(problem, tiling) <= 1.25 * played
+    if len(core_programs(problem, dealt)) > 2:
+        played = sum(c.instructions for c in simulate(problem, dealt, preset).cores)
+        assert instruction_count(problem, dealt) < 0.25 * played

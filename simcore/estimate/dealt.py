@@ -32,26 +32,48 @@ simulator's core.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from simcore.estimate.binding import TERM
+from simcore.pipeline.dealing import has_tail, program_arrays
+from simcore.pipeline.scalar import after_startup
 
 #: The pipes whose work repeats per tile (the scalar pipe's start-up does not).
-_TILE_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+TILE_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+
+
+def tile_period(busiest: Any, seam: Any) -> Any:
+    """A further tile's period: ``max(busiest pipe, seam)`` (the module's formula)."""
+    return np.maximum(busiest, seam)
+
+
+def program_makespan(first: Any, later: Sequence[Any], periods: Sequence[Any]) -> Any:
+    """The makespan of a core's tiles: its first tile's makespan + each later tile's period.
+
+    The term's rule, written once: ``first + sum over shapes of later[s] x periods[s]``
+    (``later[s]`` the tiles of shape s after the first, ``periods[s]`` :func:`tile_period` of
+    one). Non-decreasing in every argument (counts >= 0), so floors of the makespan and of
+    the periods give a floor of the core's makespan (the search's bounds,
+    :mod:`tiler.bounds.dealt`). Scalars or arrays.
+    """
+    out = first
+    for count, period in zip(later, periods, strict=True):
+        out = out + count * period
+    return out
 
 
 def rounds_makespan(makespan: Any, busiest: Any, seam: Any, rounds: Any) -> Any:
-    """The makespan of R tiles back to back: ``makespan + (R - 1) x max(busiest, seam)``.
+    """The makespan of R tiles of one shape: ``makespan + (R - 1) x max(busiest, seam)``.
 
-    The term's rule (the module's formula), written once: :func:`dealt_rounds` calls it with a
-    tile's makespan, its busiest pipe and ``seam`` the makespan less what overlaps the next
-    tile; the search's bounds (:mod:`tiler.bounds.dealt`) with floors of each (``seam`` 0 where
-    they have none: the period is at least the busiest pipe). Non-decreasing in every argument
-    (R >= 1), so floors of the three give a floor of the makespan. Scalars or arrays.
+    :func:`program_makespan` with one shape: :func:`dealt_rounds` calls it with a tile's
+    makespan, its busiest pipe and ``seam`` the makespan less what overlaps the next tile; the
+    search's bounds (:mod:`tiler.bounds.dealt`) with floors of each (``seam`` 0 where they have
+    none: the period is at least the busiest pipe). Non-decreasing in every argument (R >= 1).
     """
-    return makespan + (rounds - 1) * np.maximum(busiest, seam)
+    return program_makespan(makespan, (rounds - 1,), (tile_period(busiest, seam),))
 
 
 def dealt_rounds(
@@ -81,8 +103,8 @@ def dealt_rounds(
         return makespan, busy
     r = rounds[idx]
     one = {p: np.broadcast_to(busy[p], makespan.shape)[idx] for p in busy}
-    busiest = one[_TILE_PIPES[0]]
-    for p in _TILE_PIPES[1:]:
+    busiest = one[TILE_PIPES[0]]
+    for p in TILE_PIPES[1:]:
         busiest = np.maximum(busiest, one[p])
     # The rest of the tile's path repeats at each further tile.
     seam = makespan[idx] - np.broadcast_to(overlap, makespan.shape)[idx]
@@ -91,7 +113,167 @@ def dealt_rounds(
     if code is not None:
         code[idx] = TERM["dealt_rounds"]
     out = {p: np.array(np.broadcast_to(busy[p], makespan.shape), dtype=np.float64) for p in busy}
-    for p in _TILE_PIPES:
+    for p in TILE_PIPES:
         out[p][idx] = r * one[p]
     out["SCALAR"][idx] = np.broadcast_to(scalar, makespan.shape)[idx]
     return makespan, out
+
+
+def dealt_programs_term(
+    tiles: Sequence[dict[str, Any]],
+    programs: tuple[np.ndarray, np.ndarray],
+    scalar: Callable[[Any, Any], Any],
+    hbm_floor: Any,
+    startup: float,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The makespan and busy totals of the slowest core of a dealt split with tail tiles.
+
+    Each core program (:func:`simcore.pipeline.dealing.program_arrays`: per candidate, the
+    tiles of each shape a program runs and the shape of its first) is priced by its tiles'
+    own shapes: :func:`program_makespan` of the first tile's makespan and the later tiles'
+    :func:`tile_period`, each tile pipe's busy total the sum over its tiles, the scalar pipe's
+    the work of its tiles with the start-up once. The slowest core is the program of the
+    longest time once combined as every estimate is
+    (:func:`simcore.pipeline.scalar.after_startup`, with the HBM floor).
+
+    Args:
+        tiles: Per tile shape (:data:`simcore.pipeline.dealing.TILE_SHAPES`), one tile's
+            ``mk`` (makespan), ``busy`` (per pipe), ``overlap`` (with the next tile),
+            ``steps`` and ``copies`` (its K steps and DMA copies, for the scalar pipe);
+            per candidate, 0 where the shape is absent.
+        programs: ``counts`` (candidates x programs x shapes) and ``first``.
+        scalar: The scalar pipe's busy cycles of (K steps, copies).
+        hbm_floor: Per candidate, the HBM floor (cycles).
+        startup: The scalar start-up (cycles).
+
+    Returns:
+        (makespan, busy) of the slowest program per candidate.
+    """
+    counts, first = programs
+    shapes = range(len(tiles))
+    periods = []
+    for t in tiles:
+        busiest = t["busy"][TILE_PIPES[0]]
+        for p in TILE_PIPES[1:]:
+            busiest = np.maximum(busiest, t["busy"][p])
+        periods.append(tile_period(busiest, t["mk"] - t["overlap"])[:, None])
+    head = np.choose(first, [t["mk"][:, None] for t in tiles])
+    later = [counts[..., s] - (first == s) for s in shapes]
+    makespan = program_makespan(head, later, periods)
+
+    def total(values: Sequence[Any]) -> Any:
+        out = counts[..., 0] * values[0][:, None]
+        for s in shapes[1:]:
+            out = out + counts[..., s] * values[s][:, None]
+        return out
+
+    busy = {p: total([t["busy"][p] for t in tiles]) for p in TILE_PIPES}
+    busy["SCALAR"] = scalar(total([t["steps"] for t in tiles]), total([t["copies"] for t in tiles]))
+    hbm = np.asarray(hbm_floor)[:, None]
+    peak = np.maximum.reduce([busy[p] for p in busy])
+    work = sum(busy[p] for p in busy)
+    span = after_startup(makespan, np.maximum(peak, hbm), np.maximum(work, hbm), startup)
+    pick = np.argmax(span, axis=1)[:, None]
+    out = {p: np.take_along_axis(busy[p], pick, axis=1)[:, 0] for p in busy}
+    return np.take_along_axis(makespan, pick, axis=1)[:, 0], out
+
+
+def tail_extents(
+    m: int, n: int, single_m: Any, single_n: Any, rounds: Any, largest: Any, tail: Any
+) -> tuple[np.ndarray, list[tuple[int, np.ndarray, Any, Any]]]:
+    """The dealt candidates with tail tiles and, per tail shape, where it occurs and its extent.
+
+    Returns the indices of the candidates of R > 1 with a tail along M or N, and for the tail
+    shapes (1, 2, 3 of :data:`simcore.pipeline.dealing.TILE_SHAPES`) the indices of those that
+    have it with its rows and columns there (``largest`` the full tile's, ``tail`` the tail's).
+    """
+    tail_m, tail_n = has_tail(m, single_m), has_tail(n, single_n)
+    where = (np.asarray(rounds) > 1) & (tail_m | tail_n)
+    shapes = []
+    for s, present in ((1, tail_m), (2, tail_n), (3, tail_m & tail_n)):
+        idx = np.flatnonzero(where & present)
+        if idx.size:
+            rows = tail[0] if s & 1 else largest[0]
+            cols = tail[1] if s & 2 else largest[1]
+            shapes.append((s, idx, np.take(rows, idx), np.take(cols, idx)))
+    return np.flatnonzero(where), shapes
+
+
+def price_tails(
+    tails: tuple[np.ndarray, list[tuple[int, np.ndarray, Any, Any]]] | None,
+    at: np.ndarray | None,
+    price: Callable[[np.ndarray, Any, Any], dict[str, Any]],
+) -> list[tuple[int, np.ndarray, dict[str, Any]]]:
+    """Prices the tail shapes of :func:`tail_extents` among the candidates ``at`` (None: all).
+
+    ``price(indices, rows, cols)`` prices one tile of a shape (the estimator's core) at those
+    candidates. Returns (shape, indices, the result) per shape present.
+    """
+    out: list[tuple[int, np.ndarray, dict[str, Any]]] = []
+    if tails is None:
+        return out
+    for s, idx, rows, cols in tails[1]:
+        keep = np.arange(idx.size) if at is None else np.flatnonzero(np.isin(idx, at))
+        if keep.size:
+            out.append((s, idx[keep], price(idx[keep], rows[keep], cols[keep])))
+    return out
+
+
+def with_tails(
+    one_tile: tuple[Any, dict[str, Any]],
+    dealt: tuple[np.ndarray, dict[str, Any], tuple[Any, ...], tuple[Any, ...]],
+    parts: Sequence[tuple[Any, dict[str, Any]]],
+    programs: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]],
+    combine: tuple[Callable[[Any, Any], Any], Any, float],
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`dealt_programs_term` put in place for the candidates ``programs[0]``.
+
+    ``one_tile`` the full tile's makespan and busy totals, ``dealt`` the makespan and busy
+    totals after :func:`dealt_rounds` with the full tile's overlap and scalar work (the
+    estimator core's ``dealt``) and its K steps and copies (``tile_work``); ``parts`` the
+    estimator's core results with their tail shapes' (``res["tails"]``, :func:`price_tails`),
+    ``combine`` the scalar pipe's rule, the HBM floor (per candidate) and the start-up.
+    Returns copies of the makespan and busy totals.
+    """
+    makespan, busy, (overlap, _), (steps, copies) = dealt
+    idx, counts_first = programs
+    size = idx.size
+    full = {"overlap": overlap[idx], "steps": steps[idx], "copies": copies[idx]}
+    full["mk"] = np.broadcast_to(one_tile[0], makespan.shape)[idx]
+    full["busy"] = {p: np.broadcast_to(one_tile[1][p], makespan.shape)[idx] for p in TILE_PIPES}
+    tiles = [full]
+    for _ in range(3):
+        zero = {key: np.zeros(size) for key in ("mk", "overlap", "steps", "copies")}
+        tiles.append({**zero, "busy": {p: np.zeros(size) for p in TILE_PIPES}})
+    for _, res in parts:
+        for s, where, r in res["tails"]:
+            at = np.searchsorted(idx, where)
+            t = tiles[s]
+            t["mk"][at] = r["mk"].value
+            for p in t["busy"]:
+                t["busy"][p][at] = r["busy"][p]
+            t["overlap"][at] = r["dealt"][0]
+            t["steps"][at], t["copies"][at] = r["tile_work"]
+    scalar, hbm_floor, startup = combine
+    hbm = np.broadcast_to(hbm_floor, makespan.shape)[idx]
+    mk, out = dealt_programs_term(tiles, counts_first, scalar, hbm, startup)
+    makespan = np.array(makespan, dtype=np.float64)
+    makespan[idx] = mk
+    busy = {p: np.array(np.broadcast_to(busy[p], makespan.shape), dtype=np.float64) for p in busy}
+    for p in out:
+        busy[p][idx] = out[p]
+    return makespan, busy
+
+
+def tail_programs(
+    m: int, n: int, f: dict[str, Any], tails: Any, l2_rounds: int
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
+    """The candidates of :func:`tail_extents` with their core programs, or None if there are none.
+
+    (:func:`simcore.pipeline.dealing.program_arrays` of their splits.)
+    """
+    if tails is None or not tails[0].size:
+        return None
+    idx = tails[0]
+    sm, sn, used = (f[name][idx] for name in ("singleCoreM", "singleCoreN", "usedCoreNum"))
+    return idx, program_arrays(m, n, sm, sn, used, l2_rounds)

@@ -39,10 +39,12 @@ from typing import Any
 
 import numpy as np
 
-from simcore.estimate.dealt import rounds_makespan
+from simcore.estimate.dealt import program_makespan, rounds_makespan, tile_period
 from simcore.hardware.dtypes import bits
+from simcore.pipeline.arith import ceil_div
 from simcore.pipeline.busy import block_steps, cube_busy
 from simcore.pipeline.costs import Costs
+from simcore.pipeline.dealing import has_tail, program_arrays
 from simcore.pipeline.scalar import after_startup, least_scalar_cycles, startup_cycles
 from simcore.pipeline.traffic import (
     call_refetch,
@@ -76,52 +78,150 @@ def dealt_cap(space: Any, g: dict[str, Any]) -> Any:
 
 
 def dealt_cube_cycles(space: Any, g: dict[str, Any], cube: Any) -> Any:
-    """The cube tier of dealt groups (cycles): R tiles' MMADs, ``cube`` one tile's.
+    """The cube tier of dealt groups (cycles): each core's tiles' MMADs, ``cube`` one full tile's.
 
-    The makespan is at least ``rounds_makespan(cube, cube, 0, R)`` (a tile's compute chain
-    holds its MMADs, each further tile at least its busiest pipe), the M pipe's busy total R x
-    ``cube`` and the sum of work that and the scalar pipe's start-up.
+    A core's makespan is at least its tiles' MMADs (``rounds_makespan(cube, cube, 0, R)``: a
+    tile's compute chain holds its MMADs, each further tile at least its busiest pipe), its M
+    pipe's busy total the same and the sum of work that and the scalar pipe's start-up. Where
+    the split has tail tiles, each core program's tiles by shape (:func:`_tails`), the
+    slowest core at least any.
     """
-    rounds = _rounds(space, g)
     startup = startup_cycles(space.preset, space.problem) if chains.USE_CHAIN_BOUND else 0.0
-    work = rounds * cube
-    mk = rounds_makespan(cube, cube, 0.0, rounds) if chains.USE_CHAIN_BOUND else 0.0
-    return after_startup(mk, work, work + startup, startup)
+
+    def core(mk: Any, work: Any) -> Any:
+        mk = mk if chains.USE_CHAIN_BOUND else 0.0
+        return after_startup(mk, work, work + startup, startup)
+
+    rounds = _rounds(space, g)
+    out = core(rounds_makespan(cube, cube, 0.0, rounds), rounds * cube)
+    idx, shapes = _tails(space, g)
+    if idx.size:
+        c, k = Costs(space.problem, space.preset), space.problem.k
+        cubes = [
+            cube_busy(c, k, t["core_rows"], t["core_cols"], t["baseM"], t["baseN"], t["baseK"])
+            for t in shapes
+        ]
+        work = _per_core(_programs(space, g, idx)[0], cubes)
+        out = np.array(np.broadcast_to(out, np.shape(rounds)), dtype=np.float64)
+        out[idx] = np.max(core(work, work), axis=1)
+    return out
 
 
-def dealt_cycles(space: Any, g: dict[str, Any], terms: Any) -> Any:
+def dealt_cycles(space: Any, g: dict[str, Any], terms: Any, terms_of: Any) -> Any:
     """The bound (cycles) of the dealt groups ``g`` (the module's formula).
 
     ``terms``: their :class:`tiler.bounds.group.GroupTerms` on the one data path (dealt splits
-    are only where no operand is staged through UB), priced at :func:`dealt_cap`.
+    are only where no operand is staged through UB), priced at :func:`dealt_cap`;
+    ``terms_of(groups)`` prices them for other groups (the tail tiles' shapes, :func:`_tails`).
     """
     problem, p = space.problem, space.preset
     c = Costs(problem, p)
-    k = problem.k
-    rows, cols = g["core_rows"], g["core_cols"]
-    bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
-    cap = dealt_cap(space, g)
-    fx = chains.fixed_paths(space, c, g, terms, cap)
-    mte2 = fx.bias_mte2 + _least_copies(space, c, g, terms, cap)
-    pipes = [terms.cube, terms.mte1, fx.drain, mte2]
-    busiest = np.maximum.reduce([np.broadcast_to(x, rows.shape) for x in pipes])
+    tile = _tile_floors(space, c, g, terms)
+    pipes = tile["pipes"]
+    busiest = np.maximum.reduce(pipes)
     rounds = _rounds(space, g)
-    scalar = least_scalar_cycles(p, problem, rounds * g["m_iter"] * g["n_iter"] * g["k_iter"])
-    # The term's seam (a tile's makespan less its overlap with the next) is at least the
-    # compute path without its start-up and last drain, ``span + stalls - (per - mm)``: at
-    # least the least span over the L0 classes less one full step's loads and MMAD.
-    types = block_steps(c, k, rows, cols, bm, bn, bk)
-    seam = chains.least_span(types, g["k_iter"]) - terms.step1
-    mk = rounds_makespan(fx.makespan, busiest, seam, rounds)
+    scalar = least_scalar_cycles(p, problem, rounds * tile["steps"])
+    mk = rounds_makespan(tile["mk"], busiest, tile["seam"], rounds)
     # The HBM floor: at least the unique bytes (A, B and C once) cross HBM.
     # (The unique bytes as the search's traffic counts them: tiler.bounds.traffic.)
     hbm = hbm_floor_cycles(traffic.order_traffic(problem, p, g, 0).unique, p)
     busy = np.maximum(np.maximum(rounds * busiest, scalar), hbm)
     total = np.maximum(rounds * sum(pipes) + scalar, hbm)
-    bound = after_startup(mk, busy, total, fx.startup)
+    bound = after_startup(mk, busy, total, tile["startup"])
+    idx, shapes = _tails(space, g)
+    if idx.size:
+        # Where the split has tail tiles: each core program by its tiles' shapes.
+        tiles = [_tile_floors(space, c, t, terms_of(t)) for t in shapes]
+        hbm_t = np.broadcast_to(hbm, rounds.shape)[idx][:, None]
+        bound = np.array(np.broadcast_to(bound, rounds.shape), dtype=np.float64)
+        bound[idx] = np.max(_program_bounds(space, tiles, _programs(space, g, idx), hbm_t), axis=1)
     # (Never below the cube tier, which the screening takes first.)
-    cube = cube_busy(c, k, rows, cols, bm, bn, bk)
+    cube = cube_busy(
+        c, problem.k, g["core_rows"], g["core_cols"], g["baseM"], g["baseN"], g["baseK"]
+    )
     return np.maximum(bound, dealt_cube_cycles(space, g, cube))
+
+
+def _tile_floors(space: Any, c: Costs, g: dict[str, Any], terms: Any) -> dict[str, Any]:
+    """Floors of one tile of the groups' ``core_rows x core_cols`` at the dealt share.
+
+    ``mk`` its makespan (the fixed paths), ``seam`` its makespan less its overlap with the next
+    tile, ``pipes`` each tile pipe's busy cycles (cube, MTE1, drain, copies), ``steps`` its K
+    steps and ``startup`` the scalar start-up its paths follow.
+    """
+    rows, cols = g["core_rows"], g["core_cols"]
+    bm, bn, bk = g["baseM"], g["baseN"], g["baseK"]
+    cap = dealt_cap(space, g)
+    fx = chains.fixed_paths(space, c, g, terms, cap)
+    mte2 = fx.bias_mte2 + _least_copies(space, c, g, terms, cap)
+    pipes = [np.broadcast_to(x, rows.shape) for x in (terms.cube, terms.mte1, fx.drain, mte2)]
+    # The term's seam (a tile's makespan less its overlap with the next) is at least the
+    # compute path without its start-up and last drain, ``span + stalls - (per - mm)``: at
+    # least the least span over the L0 classes less one full step's loads and MMAD.
+    types = block_steps(c, space.problem.k, rows, cols, bm, bn, bk)
+    seam = chains.least_span(types, g["k_iter"]) - terms.step1
+    steps = g["m_iter"] * g["n_iter"] * g["k_iter"]
+    return {"mk": fx.makespan, "seam": seam, "pipes": pipes, "steps": steps, "startup": fx.startup}
+
+
+def _program_bounds(space: Any, tiles: list[dict[str, Any]], programs: Any, hbm: Any) -> Any:
+    """The bound (cycles) of each core program (groups x programs) from its tiles' floors.
+
+    ``tiles`` the floors of one tile per shape (:func:`_tile_floors`), ``programs`` the tiles
+    of each shape per program and the first's shape. The estimator's term
+    (:func:`simcore.estimate.dealt.dealt_programs_term`) on floors: ``program_makespan`` of
+    the first tile's makespan and the later tiles' periods (each at least its busiest pipe and
+    its seam), each pipe's busy total the sum over the tiles, the scalar pipe's the least work
+    of their K steps, then ``after_startup`` with the HBM floor; each step non-decreasing.
+    """
+    problem, p = space.problem, space.preset
+    counts, first = programs
+    periods = [tile_period(np.maximum.reduce(t["pipes"]), t["seam"])[:, None] for t in tiles]
+    head = np.choose(first, [np.broadcast_to(t["mk"], first.shape[:1])[:, None] for t in tiles])
+    later = [counts[..., s] - (first == s) for s in range(len(tiles))]
+    mk = program_makespan(head, later, periods)
+    pipes = [_per_core(counts, [t["pipes"][i] for t in tiles]) for i in range(4)]
+    scalar = least_scalar_cycles(p, problem, _per_core(counts, [t["steps"] for t in tiles]))
+    busy = np.maximum(np.maximum(np.maximum.reduce(pipes), scalar), hbm)
+    total = np.maximum(sum(pipes) + scalar, hbm)
+    return after_startup(mk, busy, total, tiles[0]["startup"])
+
+
+def _tails(space: Any, g: dict[str, Any]) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """The dealt groups with tail tiles and their four tile shapes' groups (full first).
+
+    Each shape's group is the group's fields with its tile's rows and columns (and blocks
+    along them): the tail along M the last tile row's, along N the last column's.
+    """
+    problem = space.problem
+    sm, sn = g["singleCoreM"], g["singleCoreN"]
+    tail_m, tail_n = has_tail(problem.m, sm), has_tail(problem.n, sn)
+    idx = np.flatnonzero((_rounds(space, g) > 1) & (tail_m | tail_n))
+    if not idx.size:
+        return idx, []
+    full = {name: arr[idx] for name, arr in g.items()}
+    rows = problem.m - (ceil_div(problem.m, full["singleCoreM"]) - 1) * full["singleCoreM"]
+    cols = problem.n - (ceil_div(problem.n, full["singleCoreN"]) - 1) * full["singleCoreN"]
+    along_m = {"core_rows": rows, "m_iter": ceil_div(rows, full["baseM"])}
+    along_n = {"core_cols": cols, "n_iter": ceil_div(cols, full["baseN"])}
+    return idx, [full, {**full, **along_m}, {**full, **along_n}, {**full, **along_m, **along_n}]
+
+
+def _programs(space: Any, g: dict[str, Any], idx: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The core programs of the groups ``idx`` (:func:`simcore.pipeline.dealing.program_arrays`)."""
+    p = space.problem
+    return program_arrays(
+        p.m, p.n, g["singleCoreM"][idx], g["singleCoreN"][idx], g["usedCoreNum"][idx],
+        p.l2_rounds,
+    )  # fmt: skip
+
+
+def _per_core(counts: Any, values: list[Any]) -> Any:
+    """Per core program, the sum over its tiles of a per-tile figure (one per shape)."""
+    out = counts[..., 0] * np.asarray(values[0])[:, None]
+    for s in range(1, len(values)):
+        out = out + counts[..., s] * np.asarray(values[s])[:, None]
+    return out
 
 
 def _least_copies(space: Any, c: Costs, g: dict[str, Any], terms: Any, cap: Any) -> Any:

@@ -95,7 +95,7 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
 #: The group fields :func:`cube_lower_bounds` reads.
 _CUBE_FIELDS = ("core_rows", "core_cols", "baseM", "baseN", "baseK")
 #: The group fields a dealt group's cube tier reads (:mod:`tiler.bounds.dealt`).
-_DEALT_FIELDS = ("singleCoreM", "singleCoreN", "usedCoreNum")
+_DEALT_FIELDS = ("singleCoreM", "singleCoreN", "usedCoreNum", *_CUBE_FIELDS)
 
 
 def group_lower_bounds(
@@ -173,7 +173,10 @@ def _with_dealt(space: Any, g: dict[str, Any], bound: Any) -> FloatArray:
     rows = np.flatnonzero(is_dealt)
     sub = {name: arr[rows] for name, arr in g.items()}
     c = Costs(space.problem, space.preset)
-    out[rows] = _to_us(space.preset, dealt.dealt_cycles(space, sub, group_terms(space, c, sub)))
+    terms = group_terms(space, c, sub)
+    out[rows] = _to_us(
+        space.preset, dealt.dealt_cycles(space, sub, terms, lambda t: group_terms(space, c, t))
+    )
     return out
 
 

@@ -1,0 +1,143 @@
+"""The dealing rule of a dealt split, written once for the simulator and the estimator.
+
+A dealt split (legality rule ``DEALT_SPLIT``, aclnn MatMulV3's base blocks) has more
+``singleCoreM x singleCoreN`` tiles than ``usedCoreNum`` cores. The tiles, numbered row-major
+over C's tile grid (N inner, MatMulV3's ``blockIdx / nCnt``) within each group of tile columns
+(:func:`dealt_groups`, the groups one after the other), go to core ``tile % usedCoreNum`` in
+rounds (:func:`dealt_walk`). The simulator plays each core's sequence of tiles
+(:func:`simcore.pipeline.traffic.core_programs`); the estimator prices each distinct core
+program by how many tiles of each of the four tile shapes it runs and the shape of its first
+tile (:func:`dealt_programs`, :mod:`simcore.estimate.dealt`):
+
+* ``0`` full (``singleCoreM x singleCoreN``), ``1`` the tail along M (the last tile row where
+  ``singleCoreM`` does not divide M), ``2`` the tail along N, ``3`` both tails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from simcore.pipeline.arith import ceil_div
+
+#: The four tile shapes of a split, in the order of the count vectors.
+TILE_SHAPES: tuple[str, ...] = ("full", "tail_m", "tail_n", "tail_mn")
+
+
+def dealt_groups(n_tiles: int, rounds: int) -> list[range]:
+    """A dealt split's groups of tile columns (its L2 tiles along N, ``Problem.l2_rounds``).
+
+    One group (all of C's tile columns) unless the kernel walks C in L2 tiles: aclnn MatMulV3
+    (``matmul_v3_base_tiling.cpp`` ``DoL2CacheTiling``) keeps each L2 tile's A + B + C within
+    the L2 by walking the base blocks tile by tile; the model takes its split along N, which
+    sets B's reuse (``ceil(N tiles / rounds)`` columns a group, the last the rest).
+    """
+    per = ceil_div(n_tiles, max(rounds, 1))
+    return [range(start, min(start + per, n_tiles)) for start in range(0, n_tiles, per)]
+
+
+def dealt_walk(m_tiles: int, n_tiles: int, l2_rounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """The tile row and tile column of each tile in dealing order (tile i goes to core i % used).
+
+    Row-major within each group of tile columns (:func:`dealt_groups`), the groups in turn.
+    """
+    rows, cols = [], []
+    for group in dealt_groups(n_tiles, l2_rounds):
+        row, col = np.divmod(np.arange(m_tiles * len(group), dtype=np.int64), len(group))
+        rows.append(row)
+        cols.append(col + group.start)
+    return np.concatenate(rows), np.concatenate(cols)
+
+
+@dataclass(frozen=True)
+class DealtPrograms:
+    """The distinct core programs of one dealt split, by tile shape (:data:`TILE_SHAPES`).
+
+    ``counts[p, s]`` the tiles of shape s program p runs, ``first[p]`` the shape of its first
+    tile, ``cores[p]`` how many cores run it.
+    """
+
+    counts: np.ndarray
+    first: np.ndarray
+    cores: np.ndarray
+
+
+@lru_cache(maxsize=4096)
+def dealt_programs(
+    m_tiles: int, n_tiles: int, tail_m: bool, tail_n: bool, used: int, l2_rounds: int
+) -> DealtPrograms:
+    """The distinct core programs of a split of ``m_tiles x n_tiles`` tiles over ``used`` cores.
+
+    ``tail_m`` (``tail_n``): whether the last tile row (column) is a tail, shorter than the
+    others. Cached: the programs depend on these six numbers only.
+    """
+    rows, cols = dealt_walk(m_tiles, n_tiles, l2_rounds)
+    shape = (rows == m_tiles - 1) * int(tail_m) + 2 * (cols == n_tiles - 1) * int(tail_n)
+    core = np.arange(shape.shape[0], dtype=np.int64) % used
+    counts = np.bincount(core * 4 + shape, minlength=used * 4).reshape(used, 4)
+    cores = min(used, shape.shape[0])
+    key = np.column_stack([shape[:cores], counts[:cores]])
+    programs, how_many = np.unique(key, axis=0, return_counts=True)
+    return DealtPrograms(programs[:, 1:], programs[:, 0], how_many)
+
+
+def has_tail(total: Any, single: Any) -> Any:
+    """Whether the last tile along a dimension is a tail: ``single`` does not divide ``total``.
+
+    (Not where one tile spans the dimension: its one tile is then the largest, ``total``.)
+    """
+    return (total % single != 0) & (total > single)
+
+
+def _undominated(p: DealtPrograms) -> tuple[np.ndarray, np.ndarray]:
+    """The programs no other of the same first shape runs at least as many tiles of each shape.
+
+    Every per-tile figure the estimator sums is >= 0, so such a program is never slower.
+    """
+    keep = []
+    for i in range(p.first.shape[0]):
+        same = p.first == p.first[i]
+        covers = same & np.all(p.counts >= p.counts[i], axis=1)
+        strictly = covers & np.any(p.counts > p.counts[i], axis=1)
+        if not strictly.any():
+            keep.append(i)
+    return p.counts[keep], p.first[keep]
+
+
+def program_arrays(
+    m: int, n: int, single_m: Any, single_n: Any, used: Any, l2_rounds: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate, its split's programs (:func:`dealt_programs`) as arrays.
+
+    Returns ``counts`` (candidates x programs x 4) and ``first`` (candidates x programs) with
+    the programs of each split padded to the most any split has by repeating its first (a
+    repeat changes no maximum over programs), and only those another of the same first shape
+    does not dominate (:func:`_undominated`). Each distinct split is dealt once.
+    """
+    key = np.stack([np.asarray(single_m), np.asarray(single_n), np.asarray(used)], axis=-1)
+    splits, inverse = np.unique(key.reshape(-1, 3), axis=0, return_inverse=True)
+    splits = splits.astype(np.int64)
+    progs = [_split_programs(m, n, sm, sn, u, l2_rounds) for sm, sn, u in splits.tolist()]
+    most = max(p[1].shape[0] for p in progs)
+    counts = np.empty((len(progs), most, 4), dtype=np.int64)
+    first = np.empty((len(progs), most), dtype=np.int64)
+    for i, (count, head) in enumerate(progs):
+        pad = np.arange(most)
+        pad = np.where(pad < head.shape[0], pad, 0)
+        counts[i] = count[pad]
+        first[i] = head[pad]
+    inverse = inverse.reshape(-1)
+    return counts[inverse], first[inverse]
+
+
+@lru_cache(maxsize=4096)
+def _split_programs(
+    m: int, n: int, single_m: int, single_n: int, used: int, l2_rounds: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`dealt_programs` of one split, the dominated programs left out."""
+    m_tiles, n_tiles = ceil_div(m, single_m), ceil_div(n, single_n)
+    tail_m, tail_n = bool(has_tail(m, single_m)), bool(has_tail(n, single_n))
+    return _undominated(dealt_programs(m_tiles, n_tiles, tail_m, tail_n, used, l2_rounds))

@@ -33,11 +33,15 @@ simulator's core.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from simcore.estimate.binding import TERM
+from simcore.pipeline.arith import ceil_div
+from simcore.pipeline.busy import cube_busy
+from simcore.pipeline.costs import Costs
 from simcore.pipeline.dealing import has_tail, program_arrays
 from simcore.pipeline.scalar import after_startup
 
@@ -119,8 +123,14 @@ def dealt_rounds(
     return makespan, out
 
 
+#: The columns of :func:`dealt_programs_term`'s table of one tile per shape: the tile pipes'
+#: busy cycles, then its K steps and DMA copies (the scalar pipe's work), its makespan and what
+#: of it overlaps the next tile.
+TILE_COLUMNS: tuple[str, ...] = (*TILE_PIPES, "steps", "copies", "mk", "overlap")
+
+
 def dealt_programs_term(
-    tiles: Sequence[dict[str, Any]],
+    table: np.ndarray,
     programs: tuple[np.ndarray, np.ndarray],
     scalar: Callable[[Any, Any], Any],
     hbm_floor: Any,
@@ -137,10 +147,8 @@ def dealt_programs_term(
     (:func:`simcore.pipeline.scalar.after_startup`, with the HBM floor).
 
     Args:
-        tiles: Per tile shape (:data:`simcore.pipeline.dealing.TILE_SHAPES`), one tile's
-            ``mk`` (makespan), ``busy`` (per pipe), ``overlap`` (with the next tile),
-            ``steps`` and ``copies`` (its K steps and DMA copies, for the scalar pipe);
-            per candidate, 0 where the shape is absent.
+        table: Per candidate and tile shape (:data:`simcore.pipeline.dealing.TILE_SHAPES`),
+            one tile's :data:`TILE_COLUMNS` (0 where the shape is absent).
         programs: ``counts`` (candidates x programs x shapes) and ``first``.
         scalar: The scalar pipe's busy cycles of (K steps, copies).
         hbm_floor: Per candidate, the HBM floor (cycles).
@@ -150,28 +158,25 @@ def dealt_programs_term(
         (makespan, busy) of the slowest program per candidate.
     """
     counts, first = programs
-    shapes = range(len(tiles))
-    periods = []
-    for t in tiles:
-        busiest = t["busy"][TILE_PIPES[0]]
-        for p in TILE_PIPES[1:]:
-            busiest = np.maximum(busiest, t["busy"][p])
-        periods.append(tile_period(busiest, t["mk"] - t["overlap"])[:, None])
-    head = np.choose(first, [t["mk"][:, None] for t in tiles])
-    later = [counts[..., s] - (first == s) for s in shapes]
-    makespan = program_makespan(head, later, periods)
-
-    def total(values: Sequence[Any]) -> Any:
-        out = counts[..., 0] * values[0][:, None]
-        for s in shapes[1:]:
-            out = out + counts[..., s] * values[s][:, None]
-        return out
-
-    busy = {p: total([t["busy"][p] for t in tiles]) for p in TILE_PIPES}
-    busy["SCALAR"] = scalar(total([t["steps"] for t in tiles]), total([t["copies"] for t in tiles]))
+    pipes = len(TILE_PIPES)
+    mk, overlap = table[..., pipes + 2], table[..., pipes + 3]
+    # (Pairwise maxima and sums over the pipes: a reduction along a short last axis costs
+    # several times more.)
+    busiest = table[..., 0]
+    for i in range(1, pipes):
+        busiest = np.maximum(busiest, table[..., i])
+    periods = tile_period(busiest, mk - overlap)
+    head = np.take_along_axis(mk, first, axis=1)
+    later = [counts[..., s] - (first == s) for s in range(table.shape[1])]
+    makespan = program_makespan(head, later, [periods[:, s, None] for s in range(len(later))])
+    # Every pipe's and the scalar pipe's work of each program: its tiles' sums, one matmul.
+    totals = np.matmul(counts, table[..., : pipes + 2])
+    busy = {p: totals[..., i] for i, p in enumerate(TILE_PIPES)}
+    busy["SCALAR"] = scalar(totals[..., pipes], totals[..., pipes + 1])
     hbm = np.asarray(hbm_floor)[:, None]
-    peak = np.maximum.reduce([busy[p] for p in busy])
-    work = sum(busy[p] for p in busy)
+    peak, work = busy["SCALAR"], busy["SCALAR"]
+    for p in TILE_PIPES:
+        peak, work = np.maximum(peak, busy[p]), work + busy[p]
     span = after_startup(makespan, np.maximum(peak, hbm), np.maximum(work, hbm), startup)
     pick = np.argmax(span, axis=1)[:, None]
     out = {p: np.take_along_axis(busy[p], pick, axis=1)[:, 0] for p in busy}
@@ -203,20 +208,43 @@ def price_tails(
     tails: tuple[np.ndarray, list[tuple[int, np.ndarray, Any, Any]]] | None,
     at: np.ndarray | None,
     price: Callable[[np.ndarray, Any, Any], dict[str, Any]],
-) -> list[tuple[int, np.ndarray, dict[str, Any]]]:
+) -> list[tuple[int, np.ndarray, dict[str, Any], slice]]:
     """Prices the tail shapes of :func:`tail_extents` among the candidates ``at`` (None: all).
 
-    ``price(indices, rows, cols)`` prices one tile of a shape (the estimator's core) at those
-    candidates. Returns (shape, indices, the result) per shape present.
+    ``price(indices, rows, cols)`` prices one tile (the estimator's core) at those candidates,
+    called once for the shapes one after the other (one call's fixed cost, not three).
+    Returns (shape, indices, the result, the shape's slice of it) per shape present.
     """
-    out: list[tuple[int, np.ndarray, dict[str, Any]]] = []
     if tails is None:
-        return out
+        return []
+    shapes, size = [], 0
     for s, idx, rows, cols in tails[1]:
         keep = np.arange(idx.size) if at is None else np.flatnonzero(np.isin(idx, at))
         if keep.size:
-            out.append((s, idx[keep], price(idx[keep], rows[keep], cols[keep])))
-    return out
+            shapes.append((s, idx[keep], rows[keep], cols[keep], slice(size, size + keep.size)))
+            size += keep.size
+    if not shapes:
+        return []
+    where, rows, cols = (np.concatenate([x[i] for x in shapes]) for i in (1, 2, 3))
+    res = price(where, rows, cols)
+    res["size"] = size
+    return [(s, idx, res, part) for s, idx, _, _, part in shapes]
+
+
+def tail_floor(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> dict[str, Any]:
+    """A floor of a tail tile's figures (the floors' stand-in for the estimator's core).
+
+    Its MMADs: a tile's makespan and its period as a further tile hold them, its M pipe's busy
+    total them (:func:`simcore.pipeline.busy.cube_busy`); its K steps (the scalar pipe's work
+    without its copies); every other figure 0.
+    """
+    bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
+    cube = np.asarray(cube_busy(c, k, rows, cols, bm, bn, bk), dtype=np.float64)
+    zero = np.zeros_like(cube)
+    steps = ceil_div(rows, bm) * ceil_div(cols, bn) * ceil_div(k, bk)
+    busy = {p: cube if p == "M" else zero for p in TILE_PIPES}
+    mk = SimpleNamespace(value=cube)
+    return {"mk": mk, "busy": busy, "dealt": (zero,), "tile_work": (steps, zero)}
 
 
 def with_tails(
@@ -231,35 +259,30 @@ def with_tails(
     ``one_tile`` the full tile's makespan and busy totals, ``dealt`` the makespan and busy
     totals after :func:`dealt_rounds` with the full tile's overlap and scalar work (the
     estimator core's ``dealt``) and its K steps and copies (``tile_work``); ``parts`` the
-    estimator's core results with their tail shapes' (``res["tails"]``, :func:`price_tails`),
+    estimator's core results with their tail shapes' (``res["tails"]``, :func:`price_tails`;
+    in the floors :func:`tail_floor`'s),
     ``combine`` the scalar pipe's rule, the HBM floor (per candidate) and the start-up.
     Returns copies of the makespan and busy totals.
     """
     makespan, busy, (overlap, _), (steps, copies) = dealt
     idx, counts_first = programs
-    size = idx.size
-    full = {"overlap": overlap[idx], "steps": steps[idx], "copies": copies[idx]}
-    full["mk"] = np.broadcast_to(one_tile[0], makespan.shape)[idx]
-    full["busy"] = {p: np.broadcast_to(one_tile[1][p], makespan.shape)[idx] for p in TILE_PIPES}
-    tiles = [full]
-    for _ in range(3):
-        zero = {key: np.zeros(size) for key in ("mk", "overlap", "steps", "copies")}
-        tiles.append({**zero, "busy": {p: np.zeros(size) for p in TILE_PIPES}})
+    table = np.zeros((idx.size, 4, len(TILE_COLUMNS)))
+    shape = makespan.shape
+    full = [one_tile[1][p] for p in TILE_PIPES] + [steps, copies, one_tile[0], overlap]
+    for i, x in enumerate(full):
+        table[:, 0, i] = np.broadcast_to(x, shape)[idx]
     for _, res in parts:
-        for s, where, r in res["tails"]:
-            at = np.searchsorted(idx, where)
-            t = tiles[s]
-            t["mk"][at] = r["mk"].value
-            for p in t["busy"]:
-                t["busy"][p][at] = r["busy"][p]
-            t["overlap"][at] = r["dealt"][0]
-            t["steps"][at], t["copies"][at] = r["tile_work"]
+        for s, where, r, part in res["tails"]:
+            at, size = np.searchsorted(idx, where), r["size"]
+            tail = [r["busy"][p] for p in TILE_PIPES] + [*r["tile_work"], r["mk"].value]
+            for i, x in enumerate([*tail, r["dealt"][0]]):
+                table[at, s, i] = np.broadcast_to(x, size)[part]
     scalar, hbm_floor, startup = combine
-    hbm = np.broadcast_to(hbm_floor, makespan.shape)[idx]
-    mk, out = dealt_programs_term(tiles, counts_first, scalar, hbm, startup)
+    hbm = np.broadcast_to(hbm_floor, shape)[idx]
+    mk, out = dealt_programs_term(table, counts_first, scalar, hbm, startup)
     makespan = np.array(makespan, dtype=np.float64)
     makespan[idx] = mk
-    busy = {p: np.array(np.broadcast_to(busy[p], makespan.shape), dtype=np.float64) for p in busy}
+    busy = {p: np.array(np.broadcast_to(busy[p], shape), dtype=np.float64) for p in busy}
     for p in out:
         busy[p][idx] = out[p]
     return makespan, busy

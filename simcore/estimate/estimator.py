@@ -43,6 +43,7 @@ from simcore.estimate.dealt import (
     dealt_rounds,
     price_tails,
     tail_extents,
+    tail_floor,
     tail_programs,
     with_tails,
 )
@@ -611,9 +612,11 @@ def _estimate_block(
     if rounds is not None:
         tails = tail_extents(m, n, sm, sn, rounds, (rows_c, cols_c), (tail_m, tail_n))
 
-    def tiles(c: Costs, at: Any) -> list[tuple[int, Any, dict[str, Any]]]:
+    def tiles(c: Costs, at: Any) -> list[tuple[int, Any, dict[str, Any], slice]]:
         def one(idx: Any, rows: Any, cols: Any) -> dict[str, Any]:
             sub = {name: gather(a, idx) for name, a in f.items()}
+            if floor:
+                return tail_floor(c, k, sub, rows, cols)
             return _core(
                 c, problem, sub, rows, cols, gather(cap, idx), None, floor, queue,
                 gather(write_cap, idx), gather(np.asarray(rounds), idx),

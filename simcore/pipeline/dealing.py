@@ -112,25 +112,31 @@ def program_arrays(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per candidate, its split's programs (:func:`dealt_programs`) as arrays.
 
-    Returns ``counts`` (candidates x programs x 4) and ``first`` (candidates x programs) with
-    the programs of each split padded to the most any split has by repeating its first (a
-    repeat changes no maximum over programs), and only those another of the same first shape
-    does not dominate (:func:`_undominated`). Each distinct split is dealt once.
+    Returns ``counts`` (candidates x programs x 4, float64) and ``first`` (candidates x
+    programs) with the programs of each split padded to the most any split has by repeating
+    its first (a repeat changes no maximum over programs), and only those another of the same
+    first shape does not dominate (:func:`_undominated`). Each distinct split is dealt once.
     """
-    key = np.stack([np.asarray(single_m), np.asarray(single_n), np.asarray(used)], axis=-1)
-    splits, inverse = np.unique(key.reshape(-1, 3), axis=0, return_inverse=True)
-    splits = splits.astype(np.int64)
-    progs = [_split_programs(m, n, sm, sn, u, l2_rounds) for sm, sn, u in splits.tolist()]
-    most = max(p[1].shape[0] for p in progs)
-    counts = np.empty((len(progs), most, 4), dtype=np.int64)
-    first = np.empty((len(progs), most), dtype=np.int64)
-    for i, (count, head) in enumerate(progs):
-        pad = np.arange(most)
-        pad = np.where(pad < head.shape[0], pad, 0)
-        counts[i] = count[pad]
-        first[i] = head[pad]
-    inverse = inverse.reshape(-1)
-    return counts[inverse], first[inverse]
+    fields = [np.asarray(x, dtype=np.int64).reshape(-1) for x in (single_m, single_n, used)]
+    # One integer per split (a mixed radix over the fields' ranges): a 1-D unique is several
+    # times cheaper than one over rows.
+    key, radix = np.zeros_like(fields[0]), 1
+    for x in fields:
+        key, radix = key + x * radix, radix * (int(x.max()) + 1)
+    if radix >= 2**62:  # (beyond int64: the rows themselves)
+        key = np.unique(np.stack(fields, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
+    _, at, inverse = np.unique(key, return_index=True, return_inverse=True)
+    progs = [
+        _split_programs(m, n, sm, sn, u, l2_rounds)
+        for sm, sn, u in zip(*(x[at].tolist() for x in fields), strict=True)
+    ]
+    # Each split's programs one after the other, then per candidate its split's, padded.
+    lengths = np.array([p[1].shape[0] for p in progs])
+    offsets = np.cumsum(lengths) - lengths
+    j = np.arange(int(lengths.max()))
+    pick = (offsets[:, None] + np.where(j < lengths[:, None], j, 0))[inverse.reshape(-1)]
+    counts = np.concatenate([p[0] for p in progs]).astype(np.float64)
+    return counts[pick], np.concatenate([p[1] for p in progs])[pick]
 
 
 @lru_cache(maxsize=4096)

@@ -77,14 +77,14 @@ def dealt_cap(space: Any, g: dict[str, Any]) -> Any:
     return np.minimum(chip / np.maximum(g["usedCoreNum"], 1), p.l2_core_port)
 
 
-def dealt_cube_cycles(space: Any, g: dict[str, Any], cube: Any) -> Any:
+def dealt_cube_cycles(space: Any, g: dict[str, Any], cube: Any, tails: Any = None) -> Any:
     """The cube tier of dealt groups (cycles): each core's tiles' MMADs, ``cube`` one full tile's.
 
     A core's makespan is at least its tiles' MMADs (``rounds_makespan(cube, cube, 0, R)``: a
     tile's compute chain holds its MMADs, each further tile at least its busiest pipe), its M
     pipe's busy total the same and the sum of work that and the scalar pipe's start-up. Where
-    the split has tail tiles, each core program's tiles by shape (:func:`_tails`), the
-    slowest core at least any.
+    the split has tail tiles, each core program's tiles by shape (:func:`_tails`, or
+    ``tails`` where the caller has them), the slowest core at least any.
     """
     startup = startup_cycles(space.preset, space.problem) if chains.USE_CHAIN_BOUND else 0.0
 
@@ -94,25 +94,25 @@ def dealt_cube_cycles(space: Any, g: dict[str, Any], cube: Any) -> Any:
 
     rounds = _rounds(space, g)
     out = core(rounds_makespan(cube, cube, 0.0, rounds), rounds * cube)
-    idx, shapes = _tails(space, g)
+    idx, _, programs, cubes = _tails(space, g) if tails is None else tails
     if idx.size:
-        c, k = Costs(space.problem, space.preset), space.problem.k
-        cubes = [
-            cube_busy(c, k, t["core_rows"], t["core_cols"], t["baseM"], t["baseN"], t["baseK"])
-            for t in shapes
-        ]
-        work = _per_core(_programs(space, g, idx)[0], cubes)
+        work = _per_core(programs[0], _by_shape(cubes, idx.size))
         out = np.array(np.broadcast_to(out, np.shape(rounds)), dtype=np.float64)
         out[idx] = np.max(core(work, work), axis=1)
     return out
 
 
-def dealt_cycles(space: Any, g: dict[str, Any], terms: Any, terms_of: Any) -> Any:
+def dealt_cycles(
+    space: Any, g: dict[str, Any], terms: Any, terms_of: Any = None, below: Any = None
+) -> Any:
     """The bound (cycles) of the dealt groups ``g`` (the module's formula).
 
     ``terms``: their :class:`tiler.bounds.group.GroupTerms` on the one data path (dealt splits
-    are only where no operand is staged through UB), priced at :func:`dealt_cap`;
-    ``terms_of(groups)`` prices them for other groups (the tail tiles' shapes, :func:`_tails`).
+    are only where no operand is staged through UB), priced at :func:`dealt_cap`. Where a
+    split has tail tiles, each core program is priced by its tiles' shapes: the tail tiles at
+    their MMADs; with ``terms_of(groups)`` (the terms of other groups) at their own floors
+    too, where ``below(cycles)`` (None: everywhere) says the figure so far is below what the
+    caller rules out (the others are ruled out either way).
     """
     problem, p = space.problem, space.preset
     c = Costs(problem, p)
@@ -127,19 +127,48 @@ def dealt_cycles(space: Any, g: dict[str, Any], terms: Any, terms_of: Any) -> An
     hbm = hbm_floor_cycles(traffic.order_traffic(problem, p, g, 0).unique, p)
     busy = np.maximum(np.maximum(rounds * busiest, scalar), hbm)
     total = np.maximum(rounds * sum(pipes) + scalar, hbm)
-    bound = after_startup(mk, busy, total, tile["startup"])
-    idx, shapes = _tails(space, g)
+    bound = np.array(
+        np.broadcast_to(after_startup(mk, busy, total, tile["startup"]), rounds.shape),
+        dtype=np.float64,
+    )
+    tails = _tails(space, g)
+    idx, shapes, programs, cubes = tails
+    hbm_t = np.broadcast_to(hbm, rounds.shape)[idx][:, None]
     if idx.size:
-        # Where the split has tail tiles: each core program by its tiles' shapes.
-        tiles = [_tile_floors(space, c, t, terms_of(t)) for t in shapes]
-        hbm_t = np.broadcast_to(hbm, rounds.shape)[idx][:, None]
-        bound = np.array(np.broadcast_to(bound, rounds.shape), dtype=np.float64)
-        bound[idx] = np.max(_program_bounds(space, tiles, _programs(space, g, idx), hbm_t), axis=1)
+        # The full tiles at the floors above, the tail tiles at their MMADs (a tile's makespan
+        # and each further tile's period hold its MMADs, its M pipe's busy total them; the
+        # other pipes' >= 0): a floor of each figure the estimator sums.
+        def full(x: Any) -> Any:
+            return np.broadcast_to(x, rounds.shape)[idx]
+
+        tail_cubes, none = cubes[idx.size :], np.zeros(3 * idx.size)
+        floors = {
+            "mk": np.concatenate([full(tile["mk"]), tail_cubes]),
+            "seam": np.concatenate([full(tile["seam"]), none]),
+            "pipes": [
+                np.concatenate([full(x), tail_cubes if i == 0 else none])
+                for i, x in enumerate(pipes)
+            ],
+            "steps": shapes["m_iter"] * shapes["n_iter"] * shapes["k_iter"],
+            "startup": tile["startup"],
+        }
+        bound[idx] = np.max(_program_bounds(space, floors, programs, hbm_t), axis=1)
     # (Never below the cube tier, which the screening takes first.)
     cube = cube_busy(
         c, problem.k, g["core_rows"], g["core_cols"], g["baseM"], g["baseN"], g["baseK"]
     )
-    return np.maximum(bound, dealt_cube_cycles(space, g, cube))
+    bound = np.maximum(bound, dealt_cube_cycles(space, g, cube, tails))
+    if idx.size and terms_of is not None:
+        # The tail tiles at their own floors (the four shapes' groups priced in one pass).
+        sel = np.arange(idx.size) if below is None else np.flatnonzero(below(bound[idx]))
+        if sel.size:
+            rows = (sel[None, :] + idx.size * np.arange(4)[:, None]).reshape(-1)
+            sub = {name: arr[rows] for name, arr in shapes.items()}
+            floors = _tile_floors(space, c, sub, terms_of(sub))
+            progs = (programs[0][sel], programs[1][sel])
+            tight = np.max(_program_bounds(space, floors, progs, hbm_t[sel]), axis=1)
+            bound[idx[sel]] = np.maximum(bound[idx[sel]], tight)
+    return bound
 
 
 def _tile_floors(space: Any, c: Costs, g: dict[str, Any], terms: Any) -> dict[str, Any]:
@@ -164,59 +193,72 @@ def _tile_floors(space: Any, c: Costs, g: dict[str, Any], terms: Any) -> dict[st
     return {"mk": fx.makespan, "seam": seam, "pipes": pipes, "steps": steps, "startup": fx.startup}
 
 
-def _program_bounds(space: Any, tiles: list[dict[str, Any]], programs: Any, hbm: Any) -> Any:
+def _program_bounds(space: Any, floors: dict[str, Any], programs: Any, hbm: Any) -> Any:
     """The bound (cycles) of each core program (groups x programs) from its tiles' floors.
 
-    ``tiles`` the floors of one tile per shape (:func:`_tile_floors`), ``programs`` the tiles
-    of each shape per program and the first's shape. The estimator's term
-    (:func:`simcore.estimate.dealt.dealt_programs_term`) on floors: ``program_makespan`` of
-    the first tile's makespan and the later tiles' periods (each at least its busiest pipe and
-    its seam), each pipe's busy total the sum over the tiles, the scalar pipe's the least work
-    of their K steps, then ``after_startup`` with the HBM floor; each step non-decreasing.
+    ``floors`` the floors of one tile of each shape (:func:`_tile_floors` of :func:`_tails`'
+    groups), ``programs`` the tiles of each shape per program and the first's shape. The
+    estimator's term (:func:`simcore.estimate.dealt.dealt_programs_term`) on floors:
+    ``program_makespan`` of the first tile's makespan and the later tiles' periods (each at
+    least its busiest pipe and its seam), each pipe's busy total the sum over the tiles, the
+    scalar pipe's the least work of their K steps, then ``after_startup`` with the HBM floor;
+    each step non-decreasing.
     """
     problem, p = space.problem, space.preset
     counts, first = programs
-    periods = [tile_period(np.maximum.reduce(t["pipes"]), t["seam"])[:, None] for t in tiles]
-    head = np.choose(first, [np.broadcast_to(t["mk"], first.shape[:1])[:, None] for t in tiles])
-    later = [counts[..., s] - (first == s) for s in range(len(tiles))]
+    size = first.shape[0]
+    busiest = _by_shape(np.maximum.reduce(floors["pipes"]), size)
+    seam = _by_shape(floors["seam"], size)
+    periods = [tile_period(busiest[s], seam[s])[:, None] for s in range(4)]
+    head = np.choose(first, [x[:, None] for x in _by_shape(floors["mk"], size)])
+    later = [counts[..., s] - (first == s) for s in range(4)]
     mk = program_makespan(head, later, periods)
-    pipes = [_per_core(counts, [t["pipes"][i] for t in tiles]) for i in range(4)]
-    scalar = least_scalar_cycles(p, problem, _per_core(counts, [t["steps"] for t in tiles]))
+    pipes = [_per_core(counts, _by_shape(x, size)) for x in floors["pipes"]]
+    steps = _per_core(counts, _by_shape(floors["steps"], size))
+    scalar = least_scalar_cycles(p, problem, steps)
     busy = np.maximum(np.maximum(np.maximum.reduce(pipes), scalar), hbm)
     total = np.maximum(sum(pipes) + scalar, hbm)
-    return after_startup(mk, busy, total, tiles[0]["startup"])
+    return after_startup(mk, busy, total, floors["startup"])
 
 
-def _tails(space: Any, g: dict[str, Any]) -> tuple[np.ndarray, list[dict[str, Any]]]:
-    """The dealt groups with tail tiles and their four tile shapes' groups (full first).
+def _tails(space: Any, g: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any], Any, Any]:
+    """The dealt groups with tail tiles, their four tile shapes' groups, programs and MMADs.
 
-    Each shape's group is the group's fields with its tile's rows and columns (and blocks
-    along them): the tail along M the last tile row's, along N the last column's.
+    The shapes' groups (:data:`simcore.pipeline.dealing.TILE_SHAPES`: full, the tail along M,
+    along N, both) one after the other: each the groups' fields with its tile's rows and
+    columns (and blocks along them). The programs: :func:`simcore.pipeline.dealing.
+    program_arrays` of the groups' splits. The MMADs: each shape's tile's cube busy cycles.
     """
     problem = space.problem
     sm, sn = g["singleCoreM"], g["singleCoreN"]
     tail_m, tail_n = has_tail(problem.m, sm), has_tail(problem.n, sn)
     idx = np.flatnonzero((_rounds(space, g) > 1) & (tail_m | tail_n))
     if not idx.size:
-        return idx, []
+        return idx, {}, None, None
     full = {name: arr[idx] for name, arr in g.items()}
     rows = problem.m - (ceil_div(problem.m, full["singleCoreM"]) - 1) * full["singleCoreM"]
     cols = problem.n - (ceil_div(problem.n, full["singleCoreN"]) - 1) * full["singleCoreN"]
     along_m = {"core_rows": rows, "m_iter": ceil_div(rows, full["baseM"])}
     along_n = {"core_cols": cols, "n_iter": ceil_div(cols, full["baseN"])}
-    return idx, [full, {**full, **along_m}, {**full, **along_n}, {**full, **along_m, **along_n}]
-
-
-def _programs(space: Any, g: dict[str, Any], idx: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The core programs of the groups ``idx`` (:func:`simcore.pipeline.dealing.program_arrays`)."""
-    p = space.problem
-    return program_arrays(
-        p.m, p.n, g["singleCoreM"][idx], g["singleCoreN"][idx], g["usedCoreNum"][idx],
-        p.l2_rounds,
+    shapes = [full, {**full, **along_m}, {**full, **along_n}, {**full, **along_m, **along_n}]
+    # (The fields the groups carry: the cube tier's have no block counts.)
+    stacked = {name: np.concatenate([s[name] for s in shapes]) for name in full}
+    programs = program_arrays(
+        problem.m, problem.n, full["singleCoreM"], full["singleCoreN"], full["usedCoreNum"],
+        problem.l2_rounds,
     )  # fmt: skip
+    c, t = Costs(problem, space.preset), stacked
+    extents = (t["core_rows"], t["core_cols"], t["baseM"], t["baseN"], t["baseK"])
+    cubes = cube_busy(c, problem.k, *extents)
+    return idx, stacked, programs, cubes
 
 
-def _per_core(counts: Any, values: list[Any]) -> Any:
+def _by_shape(x: Any, size: int) -> Any:
+    """A figure of :func:`_tails`' stacked groups as (shapes, groups)."""
+    return np.broadcast_to(x, (4 * size,)).reshape(4, size)
+
+
+def _per_core(counts: Any, values: Any) -> Any:
     """Per core program, the sum over its tiles of a per-tile figure (one per shape)."""
     out = counts[..., 0] * np.asarray(values[0])[:, None]
     for s in range(1, len(values)):

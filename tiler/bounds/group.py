@@ -130,10 +130,10 @@ def group_lower_bounds(
         One bound per selected group, in microseconds (launch overhead included).
     """
     how = (splits, stalls, relaxed)
-    return _in_blocks(space, idx, lambda g: _group_bound(space, g, how, threshold))
+    return _in_blocks(space, idx, lambda g: _group_bound(space, g, how, threshold), threshold)
 
 
-def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
+def _in_blocks(space: Any, idx: Any, bound: Any, threshold: float = np.inf) -> FloatArray:
     """``bound`` of the groups ``idx`` (all: None), :data:`BOUND_BLOCK` groups at a time.
 
     Each block's fields are gathered as it is priced (gathered for every group at once, the
@@ -143,7 +143,7 @@ def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
     groups = space.groups
     n = int(groups["baseM"].shape[0] if idx is None else np.shape(idx)[0])
     if n <= BOUND_BLOCK:
-        return _with_dealt(space, _select(groups, idx), bound)
+        return _with_dealt(space, _select(groups, idx), bound, threshold)
     out = np.empty(n, dtype=np.float64)
     for start in range(0, n, BOUND_BLOCK):
         part = (
@@ -152,16 +152,18 @@ def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
             else np.asarray(idx)[start : start + BOUND_BLOCK]
         )
         out[start : start + BOUND_BLOCK] = _with_dealt(
-            space, {name: arr[part] for name, arr in groups.items()}, bound
+            space, {name: arr[part] for name, arr in groups.items()}, bound, threshold
         )
     return out
 
 
-def _with_dealt(space: Any, g: dict[str, Any], bound: Any) -> FloatArray:
+def _with_dealt(space: Any, g: dict[str, Any], bound: Any, threshold: float = np.inf) -> FloatArray:
     """``bound`` of the one-tile groups of ``g``, :mod:`tiler.bounds.dealt`'s of the dealt ones.
 
     Every tier prices a dealt group at the same figure (the rounds of its fixed paths and
-    pipes), so the tiers stay in order (each never above the next).
+    pipes; a split's tail tiles at their own floors where that figure is below ``threshold``,
+    us, the tier's: the groups at or above it are ruled out either way), so the tiers stay in
+    order (each never above the next).
     """
     is_dealt = dealt.dealt_rows(space, g)
     if not is_dealt.any():
@@ -173,10 +175,12 @@ def _with_dealt(space: Any, g: dict[str, Any], bound: Any) -> FloatArray:
     rows = np.flatnonzero(is_dealt)
     sub = {name: arr[rows] for name, arr in g.items()}
     c = Costs(space.problem, space.preset)
-    terms = group_terms(space, c, sub)
-    out[rows] = _to_us(
-        space.preset, dealt.dealt_cycles(space, sub, terms, lambda t: group_terms(space, c, t))
+    # (The tail tiles at their own floors only where the figure so far is below threshold.)
+    below = None if threshold == np.inf else lambda x: _to_us(space.preset, x) < threshold
+    cycles = dealt.dealt_cycles(
+        space, sub, group_terms(space, c, sub), lambda t: group_terms(space, c, t), below
     )
+    out[rows] = _to_us(space.preset, cycles)
     return out
 
 
@@ -338,7 +342,7 @@ def fixed_then_relaxed_bounds(
     Returns:
         One bound per selected group, in microseconds (launch overhead included).
     """
-    out = _in_blocks(space, idx, lambda g: _least_span_or_scalar(space, g))
+    out = _in_blocks(space, idx, lambda g: _least_span_or_scalar(space, g), threshold)
     if not chains.USE_CHAIN_BOUND:
         out[:] = -np.inf
     keep = np.flatnonzero(out < threshold)
@@ -346,7 +350,9 @@ def fixed_then_relaxed_bounds(
         rest = keep if idx is None else np.asarray(idx)[keep]
         # (Below -inf no group gets the relaxed tier.)
         inner = threshold if relaxed else -np.inf
-        out[keep] = _in_blocks(space, rest, lambda g: _fixed_then_relaxed(space, g, inner))
+        out[keep] = _in_blocks(
+            space, rest, lambda g: _fixed_then_relaxed(space, g, inner), threshold
+        )
     return out
 
 

@@ -42,7 +42,7 @@ from simcore.estimate.binding import TERM
 from simcore.pipeline.arith import ceil_div
 from simcore.pipeline.busy import cube_busy
 from simcore.pipeline.costs import Costs
-from simcore.pipeline.dealing import has_tail, program_arrays
+from simcore.pipeline.dealing import tail_programs
 from simcore.pipeline.scalar import after_startup
 
 #: The pipes whose work repeats per tile (the scalar pipe's start-up does not).
@@ -183,29 +183,41 @@ def dealt_programs_term(
     return np.take_along_axis(makespan, pick, axis=1)[:, 0], out
 
 
-def tail_extents(
-    m: int, n: int, single_m: Any, single_n: Any, rounds: Any, largest: Any, tail: Any
-) -> tuple[np.ndarray, list[tuple[int, np.ndarray, Any, Any]]]:
-    """The dealt candidates with tail tiles and, per tail shape, where it occurs and its extent.
+#: The candidates a dealt split's tail tiles are priced at: their indices, per tail shape
+#: (shape, indices, rows, columns), and their core programs (:func:`tail_extents`).
+Tails = tuple[np.ndarray, list[tuple[int, np.ndarray, Any, Any]], tuple[np.ndarray, np.ndarray]]
 
-    Returns the indices of the candidates of R > 1 with a tail along M or N, and for the tail
-    shapes (1, 2, 3 of :data:`simcore.pipeline.dealing.TILE_SHAPES`) the indices of those that
-    have it with its rows and columns there (``largest`` the full tile's, ``tail`` the tail's).
+
+def tail_extents(
+    m: int, n: int, f: dict[str, Any], rounds: Any, extents: tuple[Any, Any], l2_rounds: int
+) -> Tails | None:
+    """The dealt candidates whose slowest core may run tail tiles, and those tiles' extents.
+
+    Candidates of R > 1 with a tail along M or N whose core programs
+    (:func:`simcore.pipeline.dealing.program_arrays`, the covered ones left out) run a tail
+    tile; per tail shape (1, 2, 3 of :data:`simcore.pipeline.dealing.TILE_SHAPES`) the ones
+    whose programs run it with its rows and columns (``extents``: the full tile's and the
+    tail's, rows and columns). None where there is none: every other candidate's slowest core
+    runs R full tiles (:func:`dealt_rounds`).
     """
-    tail_m, tail_n = has_tail(m, single_m), has_tail(n, single_n)
-    where = (np.asarray(rounds) > 1) & (tail_m | tail_n)
+    split = tuple(f[name] for name in ("singleCoreM", "singleCoreN", "usedCoreNum"))
+    idx, programs = tail_programs(m, n, split, rounds, l2_rounds)
+    if not idx.size:
+        return None
+    runs = programs[0].sum(axis=1) > 0
+    (rows_c, cols_c), (rows_t, cols_t) = extents
     shapes = []
-    for s, present in ((1, tail_m), (2, tail_n), (3, tail_m & tail_n)):
-        idx = np.flatnonzero(where & present)
-        if idx.size:
-            rows = tail[0] if s & 1 else largest[0]
-            cols = tail[1] if s & 2 else largest[1]
-            shapes.append((s, idx, np.take(rows, idx), np.take(cols, idx)))
-    return np.flatnonzero(where), shapes
+    for s in (1, 2, 3):
+        at = idx[runs[:, s]]
+        if at.size:
+            rows = rows_t if s & 1 else rows_c
+            cols = cols_t if s & 2 else cols_c
+            shapes.append((s, at, np.take(rows, at), np.take(cols, at)))
+    return idx, shapes, programs
 
 
 def price_tails(
-    tails: tuple[np.ndarray, list[tuple[int, np.ndarray, Any, Any]]] | None,
+    tails: Tails | None,
     at: np.ndarray | None,
     price: Callable[[np.ndarray, Any, Any], dict[str, Any]],
 ) -> list[tuple[int, np.ndarray, dict[str, Any], slice]]:
@@ -286,17 +298,3 @@ def with_tails(
     for p in out:
         busy[p][idx] = out[p]
     return makespan, busy
-
-
-def tail_programs(
-    m: int, n: int, f: dict[str, Any], tails: Any, l2_rounds: int
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
-    """The candidates of :func:`tail_extents` with their core programs, or None if there are none.
-
-    (:func:`simcore.pipeline.dealing.program_arrays` of their splits.)
-    """
-    if tails is None or not tails[0].size:
-        return None
-    idx = tails[0]
-    sm, sn, used = (f[name][idx] for name in ("singleCoreM", "singleCoreN", "usedCoreNum"))
-    return idx, program_arrays(m, n, sm, sn, used, l2_rounds)

@@ -44,7 +44,6 @@ from simcore.estimate.dealt import (
     price_tails,
     tail_extents,
     tail_floor,
-    tail_programs,
     with_tails,
 )
 from simcore.estimate.drains import (
@@ -610,7 +609,8 @@ def _estimate_block(
     # and columns, simcore.estimate.dealt.dealt_programs_term): those shapes' tiles here.
     tails = None
     if rounds is not None:
-        tails = tail_extents(m, n, sm, sn, rounds, (rows_c, cols_c), (tail_m, tail_n))
+        extents = (rows_c, cols_c), (tail_m, tail_n)
+        tails = tail_extents(m, n, f, rounds, extents, problem.l2_rounds)
 
     def tiles(c: Costs, at: Any) -> list[tuple[int, Any, dict[str, Any], slice]]:
         def one(idx: Any, rows: Any, cols: Any) -> dict[str, Any]:
@@ -664,7 +664,7 @@ def _estimate_block(
     startup = startup_cycles(preset, problem)
 
     def finish() -> dict[str, Any]:
-        programs = tail_programs(m, n, f, tails, problem.l2_rounds)
+        programs = None if tails is None else (tails[0], tails[2])
         return _finish_block(
             preset, f, parts, (cap, hbm, read, share), startup, rounds, programs, problem
         )

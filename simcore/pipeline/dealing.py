@@ -79,9 +79,19 @@ def dealt_programs(
     core = np.arange(shape.shape[0], dtype=np.int64) % used
     counts = np.bincount(core * 4 + shape, minlength=used * 4).reshape(used, 4)
     cores = min(used, shape.shape[0])
-    key = np.column_stack([shape[:cores], counts[:cores]])
-    programs, how_many = np.unique(key, axis=0, return_counts=True)
-    return DealtPrograms(programs[:, 1:], programs[:, 0], how_many)
+    counts, first = counts[:cores], shape[:cores]
+    # One integer per core (first shape, then the counts, in base R + 1): a 1-D unique is
+    # several times cheaper than one over rows (which stands in where that overflows).
+    radix = int(counts.max()) + 1
+    if 4 * radix**4 < 2**62:
+        key = first
+        for s in range(4):
+            key = key * radix + counts[:, s]
+        _, at, how_many = np.unique(key, return_index=True, return_counts=True)
+    else:
+        rows = np.column_stack([first, counts])
+        _, at, how_many = np.unique(rows, axis=0, return_index=True, return_counts=True)
+    return DealtPrograms(counts[at], first[at], how_many)
 
 
 def has_tail(total: Any, single: Any) -> Any:
@@ -92,18 +102,38 @@ def has_tail(total: Any, single: Any) -> Any:
     return (total % single != 0) & (total > single)
 
 
-def _undominated(p: DealtPrograms) -> tuple[np.ndarray, np.ndarray]:
-    """The programs no other of the same first shape runs at least as many tiles of each shape.
+#: ``_AT_LEAST[a, b]``: whether a tile of shape b is at least as large as one of shape a (no
+#: smaller along M or N): the full tile above every tail, either tail above the corner tile.
+_AT_LEAST = np.array(
+    [[b in ((0,), (0, 1), (0, 2), (0, 1, 2, 3))[a] for b in range(4)] for a in range(4)]
+)
+#: The up-sets of the shapes ordered by size (Hall's condition: one program's tiles can each
+#: be matched to a distinct tile at least as large of another iff, for each up-set, the other
+#: has at least as many tiles in it).
+_UP_SETS: tuple[tuple[int, ...], ...] = ((0,), (0, 1), (0, 2), (0, 1, 2), (0, 1, 2, 3))
+#: ``counts @ _UP_MATRIX``: a program's tiles in each up-set.
+_UP_MATRIX = np.array([[s in u for u in _UP_SETS] for s in range(4)], dtype=np.int64)
 
-    Every per-tile figure the estimator sums is >= 0, so such a program is never slower.
+
+def _undominated(p: DealtPrograms) -> tuple[np.ndarray, np.ndarray]:
+    """The programs that no other program covers tile for tile with tiles at least as large.
+
+    Program q covers p where q's first tile is at least as large as p's and p's other tiles
+    can each be matched to a distinct other tile of q at least as large (:data:`_UP_SETS`).
+    A core's time grows with its tiles' sizes (the estimator's premise for the tail cores of
+    one tile per core too: every cost grows with the rows and columns) and with more tiles
+    (each adds a period >= 0), so a covered program is never the slowest: only the others
+    are priced (where a core runs R full tiles, that core alone).
     """
-    keep = []
-    for i in range(p.first.shape[0]):
-        same = p.first == p.first[i]
-        covers = same & np.all(p.counts >= p.counts[i], axis=1)
-        strictly = covers & np.any(p.counts > p.counts[i], axis=1)
-        if not strictly.any():
-            keep.append(i)
+    if p.first.shape[0] == 1:
+        return p.counts, p.first
+    rest = p.counts - (p.first[:, None] == np.arange(4))
+    ups = rest @ _UP_MATRIX
+    # covers[i, j]: program j covers program i (all pairs at once).
+    covers = _AT_LEAST[p.first[:, None], p.first[None, :]]
+    covers &= np.all(ups[None, :, :] >= ups[:, None, :], axis=2)
+    np.fill_diagonal(covers, False)
+    keep = ~covers.any(axis=1)
     return p.counts[keep], p.first[keep]
 
 
@@ -114,8 +144,8 @@ def program_arrays(
 
     Returns ``counts`` (candidates x programs x 4, float64) and ``first`` (candidates x
     programs) with the programs of each split padded to the most any split has by repeating
-    its first (a repeat changes no maximum over programs), and only those another of the same
-    first shape does not dominate (:func:`_undominated`). Each distinct split is dealt once.
+    its first (a repeat changes no maximum over programs), and only those no other covers
+    (:func:`_undominated`). Each distinct split is dealt once.
     """
     fields = [np.asarray(x, dtype=np.int64).reshape(-1) for x in (single_m, single_n, used)]
     # One integer per split (a mixed radix over the fields' ranges): a 1-D unique is several
@@ -147,3 +177,22 @@ def _split_programs(
     m_tiles, n_tiles = ceil_div(m, single_m), ceil_div(n, single_n)
     tail_m, tail_n = bool(has_tail(m, single_m)), bool(has_tail(n, single_n))
     return _undominated(dealt_programs(m_tiles, n_tiles, tail_m, tail_n, used, l2_rounds))
+
+
+def tail_programs(
+    m: int, n: int, split: tuple[Any, Any, Any], rounds: Any, l2_rounds: int
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The candidates whose slowest core may run a tail tile, with their core programs.
+
+    ``split``: singleCoreM, singleCoreN and usedCoreNum per candidate, ``rounds`` its tiles per
+    core. Candidates of R > 1 with a tail along M or N whose programs (:func:`program_arrays`,
+    the covered ones left out) run a tail tile; every other candidate's slowest core runs R
+    full tiles. Returns their indices and (counts, first) of :func:`program_arrays`.
+    """
+    sm, sn, used = (np.asarray(x) for x in split)
+    idx = np.flatnonzero((np.asarray(rounds) > 1) & (has_tail(m, sm) | has_tail(n, sn)))
+    if not idx.size:
+        return idx, (np.zeros((0, 1, 4)), np.zeros((0, 1), dtype=np.int64))
+    counts, first = program_arrays(m, n, sm[idx], sn[idx], used[idx], l2_rounds)
+    keep = np.any(counts[..., 1:].sum(axis=1) > 0, axis=1)
+    return idx[keep], (counts[keep], first[keep])

@@ -44,7 +44,7 @@ from simcore.hardware.dtypes import bits
 from simcore.pipeline.arith import ceil_div
 from simcore.pipeline.busy import block_steps, cube_busy
 from simcore.pipeline.costs import Costs
-from simcore.pipeline.dealing import has_tail, program_arrays
+from simcore.pipeline.dealing import tail_programs
 from simcore.pipeline.scalar import after_startup, least_scalar_cycles, startup_cycles
 from simcore.pipeline.traffic import (
     call_refetch,
@@ -222,17 +222,17 @@ def _program_bounds(space: Any, floors: dict[str, Any], programs: Any, hbm: Any)
 
 
 def _tails(space: Any, g: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any], Any, Any]:
-    """The dealt groups with tail tiles, their four tile shapes' groups, programs and MMADs.
+    """The dealt groups whose slowest core may run tail tiles: tile shapes, programs, MMADs.
 
     The shapes' groups (:data:`simcore.pipeline.dealing.TILE_SHAPES`: full, the tail along M,
     along N, both) one after the other: each the groups' fields with its tile's rows and
-    columns (and blocks along them). The programs: :func:`simcore.pipeline.dealing.
-    program_arrays` of the groups' splits. The MMADs: each shape's tile's cube busy cycles.
+    columns (and blocks along them). The groups and programs: :func:`simcore.pipeline.dealing.
+    tail_programs` (as the estimator takes them). The MMADs: each shape's tile's cube busy
+    cycles.
     """
     problem = space.problem
-    sm, sn = g["singleCoreM"], g["singleCoreN"]
-    tail_m, tail_n = has_tail(problem.m, sm), has_tail(problem.n, sn)
-    idx = np.flatnonzero((_rounds(space, g) > 1) & (tail_m | tail_n))
+    split = (g["singleCoreM"], g["singleCoreN"], g["usedCoreNum"])
+    idx, programs = tail_programs(problem.m, problem.n, split, _rounds(space, g), problem.l2_rounds)
     if not idx.size:
         return idx, {}, None, None
     full = {name: arr[idx] for name, arr in g.items()}
@@ -243,10 +243,6 @@ def _tails(space: Any, g: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any], A
     shapes = [full, {**full, **along_m}, {**full, **along_n}, {**full, **along_m, **along_n}]
     # (The fields the groups carry: the cube tier's have no block counts.)
     stacked = {name: np.concatenate([s[name] for s in shapes]) for name in full}
-    programs = program_arrays(
-        problem.m, problem.n, full["singleCoreM"], full["singleCoreN"], full["usedCoreNum"],
-        problem.l2_rounds,
-    )  # fmt: skip
     c, t = Costs(problem, space.preset), stacked
     extents = (t["core_rows"], t["core_cols"], t["baseM"], t["baseN"], t["baseK"])
     cubes = cube_busy(c, problem.k, *extents)

@@ -68,14 +68,34 @@ def test_programs_count_the_simulators_core_programs(
 
 
 def test_program_arrays_keep_the_slowest_programs_per_candidate() -> None:
-    """Padded per candidate; each split's undominated programs (same first shape) only."""
-    sm, sn, used = np.array([128, 256, 128]), np.array([256, 256, 256]), np.array([24, 24, 24])
-    counts, first = program_arrays(1000, 3000, sm, sn, used, 1)
+    """Padded per candidate; only programs no other covers with tiles at least as large.
+
+    With any per-tile figures that grow with the tile (the full tile's above either tail's,
+    each above the corner tile's), the slowest of the kept programs is the slowest of all.
+    """
+    rng = np.random.default_rng(26)
+    sm = np.array([128, 112, 224, 96, 256])
+    sn = np.array([256, 256, 144, 176, 48])
+    used = np.full(5, 24)
+    m, n = 1000, 3000
+    counts, first = program_arrays(m, n, sm, sn, used, 2)
     assert counts.shape[:2] == first.shape and counts.shape[2] == 4
-    for i in range(3):
-        m_tiles, n_tiles = -(-1000 // int(sm[i])), -(-3000 // int(sn[i]))
-        full = dealt_programs(m_tiles, n_tiles, True, True, 24, 1)
-        # Every program of the split is covered by one kept (same first, at least its tiles).
-        for f, c in zip(full.first, full.counts, strict=True):
-            covered = (first[i] == f) & np.all(counts[i] >= c, axis=1)
-            assert covered.any()
+    for i in range(sm.shape[0]):
+        m_tiles, n_tiles = -(-m // int(sm[i])), -(-n // int(sn[i]))
+        every = dealt_programs(
+            m_tiles, n_tiles, bool(has_tail(m, sm[i])), bool(has_tail(n, sn[i])), 24, 2
+        )
+        for _ in range(50):
+            corner = rng.uniform(0, 1, size=2)
+            tails = corner + rng.uniform(0, 1, size=(2, 2))
+            full = tails.max(axis=0) + rng.uniform(0, 1, size=2)
+            tile = np.stack([full, tails[0], tails[1], corner], axis=1)
+            kept = _slowest(counts[i], first[i], tile)
+            assert kept == _slowest(every.counts.astype(np.float64), every.first, tile)
+
+
+def _slowest(counts: np.ndarray, first: np.ndarray, tile: np.ndarray) -> float:
+    """The slowest program: its first tile's makespan + each later tile's period (per shape)."""
+    mk, period = tile
+    later = counts - (first[:, None] == np.arange(4))
+    return float(np.max(mk[first] + later @ period))

@@ -142,28 +142,30 @@ def _in_blocks(space: Any, idx: Any, bound: Any, threshold: float = np.inf) -> F
     """
     groups = space.groups
     n = int(groups["baseM"].shape[0] if idx is None else np.shape(idx)[0])
+    ids = np.arange(n) if idx is None else np.asarray(idx)
     if n <= BOUND_BLOCK:
-        return _with_dealt(space, _select(groups, idx), bound, threshold)
+        return _with_dealt(space, _select(groups, idx), bound, (ids, threshold))
     out = np.empty(n, dtype=np.float64)
     for start in range(0, n, BOUND_BLOCK):
-        part = (
-            slice(start, start + BOUND_BLOCK)
-            if idx is None
-            else np.asarray(idx)[start : start + BOUND_BLOCK]
-        )
+        part = ids[start : start + BOUND_BLOCK]
         out[start : start + BOUND_BLOCK] = _with_dealt(
-            space, {name: arr[part] for name, arr in groups.items()}, bound, threshold
+            space, {name: arr[part] for name, arr in groups.items()}, bound, (part, threshold)
         )
     return out
 
 
-def _with_dealt(space: Any, g: dict[str, Any], bound: Any, threshold: float = np.inf) -> FloatArray:
+def _with_dealt(
+    space: Any, g: dict[str, Any], bound: Any, at: tuple[Any, float] | None = None
+) -> FloatArray:
     """``bound`` of the one-tile groups of ``g``, :mod:`tiler.bounds.dealt`'s of the dealt ones.
 
     Every tier prices a dealt group at the same figure (the rounds of its fixed paths and
-    pipes; a split's tail tiles at their own floors where that figure is below ``threshold``,
-    us, the tier's: the groups at or above it are ruled out either way), so the tiers stay in
-    order (each never above the next).
+    pipes; a split's tail tiles at their own floors where that figure is below the tier's
+    threshold, us: the groups at or above it are ruled out either way), so the tiers stay in
+    order (each never above the next). ``at``: the groups' indices in the space and the
+    threshold (None: unknown indices, no threshold). The figure is kept per group
+    (``space.dealt_memo``) and taken again where it was priced in full or is at or above the
+    threshold.
     """
     is_dealt = dealt.dealt_rows(space, g)
     if not is_dealt.any():
@@ -173,14 +175,33 @@ def _with_dealt(space: Any, g: dict[str, Any], bound: Any, threshold: float = np
     if one.shape[0]:
         out[one] = bound({name: arr[one] for name, arr in g.items()})
     rows = np.flatnonzero(is_dealt)
-    sub = {name: arr[rows] for name, arr in g.items()}
+    threshold = np.inf if at is None else at[1]
+    todo = rows
+    if at is not None:
+        memo = space.dealt_memo
+        if not memo:
+            memo["figure"] = np.full(space.size, np.nan)
+            memo["full"] = np.zeros(space.size, dtype=bool)
+        ids = np.asarray(at[0])[rows]
+        known = memo["figure"][ids]
+        done = memo["full"][ids] | (known >= threshold)
+        out[rows[done]] = known[done]
+        todo = rows[~done]
+    if not todo.size:
+        return out
+    sub = {name: arr[todo] for name, arr in g.items()}
     c = Costs(space.problem, space.preset)
     # (The tail tiles at their own floors only where the figure so far is below threshold.)
     below = None if threshold == np.inf else lambda x: _to_us(space.preset, x) < threshold
     cycles = dealt.dealt_cycles(
         space, sub, group_terms(space, c, sub), lambda t: group_terms(space, c, t), below
     )
-    out[rows] = _to_us(space.preset, cycles)
+    out[todo] = _to_us(space.preset, cycles)
+    if at is not None:
+        ids = np.asarray(at[0])[todo]
+        memo["figure"][ids] = out[todo]
+        # (Priced in full: no threshold, or below it; at or above it only as far as needed.)
+        memo["full"][ids] = (threshold == np.inf) | (out[todo] < threshold)
     return out
 
 

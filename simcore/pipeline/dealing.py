@@ -16,7 +16,6 @@ tile (:func:`dealt_programs`, :mod:`simcore.estimate.dealt`):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -57,7 +56,7 @@ class DealtPrograms:
     """The distinct core programs of one dealt split, by tile shape (:data:`TILE_SHAPES`).
 
     ``counts[p, s]`` the tiles of shape s program p runs, ``first[p]`` the shape of its first
-    tile, ``cores[p]`` how many cores run it.
+    tile, ``cores[p]`` how many cores run it (:func:`dealt_programs`).
     """
 
     counts: np.ndarray
@@ -65,33 +64,83 @@ class DealtPrograms:
     cores: np.ndarray
 
 
-@lru_cache(maxsize=4096)
 def dealt_programs(
     m_tiles: int, n_tiles: int, tail_m: bool, tail_n: bool, used: int, l2_rounds: int
 ) -> DealtPrograms:
     """The distinct core programs of a split of ``m_tiles x n_tiles`` tiles over ``used`` cores.
 
     ``tail_m`` (``tail_n``): whether the last tile row (column) is a tail, shorter than the
-    others. Cached: the programs depend on these six numbers only.
+    others (:func:`core_counts` of the one split, the cores with equal programs together).
     """
-    rows, cols = dealt_walk(m_tiles, n_tiles, l2_rounds)
-    shape = (rows == m_tiles - 1) * int(tail_m) + 2 * (cols == n_tiles - 1) * int(tail_n)
-    core = np.arange(shape.shape[0], dtype=np.int64) % used
-    counts = np.bincount(core * 4 + shape, minlength=used * 4).reshape(used, 4)
-    cores = min(used, shape.shape[0])
-    counts, first = counts[:cores], shape[:cores]
-    # One integer per core (first shape, then the counts, in base R + 1): a 1-D unique is
-    # several times cheaper than one over rows (which stands in where that overflows).
-    radix = int(counts.max()) + 1
-    if 4 * radix**4 < 2**62:
-        key = first
-        for s in range(4):
-            key = key * radix + counts[:, s]
-        _, at, how_many = np.unique(key, return_index=True, return_counts=True)
-    else:
-        rows = np.column_stack([first, counts])
-        _, at, how_many = np.unique(rows, axis=0, return_index=True, return_counts=True)
-    return DealtPrograms(counts[at], first[at], how_many)
+    counts, first, valid = core_counts(
+        np.array([m_tiles]), np.array([n_tiles]), (tail_m, tail_n), used, l2_rounds
+    )
+    rows = np.column_stack([first[0], counts[0]])[valid[0]]
+    programs, how_many = np.unique(rows, axis=0, return_counts=True)
+    return DealtPrograms(programs[:, 1:], programs[:, 0], how_many)
+
+
+def core_counts(
+    m_tiles: np.ndarray, n_tiles: np.ndarray, tails: tuple[Any, Any], used: Any, l2_rounds: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per split and core, the tiles of each shape it runs and its first tile's shape.
+
+    The dealing rule of :func:`dealt_walk` counted in closed form, for many splits at once
+    (arrays over the splits; ``tails`` whether the last tile row, column is a tail): core k
+    takes the tiles at walk positions k, k + used, ...; a group's last tile row is a range of
+    positions, the last column the positions of the last group one group width apart, the
+    corner tile the last position.
+
+    Returns ``counts`` (splits x cores x 4), ``first`` (splits x cores) and ``valid`` (splits
+    x cores: the core is one of the split's ``used``), the cores up to the most ``used``.
+    """
+    m_t, n_t = np.asarray(m_tiles, dtype=np.int64), np.asarray(n_tiles, dtype=np.int64)
+    used_s = np.broadcast_to(np.asarray(used, dtype=np.int64), m_t.shape)
+    tail_m, tail_n = (np.broadcast_to(np.asarray(t, dtype=bool), m_t.shape) for t in tails)
+    k = np.arange(int(used_s.max()), dtype=np.int64)[None, :]
+    u, tiles = used_s[:, None], (m_t * n_t)[:, None]
+    valid = k < u
+
+    def before(x: Any) -> Any:
+        """Tiles of core k at positions below x."""
+        return np.maximum(ceil_div(x - k, u), 0)
+
+    rounds = before(tiles)
+    # The groups of tile columns (dealt_groups): ``per`` columns each, the last the rest.
+    per = ceil_div(n_t, max(l2_rounds, 1))[:, None]
+    last_row = np.zeros_like(rounds)
+    first_row = np.zeros(rounds.shape, dtype=bool)
+    for g in range(max(l2_rounds, 1)):
+        start = g * per
+        width = np.clip(n_t[:, None] - start, 0, per)
+        low = m_t[:, None] * start + (m_t[:, None] - 1) * width
+        high = low + width
+        last_row += before(high) - before(low)
+        first_row |= (k >= low) & (k < high)
+    # The last column: in the last group, one position each tile row, ``width`` apart.
+    groups = ceil_div(n_t, per[:, 0])[:, None]
+    start = (groups - 1) * per
+    width = n_t[:, None] - start
+    base = m_t[:, None] * start + width - 1
+    # Its positions' cores repeat every used / gcd(width, used) rows: the first of them each
+    # stand for ceil((rows - r) / period) rows.
+    period = u // np.gcd(width, u)
+    r = np.arange(k.shape[1], dtype=np.int64)[None, :]
+    weight = np.where((r < period) & (r < m_t[:, None]), ceil_div(m_t[:, None] - r, period), 0)
+    core_of = (base + r * width) % u
+    last_col = np.sum(weight[:, None, :] * (core_of[:, None, :] == k[:, :, None]), axis=2)
+    first_col = (k >= m_t[:, None] * start) & ((k - m_t[:, None] * start) % width == width - 1)
+    corner = k == (tiles - 1) % u
+    last_row *= tail_m[:, None]
+    last_col *= tail_n[:, None]
+    both = corner & (tail_m & tail_n)[:, None]
+    counts = np.stack(
+        [rounds - last_row - last_col + both, last_row - both, last_col - both, both * 1],
+        axis=2,
+    )
+    first = (first_row & tail_m[:, None]) * 1 + (first_col & tail_n[:, None]) * 2
+    counts = np.where(valid[..., None], counts, 0)
+    return counts, first, valid
 
 
 def has_tail(total: Any, single: Any) -> Any:
@@ -115,37 +164,41 @@ _UP_SETS: tuple[tuple[int, ...], ...] = ((0,), (0, 1), (0, 2), (0, 1, 2), (0, 1,
 _UP_MATRIX = np.array([[s in u for u in _UP_SETS] for s in range(4)], dtype=np.int64)
 
 
-def _undominated(p: DealtPrograms) -> tuple[np.ndarray, np.ndarray]:
-    """The programs that no other program covers tile for tile with tiles at least as large.
+def _undominated(counts: np.ndarray, first: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per split and core, whether its program is kept: no other covers it, the first of equals.
 
     Program q covers p where q's first tile is at least as large as p's and p's other tiles
     can each be matched to a distinct other tile of q at least as large (:data:`_UP_SETS`).
     A core's time grows with its tiles' sizes (the estimator's premise for the tail cores of
     one tile per core too: every cost grows with the rows and columns) and with more tiles
     (each adds a period >= 0), so a covered program is never the slowest: only the others
-    are priced (where a core runs R full tiles, that core alone).
+    are priced (where a core runs R full tiles, that core alone). Arrays of splits x cores.
     """
-    if p.first.shape[0] == 1:
-        return p.counts, p.first
-    rest = p.counts - (p.first[:, None] == np.arange(4))
+    rest = counts - (first[..., None] == np.arange(4))
     ups = rest @ _UP_MATRIX
-    # covers[i, j]: program j covers program i (all pairs at once).
-    covers = _AT_LEAST[p.first[:, None], p.first[None, :]]
-    covers &= np.all(ups[None, :, :] >= ups[:, None, :], axis=2)
-    np.fill_diagonal(covers, False)
-    keep = ~covers.any(axis=1)
-    return p.counts[keep], p.first[keep]
+    # covers[s, i, j]: core j's program covers core i's (all pairs at once).
+    covers = _AT_LEAST[first[:, :, None], first[:, None, :]]
+    covers &= np.all(ups[:, None, :, :] >= ups[:, :, None, :], axis=3)
+    covers &= valid[:, None, :]
+    # (Of equal programs the first core's is kept.)
+    cores = np.arange(first.shape[1])
+    same = np.all(ups[:, None, :, :] == ups[:, :, None, :], axis=3) & (
+        first[:, :, None] == first[:, None, :]
+    )
+    covers &= ~same | (cores[None, :] < cores[:, None])[None]
+    keep: np.ndarray = valid & ~covers.any(axis=2)
+    return keep
 
 
 def program_arrays(
     m: int, n: int, single_m: Any, single_n: Any, used: Any, l2_rounds: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per candidate, its split's programs (:func:`dealt_programs`) as arrays.
+    """Per candidate, its split's core programs as arrays.
 
     Returns ``counts`` (candidates x programs x 4, float64) and ``first`` (candidates x
     programs) with the programs of each split padded to the most any split has by repeating
     its first (a repeat changes no maximum over programs), and only those no other covers
-    (:func:`_undominated`). Each distinct split is dealt once.
+    (:func:`_undominated`). Each distinct split is dealt once (:func:`split_programs`, kept).
     """
     fields = [np.asarray(x, dtype=np.int64).reshape(-1) for x in (single_m, single_n, used)]
     # One integer per split (a mixed radix over the fields' ranges): a 1-D unique is several
@@ -156,10 +209,7 @@ def program_arrays(
     if radix >= 2**62:  # (beyond int64: the rows themselves)
         key = np.unique(np.stack(fields, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
     _, at, inverse = np.unique(key, return_index=True, return_inverse=True)
-    progs = [
-        _split_programs(m, n, sm, sn, u, l2_rounds)
-        for sm, sn, u in zip(*(x[at].tolist() for x in fields), strict=True)
-    ]
+    progs = split_programs(m, n, fields[0][at], fields[1][at], fields[2][at], l2_rounds)
     # Each split's programs one after the other, then per candidate its split's, padded.
     lengths = np.array([p[1].shape[0] for p in progs])
     offsets = np.cumsum(lengths) - lengths
@@ -169,14 +219,35 @@ def program_arrays(
     return counts[pick], np.concatenate([p[1] for p in progs])[pick]
 
 
-@lru_cache(maxsize=4096)
-def _split_programs(
-    m: int, n: int, single_m: int, single_n: int, used: int, l2_rounds: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`dealt_programs` of one split, the dominated programs left out."""
-    m_tiles, n_tiles = ceil_div(m, single_m), ceil_div(n, single_n)
-    tail_m, tail_n = bool(has_tail(m, single_m)), bool(has_tail(n, single_n))
-    return _undominated(dealt_programs(m_tiles, n_tiles, tail_m, tail_n, used, l2_rounds))
+#: :func:`split_programs`' results by (m, n, l2_rounds, singleCoreM, singleCoreN, used).
+_PROGRAMS: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+#: Entries kept at most (a few hundred bytes each).
+_PROGRAMS_KEPT = 1 << 16
+
+
+def split_programs(
+    m: int, n: int, single_m: np.ndarray, single_n: np.ndarray, used: np.ndarray, l2_rounds: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per split, the (counts, first) of its core programs no other covers (:func:`_undominated`).
+
+    The splits not seen before are dealt together (:func:`core_counts`), then kept.
+    """
+    keys = [(m, n, l2_rounds, a, b, u) for a, b, u in zip(
+        single_m.tolist(), single_n.tolist(), used.tolist(), strict=True
+    )]  # fmt: skip
+    new = [i for i, key in enumerate(keys) if key not in _PROGRAMS]
+    if new:
+        if len(_PROGRAMS) + len(new) > _PROGRAMS_KEPT:
+            _PROGRAMS.clear()
+        sm, sn, u = single_m[new], single_n[new], used[new]
+        m_tiles, n_tiles = ceil_div(m, sm), ceil_div(n, sn)
+        counts, first, valid = core_counts(
+            m_tiles, n_tiles, (has_tail(m, sm), has_tail(n, sn)), u, l2_rounds
+        )
+        keep = _undominated(counts, first, valid)
+        for row, i in enumerate(new):
+            _PROGRAMS[keys[i]] = counts[row][keep[row]], first[row][keep[row]]
+    return [_PROGRAMS[key] for key in keys]
 
 
 def tail_programs(

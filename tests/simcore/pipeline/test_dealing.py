@@ -67,6 +67,38 @@ def test_programs_count_the_simulators_core_programs(
     assert int(got.counts.sum(axis=1).max()) == -(-(m_tiles * n_tiles) // used)
 
 
+def test_closed_form_counts_match_the_walk_on_random_splits() -> None:
+    """core_counts (closed form, many splits at once) against the simulator's programs."""
+    rng = np.random.default_rng(11)
+    preset = load_preset("Ascend910B2")
+    for _ in range(40):
+        m, n = int(rng.integers(64, 3000)), int(rng.integers(64, 3000))
+        single_m, single_n = 16 * int(rng.integers(1, 20)), 16 * int(rng.integers(1, 20))
+        used = int(rng.integers(2, 25))
+        l2_rounds = int(rng.integers(1, 6))
+        if -(-m // single_m) * -(-n // single_n) <= used:
+            continue
+        problem = Problem(m=m, n=n, k=256, l2_rounds=l2_rounds)
+        fields = {**FIELDS, "singleCoreM": single_m, "singleCoreN": single_n, "usedCoreNum": used}
+        fields.update(baseM=16, baseN=16, stepKa=1, stepKb=1, depthA1=2, depthB1=2)
+        tiling = complete_tiling(fields, problem, preset)
+        want: Counter[tuple[int, ...]] = Counter()
+        for p in core_programs(problem, tiling):
+            shapes = [_shape_of(problem, single_m, single_n, r, c) for r, c in p.program]
+            want[(shapes[0], *np.bincount(shapes, minlength=4).tolist())] += p.cores
+        got = dealt_programs(
+            -(-m // single_m), -(-n // single_n), bool(has_tail(m, single_m)),
+            bool(has_tail(n, single_n)), used, l2_rounds,
+        )  # fmt: skip
+        have = Counter(
+            {
+                (int(f), *c.tolist()): int(k)
+                for f, c, k in zip(got.first, got.counts, got.cores, strict=True)
+            }
+        )
+        assert have == want, (m, n, single_m, single_n, used, l2_rounds)
+
+
 def test_program_arrays_keep_the_slowest_programs_per_candidate() -> None:
     """Padded per candidate; only programs no other covers with tiles at least as large.
 

@@ -198,56 +198,96 @@ def program_arrays(
     Returns ``counts`` (candidates x programs x 4, float64) and ``first`` (candidates x
     programs) with the programs of each split padded to the most any split has by repeating
     its first (a repeat changes no maximum over programs), and only those no other covers
-    (:func:`_undominated`). Each distinct split is dealt once (:func:`split_programs`, kept).
+    (:func:`_undominated`). Each distinct split is dealt once (:func:`core_counts`) and kept in
+    a table per problem, looked up for all candidates at once.
     """
-    fields = [np.asarray(x, dtype=np.int64).reshape(-1) for x in (single_m, single_n, used)]
-    # One integer per split (a mixed radix over the fields' ranges): a 1-D unique is several
-    # times cheaper than one over rows.
-    key, radix = np.zeros_like(fields[0]), 1
-    for x in fields:
-        key, radix = key + x * radix, radix * (int(x.max()) + 1)
-    if radix >= 2**62:  # (beyond int64: the rows themselves)
-        key = np.unique(np.stack(fields, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
-    _, at, inverse = np.unique(key, return_index=True, return_inverse=True)
-    progs = split_programs(m, n, fields[0][at], fields[1][at], fields[2][at], l2_rounds)
-    # Each split's programs one after the other, then per candidate its split's, padded.
-    lengths = np.array([p[1].shape[0] for p in progs])
-    offsets = np.cumsum(lengths) - lengths
-    j = np.arange(int(lengths.max()))
-    pick = (offsets[:, None] + np.where(j < lengths[:, None], j, 0))[inverse.reshape(-1)]
-    counts = np.concatenate([p[0] for p in progs]).astype(np.float64)
-    return counts[pick], np.concatenate([p[1] for p in progs])[pick]
+    sm, sn, u = (np.asarray(x, dtype=np.int64).reshape(-1) for x in (single_m, single_n, used))
+    problem = (m, n, l2_rounds)
+    key = _split_key(sm, sn, u)
+    if key is None:
+        # (Beyond the table's keys: each distinct split dealt here, nothing kept.)
+        rows = np.stack([sm, sn, u], axis=1)
+        _, at, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        _, counts, first = _dealt_splits(problem, (sm[at], sn[at], u[at]))
+        return counts[inverse.reshape(-1)], first[inverse.reshape(-1)]
+    table = _TABLES.get(problem)
+    pos = _find(table, key)
+    missing = pos < 0
+    if table is None or missing.any():
+        new, at = np.unique(key[missing], return_index=True)
+        rows_at = np.flatnonzero(missing)[at]
+        dealt = _dealt_splits(problem, (sm[rows_at], sn[rows_at], u[rows_at]))
+        table = _merged(problem, table, (new, *dealt[1:]))
+        pos = _find(table, key)
+    return table[1][pos], table[2][pos]
 
 
-#: :func:`split_programs`' results by (m, n, l2_rounds, singleCoreM, singleCoreN, used).
-_PROGRAMS: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
-#: Entries kept at most (a few hundred bytes each).
-_PROGRAMS_KEPT = 1 << 16
+#: Per problem (m, n, l2_rounds), its splits' programs: split keys (sorted), counts, first.
+_TABLES: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+#: Problems kept at most.
+_TABLES_KEPT = 64
 
 
-def split_programs(
-    m: int, n: int, single_m: np.ndarray, single_n: np.ndarray, used: np.ndarray, l2_rounds: int
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per split, the (counts, first) of its core programs no other covers (:func:`_undominated`).
+def _split_key(single_m: np.ndarray, single_n: np.ndarray, used: np.ndarray) -> Any:
+    """One int64 per split, or None where a field is too large to pack.
 
-    The splits not seen before are dealt together (:func:`core_counts`), then kept.
+    (singleCoreM below 2**23, singleCoreN below 2**24 and used below 2**16 pack.)
     """
-    keys = [(m, n, l2_rounds, a, b, u) for a, b, u in zip(
-        single_m.tolist(), single_n.tolist(), used.tolist(), strict=True
-    )]  # fmt: skip
-    new = [i for i, key in enumerate(keys) if key not in _PROGRAMS]
-    if new:
-        if len(_PROGRAMS) + len(new) > _PROGRAMS_KEPT:
-            _PROGRAMS.clear()
-        sm, sn, u = single_m[new], single_n[new], used[new]
-        m_tiles, n_tiles = ceil_div(m, sm), ceil_div(n, sn)
-        counts, first, valid = core_counts(
-            m_tiles, n_tiles, (has_tail(m, sm), has_tail(n, sn)), u, l2_rounds
-        )
-        keep = _undominated(counts, first, valid)
-        for row, i in enumerate(new):
-            _PROGRAMS[keys[i]] = counts[row][keep[row]], first[row][keep[row]]
-    return [_PROGRAMS[key] for key in keys]
+    if single_m.size and (
+        single_m.max() >= 1 << 23 or single_n.max() >= 1 << 24 or used.max() >= 1 << 16
+    ):
+        return None
+    return (single_m << 40) | (single_n << 16) | used
+
+
+def _find(table: Any, key: np.ndarray) -> np.ndarray:
+    """The rows of ``key`` in a table of :data:`_TABLES` (-1 where absent)."""
+    if table is None:
+        return np.full(key.shape, -1)
+    keys = table[0]
+    pos = np.minimum(np.searchsorted(keys, key), keys.shape[0] - 1)
+    return np.where(keys[pos] == key, pos, -1)
+
+
+def _dealt_splits(
+    problem: tuple[int, int, int], split: tuple[np.ndarray, ...]
+) -> tuple[None, np.ndarray, np.ndarray]:
+    """The kept programs (counts, first) of the splits (singleCoreM, singleCoreN, used)."""
+    m, n, l2_rounds = problem
+    sm, sn, u = split
+    counts, first, valid = core_counts(
+        ceil_div(m, sm), ceil_div(n, sn), (has_tail(m, sm), has_tail(n, sn)), u, l2_rounds
+    )
+    keep = _undominated(counts, first, valid)
+    # The kept programs first in each row, padded with the row's first kept one.
+    order = np.argsort(~keep, axis=1, kind="stable")
+    most = int(keep.sum(axis=1).max())
+    j = np.arange(most)[None, :]
+    pick = np.where(j < keep.sum(axis=1)[:, None], order[:, :most], order[:, :1])
+    kept = np.take_along_axis(counts, pick[..., None], axis=1).astype(np.float64)
+    return None, kept, np.take_along_axis(first, pick, axis=1)
+
+
+def _merged(
+    problem: tuple[int, int, int], table: Any, new: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``table`` (None: none yet) with the splits ``new`` (keys, counts, first), kept."""
+    keys, counts, first = new
+    if table is not None:
+        width = max(first.shape[1], table[2].shape[1])
+
+        def pad(x: np.ndarray) -> np.ndarray:
+            extra = width - x.shape[1]
+            return x if not extra else np.concatenate([x] + [x[:, :1]] * extra, axis=1)
+
+        keys = np.concatenate([table[0], keys])
+        counts = np.concatenate([pad(table[1]), pad(counts)])
+        first = np.concatenate([pad(table[2]), pad(first)])
+    order = np.argsort(keys)
+    if len(_TABLES) >= _TABLES_KEPT and problem not in _TABLES:
+        _TABLES.clear()
+    _TABLES[problem] = keys[order], counts[order], first[order]
+    return _TABLES[problem]
 
 
 def tail_programs(

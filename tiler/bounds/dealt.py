@@ -159,15 +159,27 @@ def dealt_cycles(
     )
     bound = np.maximum(bound, dealt_cube_cycles(space, g, cube, tails))
     if idx.size and terms_of is not None:
-        # The tail tiles at their own floors (the four shapes' groups priced in one pass).
+        # The tiles of the tails along M and along N at their own floors too, where a program
+        # runs them (the corner tile, one of the split, stays at its MMADs): both shapes'
+        # groups priced in one pass, each figure the larger of its two floors.
         sel = np.arange(idx.size) if below is None else np.flatnonzero(below(bound[idx]))
-        if sel.size:
-            rows = (sel[None, :] + idx.size * np.arange(4)[:, None]).reshape(-1)
+        runs = programs[0][sel].sum(axis=1) > 0
+        at = [sel[runs[:, s]] + s * idx.size for s in (1, 2)]
+        rows = np.concatenate(at)
+        if rows.size:
             sub = {name: arr[rows] for name, arr in shapes.items()}
-            floors = _tile_floors(space, c, sub, terms_of(sub))
+            tight = _tile_floors(space, c, sub, terms_of(sub))
+            for key in ("mk", "seam"):
+                floors[key][rows] = np.maximum(floors[key][rows], tight[key])
+            for mine, theirs in zip(floors["pipes"], tight["pipes"], strict=True):
+                mine[rows] = np.maximum(mine[rows], theirs)
+            mine_idx = (sel[None, :] + idx.size * np.arange(4)[:, None]).reshape(-1)
+            part = {key: floors[key][mine_idx] for key in ("mk", "seam", "steps")}
+            part["pipes"] = [x[mine_idx] for x in floors["pipes"]]
+            part["startup"] = floors["startup"]
             progs = (programs[0][sel], programs[1][sel])
-            tight = np.max(_program_bounds(space, floors, progs, hbm_t[sel]), axis=1)
-            bound[idx[sel]] = np.maximum(bound[idx[sel]], tight)
+            tight_bound = np.max(_program_bounds(space, part, progs, hbm_t[sel]), axis=1)
+            bound[idx[sel]] = np.maximum(bound[idx[sel]], tight_bound)
     return bound
 
 

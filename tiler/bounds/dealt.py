@@ -94,7 +94,7 @@ def dealt_cube_cycles(space: Any, g: dict[str, Any], cube: Any, tails: Any = Non
 
     rounds = _rounds(space, g)
     out = core(rounds_makespan(cube, cube, 0.0, rounds), rounds * cube)
-    idx, _, programs, cubes = _tails(space, g) if tails is None else tails
+    idx, _, programs, cubes, _ = _tails(space, g) if tails is None else tails
     if idx.size:
         work = _per_core(programs[0], _by_shape(cubes, idx.size))
         out = np.array(np.broadcast_to(out, np.shape(rounds)), dtype=np.float64)
@@ -132,7 +132,7 @@ def dealt_cycles(
         dtype=np.float64,
     )
     tails = _tails(space, g)
-    idx, shapes, programs, cubes = tails
+    idx, fields, programs, cubes, shaped = tails
     hbm_t = np.broadcast_to(hbm, rounds.shape)[idx][:, None]
     if idx.size:
         # The full tiles at the floors above, the tail tiles at their MMADs (a tile's makespan
@@ -149,7 +149,7 @@ def dealt_cycles(
                 np.concatenate([full(x), tail_cubes if i == 0 else none])
                 for i, x in enumerate(pipes)
             ],
-            "steps": shapes["m_iter"] * shapes["n_iter"] * shapes["k_iter"],
+            "steps": shaped["m_iter"] * shaped["n_iter"] * np.tile(full(g["k_iter"]), 4),
             "startup": tile["startup"],
         }
         bound[idx] = np.max(_program_bounds(space, floors, programs, hbm_t), axis=1)
@@ -167,7 +167,7 @@ def dealt_cycles(
         at = [sel[runs[:, s]] + s * idx.size for s in (1, 2)]
         rows = np.concatenate(at)
         if rows.size:
-            sub = {name: arr[rows] for name, arr in shapes.items()}
+            sub = fields(rows)
             tight = _tile_floors(space, c, sub, terms_of(sub))
             for key in ("mk", "seam"):
                 floors[key][rows] = np.maximum(floors[key][rows], tight[key])
@@ -233,32 +233,47 @@ def _program_bounds(space: Any, floors: dict[str, Any], programs: Any, hbm: Any)
     return after_startup(mk, busy, total, floors["startup"])
 
 
-def _tails(space: Any, g: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any], Any, Any]:
+def _tails(space: Any, g: dict[str, Any]) -> tuple[np.ndarray, Any, Any, Any, Any]:
     """The dealt groups whose slowest core may run tail tiles: tile shapes, programs, MMADs.
 
     The shapes' groups (:data:`simcore.pipeline.dealing.TILE_SHAPES`: full, the tail along M,
     along N, both) one after the other: each the groups' fields with its tile's rows and
-    columns (and blocks along them). The groups and programs: :func:`simcore.pipeline.dealing.
-    tail_programs` (as the estimator takes them). The MMADs: each shape's tile's cube busy
-    cycles.
+    columns (and blocks along them), given for some rows of them by ``fields(rows)`` and the
+    fields a shape changes (``shaped``). The groups and programs: :func:`simcore.pipeline.
+    dealing.tail_programs` (as the estimator takes them). The MMADs: each shape's tile's cube
+    busy cycles. Returns (indices, fields, programs, MMADs, shaped).
     """
     problem = space.problem
     split = (g["singleCoreM"], g["singleCoreN"], g["usedCoreNum"])
     idx, programs = tail_programs(problem.m, problem.n, split, _rounds(space, g), problem.l2_rounds)
     if not idx.size:
-        return idx, {}, None, None
+        return idx, None, None, None, None
     full = {name: arr[idx] for name, arr in g.items()}
     rows = problem.m - (ceil_div(problem.m, full["singleCoreM"]) - 1) * full["singleCoreM"]
     cols = problem.n - (ceil_div(problem.n, full["singleCoreN"]) - 1) * full["singleCoreN"]
-    along_m = {"core_rows": rows, "m_iter": ceil_div(rows, full["baseM"])}
-    along_n = {"core_cols": cols, "n_iter": ceil_div(cols, full["baseN"])}
-    shapes = [full, {**full, **along_m}, {**full, **along_n}, {**full, **along_m, **along_n}]
-    # (The fields the groups carry: the cube tier's have no block counts.)
-    stacked = {name: np.concatenate([s[name] for s in shapes]) for name in full}
-    c, t = Costs(problem, space.preset), stacked
-    extents = (t["core_rows"], t["core_cols"], t["baseM"], t["baseN"], t["baseK"])
-    cubes = cube_busy(c, problem.k, *extents)
-    return idx, stacked, programs, cubes
+    # The fields a shape changes, for the four shapes one after the other (the others are the
+    # group's: taken only for the groups priced at their own floors, see ``fields``).
+    along_m, along_n = [False, True, False, True], [False, False, True, True]
+    shaped = {
+        "core_rows": np.concatenate([rows if s else full["core_rows"] for s in along_m]),
+        "core_cols": np.concatenate([cols if s else full["core_cols"] for s in along_n]),
+    }
+    shaped["m_iter"] = ceil_div(shaped["core_rows"], np.tile(full["baseM"], 4))
+    shaped["n_iter"] = ceil_div(shaped["core_cols"], np.tile(full["baseN"], 4))
+
+    def fields(at: np.ndarray) -> dict[str, Any]:
+        """The groups' fields at rows ``at`` of the four shapes one after the other."""
+        out = {name: arr[at % idx.size] for name, arr in full.items()}
+        if "m_iter" in full:
+            out.update({name: arr[at] for name, arr in shaped.items()})
+        else:
+            out.update(core_rows=shaped["core_rows"][at], core_cols=shaped["core_cols"][at])
+        return out
+
+    base = [np.tile(full[name], 4) for name in ("baseM", "baseN", "baseK")]
+    c = Costs(problem, space.preset)
+    cubes = cube_busy(c, problem.k, shaped["core_rows"], shaped["core_cols"], *base)
+    return idx, fields, programs, cubes, shaped
 
 
 def _by_shape(x: Any, size: int) -> Any:

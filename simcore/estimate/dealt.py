@@ -201,10 +201,9 @@ def tail_extents(
     runs R full tiles (:func:`dealt_rounds`).
     """
     split = tuple(f[name] for name in ("singleCoreM", "singleCoreN", "usedCoreNum"))
-    idx, programs = tail_programs(m, n, split, rounds, l2_rounds)
+    idx, programs, runs = tail_programs(m, n, split, rounds, l2_rounds)
     if not idx.size:
         return None
-    runs = programs[0].sum(axis=1) > 0
     (rows_c, cols_c), (rows_t, cols_t) = extents
     shapes = []
     for s in (1, 2, 3):

@@ -201,15 +201,23 @@ def program_arrays(
     (:func:`_undominated`). Each distinct split is dealt once (:func:`core_counts`) and kept in
     a table per problem, looked up for all candidates at once.
     """
-    sm, sn, u = (np.asarray(x, dtype=np.int64).reshape(-1) for x in (single_m, single_n, used))
-    problem = (m, n, l2_rounds)
+    counts, first, _, pos = _lookup((m, n, l2_rounds), (single_m, single_n, used))
+    return counts[pos], first[pos]
+
+
+def _lookup(problem: tuple[int, int, int], split: tuple[Any, Any, Any]) -> tuple[Any, ...]:
+    """The table of the splits' programs (counts, first, the shapes they run) and each one's row.
+
+    (:data:`_TABLES`; the splits not in it dealt and added. Beyond the table's keys a table of
+    the distinct splits, not kept.)
+    """
+    sm, sn, u = (np.asarray(x, dtype=np.int64).reshape(-1) for x in split)
     key = _split_key(sm, sn, u)
     if key is None:
-        # (Beyond the table's keys: each distinct split dealt here, nothing kept.)
         rows = np.stack([sm, sn, u], axis=1)
         _, at, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
         _, counts, first = _dealt_splits(problem, (sm[at], sn[at], u[at]))
-        return counts[inverse.reshape(-1)], first[inverse.reshape(-1)]
+        return counts, first, counts.sum(axis=1) > 0, inverse.reshape(-1)
     table = _TABLES.get(problem)
     pos = _find(table, key)
     missing = pos < 0
@@ -219,11 +227,12 @@ def program_arrays(
         dealt = _dealt_splits(problem, (sm[rows_at], sn[rows_at], u[rows_at]))
         table = _merged(problem, table, (new, *dealt[1:]))
         pos = _find(table, key)
-    return table[1][pos], table[2][pos]
+    return (*table[1:], pos)
 
 
-#: Per problem (m, n, l2_rounds), its splits' programs: split keys (sorted), counts, first.
-_TABLES: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+#: Per problem (m, n, l2_rounds), its splits' programs: split keys (sorted), counts, first and
+#: which shapes the programs run.
+_TABLES: dict[tuple[int, int, int], tuple[np.ndarray, ...]] = {}
 #: Problems kept at most.
 _TABLES_KEPT = 64
 
@@ -258,7 +267,25 @@ def _dealt_splits(
     counts, first, valid = core_counts(
         ceil_div(m, sm), ceil_div(n, sn), (has_tail(m, sm), has_tail(n, sn)), u, l2_rounds
     )
-    keep = _undominated(counts, first, valid)
+    # The cores outside a split's ``used`` run core 0's program (a repeat).
+    counts = np.where(valid[..., None], counts, counts[:, :1])
+    first = np.where(valid, first, first[:, :1])
+    radix = int(counts.max()) + 1
+    if 4 * radix**4 < 2**62:
+        # Each row's distinct programs only (a few of the cores'): the pairs are then few.
+        key = first
+        for shape in range(4):
+            key = key * radix + counts[..., shape]
+        at = np.argsort(key, axis=1, kind="stable")
+        ordered = np.take_along_axis(key, at, axis=1)
+        new = np.ones(key.shape, dtype=bool)
+        new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        most = int(new.sum(axis=1).max())
+        pick = np.take_along_axis(at, np.argsort(~new, axis=1, kind="stable")[:, :most], axis=1)
+        pick = np.where(np.arange(most)[None, :] < new.sum(axis=1)[:, None], pick, pick[:, :1])
+        counts = np.take_along_axis(counts, pick[..., None], axis=1)
+        first = np.take_along_axis(first, pick, axis=1)
+    keep = _undominated(counts, first, np.ones(first.shape, dtype=bool))
     # The kept programs first in each row, padded with the row's first kept one.
     order = np.argsort(~keep, axis=1, kind="stable")
     most = int(keep.sum(axis=1).max())
@@ -270,7 +297,7 @@ def _dealt_splits(
 
 def _merged(
     problem: tuple[int, int, int], table: Any, new: tuple[np.ndarray, np.ndarray, np.ndarray]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, ...]:
     """``table`` (None: none yet) with the splits ``new`` (keys, counts, first), kept."""
     keys, counts, first = new
     if table is not None:
@@ -286,24 +313,28 @@ def _merged(
     order = np.argsort(keys)
     if len(_TABLES) >= _TABLES_KEPT and problem not in _TABLES:
         _TABLES.clear()
-    _TABLES[problem] = keys[order], counts[order], first[order]
+    counts, first = counts[order], first[order]
+    _TABLES[problem] = keys[order], counts, first, counts.sum(axis=1) > 0
     return _TABLES[problem]
 
 
 def tail_programs(
     m: int, n: int, split: tuple[Any, Any, Any], rounds: Any, l2_rounds: int
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], np.ndarray]:
     """The candidates whose slowest core may run a tail tile, with their core programs.
 
     ``split``: singleCoreM, singleCoreN and usedCoreNum per candidate, ``rounds`` its tiles per
     core. Candidates of R > 1 with a tail along M or N whose programs (:func:`program_arrays`,
     the covered ones left out) run a tail tile; every other candidate's slowest core runs R
-    full tiles. Returns their indices and (counts, first) of :func:`program_arrays`.
+    full tiles. Returns their indices, (counts, first) of :func:`program_arrays` and which
+    shapes their programs run (candidates x 4).
     """
     sm, sn, used = (np.asarray(x) for x in split)
     idx = np.flatnonzero((np.asarray(rounds) > 1) & (has_tail(m, sm) | has_tail(n, sn)))
     if not idx.size:
-        return idx, (np.zeros((0, 1, 4)), np.zeros((0, 1), dtype=np.int64))
-    counts, first = program_arrays(m, n, sm[idx], sn[idx], used[idx], l2_rounds)
-    keep = np.any(counts[..., 1:].sum(axis=1) > 0, axis=1)
-    return idx[keep], (counts[keep], first[keep])
+        none = np.zeros((0, 4), dtype=bool)
+        return idx, (np.zeros((0, 1, 4)), np.zeros((0, 1), dtype=np.int64)), none
+    counts, first, runs, pos = _lookup((m, n, l2_rounds), (sm[idx], sn[idx], used[idx]))
+    keep = runs[pos, 1:].any(axis=1)
+    pos = pos[keep]
+    return idx[keep], (counts[pos], first[pos]), runs[pos]

@@ -245,7 +245,8 @@ def _tails(space: Any, g: dict[str, Any]) -> tuple[np.ndarray, Any, Any, Any, An
     """
     problem = space.problem
     split = (g["singleCoreM"], g["singleCoreN"], g["usedCoreNum"])
-    idx, programs = tail_programs(problem.m, problem.n, split, _rounds(space, g), problem.l2_rounds)
+    rounds = _rounds(space, g)
+    idx, programs, _ = tail_programs(problem.m, problem.n, split, rounds, problem.l2_rounds)
     if not idx.size:
         return idx, None, None, None, None
     full = {name: arr[idx] for name, arr in g.items()}

@@ -25,9 +25,14 @@ tiles (one 128 x 256 base block, full K streamed, two slots each) the term is wi
 simulator; on random dealt tilings of 910B p95 9 %, of the UB-path chips (310P, 910A, 310B)
 p95 22-35 % (docs/estimator.md): not in the agreement benchmark's draws.
 
-Each pipe's busy time is R tiles' (the scalar pipe's start-up once). The largest tile stands
-for every tile of the core: where a core's tiles include tail tiles the term is above the
-simulator's core.
+Each pipe's busy time is R tiles' (the scalar pipe's start-up once). Where the split has tail
+tiles (M or N not a multiple of the tile) each tile is priced by its own shape and each core by
+its program (model 2026.11.29.1, :func:`dealt_programs_term`): the first tile's makespan and each
+later tile's period, the pipes' sums over its tiles; only the programs no other covers tile for
+tile with tiles at least as large (:func:`simcore.pipeline.dealing.tail_programs`), so where a
+core runs R full tiles the formula above stands as it was. ``benchmarks.agreement_dealt``:
+p95 4.3 / 4.4 / 6.9 % on 910B2 / 910B3 / 910B4 (18.5 / 27.8 / 22.1 % with every tile priced as
+the largest).
 """
 
 from __future__ import annotations

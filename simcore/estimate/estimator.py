@@ -341,7 +341,8 @@ def makespan_floor_arrays(
       flags, of ``max``es of read times, so they are non-decreasing in them too;
 
     and the estimate is ``min(max(start-up + makespan, busiest), sum of busy) + launch``,
-    non-decreasing in the makespan (the start-up depends on the problem only).
+    non-decreasing in the makespan (the start-up depends on the problem only). A dealt split's
+    tail tiles count their MMADs and K steps (``dealt.tail_floor``, at most their figures).
 
     Args:
         problem: The problem.

@@ -26,6 +26,12 @@ the sum of work each at least the HBM floor of the unique bytes (A, B and C once
 estimator's HBM bytes are those and the reloads that miss, :func:`simcore.pipeline.traffic.
 chip_bandwidth_cap`).
 
+Where a split has tail tiles and a core program the estimator keeps runs one, the bound is the
+most over those programs of the same combination on per-shape floors (:func:`_program_bounds`,
+the term's :func:`simcore.estimate.dealt.program_makespan`): a full tile at the floors above, a
+tail tile at its MMADs and, where the figure so far is below the caller's threshold, at the
+floors above on its own rows or columns too (docs/search.md, "Dealt groups").
+
 The copy rate is the largest share any tiling of the split gets, ``min(L2 x its most ND->NZ
 share / usedCoreNum, the core's port)`` with every reload hitting (as
 :func:`simcore.estimate.estimator.operand_floor_arrays` takes it): every copy and drain is

@@ -137,6 +137,9 @@ class Space:
     _operand_memo: dict[tuple[Any, ...], _Operand] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    #: The dealt groups' bounds by group (:func:`tiler.bounds.group` prices a dealt group at the
+    #: same figure at every tier: computed once), filled as they are priced.
+    dealt_memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def size(self) -> int:

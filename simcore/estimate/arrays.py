@@ -76,3 +76,19 @@ def divides(a: Any, b: Any) -> Any:
     rounding of a float64), and several times cheaper than numpy's float or integer modulo.
     """
     return np.floor(a / b) * b == a
+
+
+def gathered(
+    parts: list[tuple[Any, dict[str, Any]]], key: str, shape: tuple[int, ...]
+) -> tuple[np.ndarray, ...]:
+    """The tuple of arrays ``res[key]`` of the estimator core's parts, put back in place.
+
+    ``parts``: (indices, result) per part, or one (None, result) for the whole ``shape``.
+    """
+    if parts[0][0] is None:
+        return tuple(np.broadcast_to(x, shape) for x in parts[0][1][key])
+    out = tuple(np.empty(shape) for _ in parts[0][1][key])
+    for idx, res in parts:
+        for whole, x in zip(out, res[key], strict=True):
+            whole[idx] = x
+    return out

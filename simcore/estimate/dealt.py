@@ -25,33 +25,64 @@ tiles (one 128 x 256 base block, full K streamed, two slots each) the term is wi
 simulator; on random dealt tilings of 910B p95 9 %, of the UB-path chips (310P, 910A, 310B)
 p95 22-35 % (docs/estimator.md): not in the agreement benchmark's draws.
 
-Each pipe's busy time is R tiles' (the scalar pipe's start-up once). The largest tile stands
-for every tile of the core: where a core's tiles include tail tiles the term is above the
-simulator's core.
+Each pipe's busy time is R tiles' (the scalar pipe's start-up once). Where the split has tail
+tiles (M or N not a multiple of the tile) each tile is priced by its own shape and each core by
+its program (model 2026.11.29.1, :func:`dealt_programs_term`): the first tile's makespan and each
+later tile's period, the pipes' sums over its tiles; only the programs no other covers tile for
+tile with tiles at least as large (:func:`simcore.pipeline.dealing.tail_programs`), so where a
+core runs R full tiles the formula above stands as it was. ``benchmarks.agreement_dealt``:
+p95 4.3 / 4.4 / 6.9 % on 910B2 / 910B3 / 910B4 (18.5 / 27.8 / 22.1 % with every tile priced as
+the largest).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from simcore.estimate.binding import TERM
+from simcore.pipeline.arith import ceil_div
+from simcore.pipeline.busy import cube_busy
+from simcore.pipeline.costs import Costs
+from simcore.pipeline.dealing import tail_programs
+from simcore.pipeline.scalar import after_startup
 
 #: The pipes whose work repeats per tile (the scalar pipe's start-up does not).
-_TILE_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+TILE_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
+
+
+def tile_period(busiest: Any, seam: Any) -> Any:
+    """A further tile's period: ``max(busiest pipe, seam)`` (the module's formula)."""
+    return np.maximum(busiest, seam)
+
+
+def program_makespan(first: Any, later: Sequence[Any], periods: Sequence[Any]) -> Any:
+    """The makespan of a core's tiles: its first tile's makespan + each later tile's period.
+
+    The term's rule, written once: ``first + sum over shapes of later[s] x periods[s]``
+    (``later[s]`` the tiles of shape s after the first, ``periods[s]`` :func:`tile_period` of
+    one). Non-decreasing in every argument (counts >= 0), so floors of the makespan and of
+    the periods give a floor of the core's makespan (the search's bounds,
+    :mod:`tiler.bounds.dealt`). Scalars or arrays.
+    """
+    out = first
+    for count, period in zip(later, periods, strict=True):
+        out = out + count * period
+    return out
 
 
 def rounds_makespan(makespan: Any, busiest: Any, seam: Any, rounds: Any) -> Any:
-    """The makespan of R tiles back to back: ``makespan + (R - 1) x max(busiest, seam)``.
+    """The makespan of R tiles of one shape: ``makespan + (R - 1) x max(busiest, seam)``.
 
-    The term's rule (the module's formula), written once: :func:`dealt_rounds` calls it with a
-    tile's makespan, its busiest pipe and ``seam`` the makespan less what overlaps the next
-    tile; the search's bounds (:mod:`tiler.bounds.dealt`) with floors of each (``seam`` 0 where
-    they have none: the period is at least the busiest pipe). Non-decreasing in every argument
-    (R >= 1), so floors of the three give a floor of the makespan. Scalars or arrays.
+    :func:`program_makespan` with one shape: :func:`dealt_rounds` calls it with a tile's
+    makespan, its busiest pipe and ``seam`` the makespan less what overlaps the next tile; the
+    search's bounds (:mod:`tiler.bounds.dealt`) with floors of each (``seam`` 0 where they have
+    none: the period is at least the busiest pipe). Non-decreasing in every argument (R >= 1).
     """
-    return makespan + (rounds - 1) * np.maximum(busiest, seam)
+    return program_makespan(makespan, (rounds - 1,), (tile_period(busiest, seam),))
 
 
 def dealt_rounds(
@@ -81,8 +112,8 @@ def dealt_rounds(
         return makespan, busy
     r = rounds[idx]
     one = {p: np.broadcast_to(busy[p], makespan.shape)[idx] for p in busy}
-    busiest = one[_TILE_PIPES[0]]
-    for p in _TILE_PIPES[1:]:
+    busiest = one[TILE_PIPES[0]]
+    for p in TILE_PIPES[1:]:
         busiest = np.maximum(busiest, one[p])
     # The rest of the tile's path repeats at each further tile.
     seam = makespan[idx] - np.broadcast_to(overlap, makespan.shape)[idx]
@@ -91,7 +122,183 @@ def dealt_rounds(
     if code is not None:
         code[idx] = TERM["dealt_rounds"]
     out = {p: np.array(np.broadcast_to(busy[p], makespan.shape), dtype=np.float64) for p in busy}
-    for p in _TILE_PIPES:
+    for p in TILE_PIPES:
         out[p][idx] = r * one[p]
     out["SCALAR"][idx] = np.broadcast_to(scalar, makespan.shape)[idx]
     return makespan, out
+
+
+#: The columns of :func:`dealt_programs_term`'s table of one tile per shape: the tile pipes'
+#: busy cycles, then its K steps and DMA copies (the scalar pipe's work), its makespan and what
+#: of it overlaps the next tile.
+TILE_COLUMNS: tuple[str, ...] = (*TILE_PIPES, "steps", "copies", "mk", "overlap")
+
+
+def dealt_programs_term(
+    table: np.ndarray,
+    programs: tuple[np.ndarray, np.ndarray],
+    scalar: Callable[[Any, Any], Any],
+    hbm_floor: Any,
+    startup: float,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The makespan and busy totals of the slowest core of a dealt split with tail tiles.
+
+    Each core program (:func:`simcore.pipeline.dealing.program_arrays`: per candidate, the
+    tiles of each shape a program runs and the shape of its first) is priced by its tiles'
+    own shapes: :func:`program_makespan` of the first tile's makespan and the later tiles'
+    :func:`tile_period`, each tile pipe's busy total the sum over its tiles, the scalar pipe's
+    the work of its tiles with the start-up once. The slowest core is the program of the
+    longest time once combined as every estimate is
+    (:func:`simcore.pipeline.scalar.after_startup`, with the HBM floor).
+
+    Args:
+        table: Per candidate and tile shape (:data:`simcore.pipeline.dealing.TILE_SHAPES`),
+            one tile's :data:`TILE_COLUMNS` (0 where the shape is absent).
+        programs: ``counts`` (candidates x programs x shapes) and ``first``.
+        scalar: The scalar pipe's busy cycles of (K steps, copies).
+        hbm_floor: Per candidate, the HBM floor (cycles).
+        startup: The scalar start-up (cycles).
+
+    Returns:
+        (makespan, busy) of the slowest program per candidate.
+    """
+    counts, first = programs
+    pipes = len(TILE_PIPES)
+    mk, overlap = table[..., pipes + 2], table[..., pipes + 3]
+    # (Pairwise maxima and sums over the pipes: a reduction along a short last axis costs
+    # several times more.)
+    busiest = table[..., 0]
+    for i in range(1, pipes):
+        busiest = np.maximum(busiest, table[..., i])
+    periods = tile_period(busiest, mk - overlap)
+    head = np.take_along_axis(mk, first, axis=1)
+    later = [counts[..., s] - (first == s) for s in range(table.shape[1])]
+    makespan = program_makespan(head, later, [periods[:, s, None] for s in range(len(later))])
+    # Every pipe's and the scalar pipe's work of each program: its tiles' sums, one matmul.
+    totals = np.matmul(counts, table[..., : pipes + 2])
+    busy = {p: totals[..., i] for i, p in enumerate(TILE_PIPES)}
+    busy["SCALAR"] = scalar(totals[..., pipes], totals[..., pipes + 1])
+    hbm = np.asarray(hbm_floor)[:, None]
+    peak, work = busy["SCALAR"], busy["SCALAR"]
+    for p in TILE_PIPES:
+        peak, work = np.maximum(peak, busy[p]), work + busy[p]
+    span = after_startup(makespan, np.maximum(peak, hbm), np.maximum(work, hbm), startup)
+    pick = np.argmax(span, axis=1)[:, None]
+    out = {p: np.take_along_axis(busy[p], pick, axis=1)[:, 0] for p in busy}
+    return np.take_along_axis(makespan, pick, axis=1)[:, 0], out
+
+
+#: The candidates a dealt split's tail tiles are priced at: their indices, per tail shape
+#: (shape, indices, rows, columns), and their core programs (:func:`tail_extents`).
+Tails = tuple[np.ndarray, list[tuple[int, np.ndarray, Any, Any]], tuple[np.ndarray, np.ndarray]]
+
+
+def tail_extents(
+    m: int, n: int, f: dict[str, Any], rounds: Any, extents: tuple[Any, Any], l2_rounds: int
+) -> Tails | None:
+    """The dealt candidates whose slowest core may run tail tiles, and those tiles' extents.
+
+    Candidates of R > 1 with a tail along M or N whose core programs
+    (:func:`simcore.pipeline.dealing.program_arrays`, the covered ones left out) run a tail
+    tile; per tail shape (1, 2, 3 of :data:`simcore.pipeline.dealing.TILE_SHAPES`) the ones
+    whose programs run it with its rows and columns (``extents``: the full tile's and the
+    tail's, rows and columns). None where there is none: every other candidate's slowest core
+    runs R full tiles (:func:`dealt_rounds`).
+    """
+    split = tuple(f[name] for name in ("singleCoreM", "singleCoreN", "usedCoreNum"))
+    idx, programs, runs = tail_programs(m, n, split, rounds, l2_rounds)
+    if not idx.size:
+        return None
+    (rows_c, cols_c), (rows_t, cols_t) = extents
+    shapes = []
+    for s in (1, 2, 3):
+        at = idx[runs[:, s]]
+        if at.size:
+            rows = rows_t if s & 1 else rows_c
+            cols = cols_t if s & 2 else cols_c
+            shapes.append((s, at, np.take(rows, at), np.take(cols, at)))
+    return idx, shapes, programs
+
+
+def price_tails(
+    tails: Tails | None,
+    at: np.ndarray | None,
+    price: Callable[[np.ndarray, Any, Any], dict[str, Any]],
+) -> list[tuple[int, np.ndarray, dict[str, Any], slice]]:
+    """Prices the tail shapes of :func:`tail_extents` among the candidates ``at`` (None: all).
+
+    ``price(indices, rows, cols)`` prices one tile (the estimator's core) at those candidates,
+    called once for the shapes one after the other (one call's fixed cost, not three).
+    Returns (shape, indices, the result, the shape's slice of it) per shape present.
+    """
+    if tails is None:
+        return []
+    shapes, size = [], 0
+    for s, idx, rows, cols in tails[1]:
+        keep = np.arange(idx.size) if at is None else np.flatnonzero(np.isin(idx, at))
+        if keep.size:
+            shapes.append((s, idx[keep], rows[keep], cols[keep], slice(size, size + keep.size)))
+            size += keep.size
+    if not shapes:
+        return []
+    where, rows, cols = (np.concatenate([x[i] for x in shapes]) for i in (1, 2, 3))
+    res = price(where, rows, cols)
+    res["size"] = size
+    return [(s, idx, res, part) for s, idx, _, _, part in shapes]
+
+
+def tail_floor(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> dict[str, Any]:
+    """A floor of a tail tile's figures (the floors' stand-in for the estimator's core).
+
+    Its MMADs: a tile's makespan and its period as a further tile hold them, its M pipe's busy
+    total them (:func:`simcore.pipeline.busy.cube_busy`); its K steps (the scalar pipe's work
+    without its copies); every other figure 0.
+    """
+    bm, bn, bk = f["baseM"], f["baseN"], f["baseK"]
+    cube = np.asarray(cube_busy(c, k, rows, cols, bm, bn, bk), dtype=np.float64)
+    zero = np.zeros_like(cube)
+    steps = ceil_div(rows, bm) * ceil_div(cols, bn) * ceil_div(k, bk)
+    busy = {p: cube if p == "M" else zero for p in TILE_PIPES}
+    mk = SimpleNamespace(value=cube)
+    return {"mk": mk, "busy": busy, "dealt": (zero,), "tile_work": (steps, zero)}
+
+
+def with_tails(
+    one_tile: tuple[Any, dict[str, Any]],
+    dealt: tuple[np.ndarray, dict[str, Any], tuple[Any, ...], tuple[Any, ...]],
+    parts: Sequence[tuple[Any, dict[str, Any]]],
+    programs: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]],
+    combine: tuple[Callable[[Any, Any], Any], Any, float],
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`dealt_programs_term` put in place for the candidates ``programs[0]``.
+
+    ``one_tile`` the full tile's makespan and busy totals, ``dealt`` the makespan and busy
+    totals after :func:`dealt_rounds` with the full tile's overlap and scalar work (the
+    estimator core's ``dealt``) and its K steps and copies (``tile_work``); ``parts`` the
+    estimator's core results with their tail shapes' (``res["tails"]``, :func:`price_tails`;
+    in the floors :func:`tail_floor`'s),
+    ``combine`` the scalar pipe's rule, the HBM floor (per candidate) and the start-up.
+    Returns copies of the makespan and busy totals.
+    """
+    makespan, busy, (overlap, _), (steps, copies) = dealt
+    idx, counts_first = programs
+    table = np.zeros((idx.size, 4, len(TILE_COLUMNS)))
+    shape = makespan.shape
+    full = [one_tile[1][p] for p in TILE_PIPES] + [steps, copies, one_tile[0], overlap]
+    for i, x in enumerate(full):
+        table[:, 0, i] = np.broadcast_to(x, shape)[idx]
+    for _, res in parts:
+        for s, where, r, part in res["tails"]:
+            at, size = np.searchsorted(idx, where), r["size"]
+            tail = [r["busy"][p] for p in TILE_PIPES] + [*r["tile_work"], r["mk"].value]
+            for i, x in enumerate([*tail, r["dealt"][0]]):
+                table[at, s, i] = np.broadcast_to(x, size)[part]
+    scalar, hbm_floor, startup = combine
+    hbm = np.broadcast_to(hbm_floor, shape)[idx]
+    mk, out = dealt_programs_term(table, counts_first, scalar, hbm, startup)
+    makespan = np.array(makespan, dtype=np.float64)
+    makespan[idx] = mk
+    busy = {p: np.array(np.broadcast_to(busy[p], shape), dtype=np.float64) for p in busy}
+    for p in out:
+        busy[p][idx] = out[p]
+    return makespan, busy

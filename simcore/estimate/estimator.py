@@ -29,16 +29,23 @@ the model's history.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from simcore.estimate.arrays import gather
-from simcore.estimate.binding import BINDING_NAMES, Makespan, clip_binding
+from simcore.estimate.arrays import gather, gathered
+from simcore.estimate.binding import BINDING_NAMES, TERM, Makespan, clip_binding
 from simcore.estimate.block_replay import ReplayQueue, block_replay_term
 from simcore.estimate.blocks import blocks_by_data_path
 from simcore.estimate.compute import compute_chain
-from simcore.estimate.dealt import dealt_rounds
+from simcore.estimate.dealt import (
+    dealt_rounds,
+    price_tails,
+    tail_extents,
+    tail_floor,
+    with_tails,
+)
 from simcore.estimate.drains import (
     c1_pass_start,
     corner_drain,
@@ -242,6 +249,8 @@ def _core(
             overlap,
             scalar_cycles(c.preset, problem, rounds * g.blocks * g.k_iter, rounds * copies),
         )
+        # (One tile's K steps and copies: a core of tiles of several shapes sums them.)
+        out["tile_work"] = (g.blocks * g.k_iter, copies)
     if floor:
         # Per-operand floors (operand_floor_arrays): each chain alone, and the work of the
         # pipes that does not depend on the other operand (its copies are >= 0).
@@ -332,7 +341,8 @@ def makespan_floor_arrays(
       flags, of ``max``es of read times, so they are non-decreasing in them too;
 
     and the estimate is ``min(max(start-up + makespan, busiest), sum of busy) + launch``,
-    non-decreasing in the makespan (the start-up depends on the problem only).
+    non-decreasing in the makespan (the start-up depends on the problem only). A dealt split's
+    tail tiles count their MMADs and K steps (``dealt.tail_floor``, at most their figures).
 
     Args:
         problem: The problem.
@@ -596,6 +606,25 @@ def _estimate_block(
     # singleCoreN where they fit in M x N): every cost grows with the rows and columns, so the
     # tail cores never take longer; only it is priced.
     vp = vector_path_array(problem, f, preset) if path is None else None
+    # A dealt split with tail tiles prices each core by its tiles' own shapes (the tail rows
+    # and columns, simcore.estimate.dealt.dealt_programs_term): those shapes' tiles here.
+    tails = None
+    if rounds is not None:
+        extents = (rows_c, cols_c), (tail_m, tail_n)
+        tails = tail_extents(m, n, f, rounds, extents, problem.l2_rounds)
+
+    def tiles(c: Costs, at: Any) -> list[tuple[int, Any, dict[str, Any], slice]]:
+        def one(idx: Any, rows: Any, cols: Any) -> dict[str, Any]:
+            sub = {name: gather(a, idx) for name, a in f.items()}
+            if floor:
+                return tail_floor(c, k, sub, rows, cols)
+            return _core(
+                c, problem, sub, rows, cols, gather(cap, idx), None, floor, queue,
+                gather(write_cap, idx), gather(np.asarray(rounds), idx),
+            )  # fmt: skip
+
+        return price_tails(tails, at, one)
+
     if path is not None or vp is None or vp.all() or not vp.any():
         one = path if path is not None else vp is None or bool(vp.all())
         c = Costs(problem, preset, one)
@@ -603,6 +632,7 @@ def _estimate_block(
             c, problem, f, rows_c, cols_c, cap, first_traffic, floor, queue, write_cap, rounds,
             counts,
         )  # fmt: skip
+        res["tails"] = tiles(c, None)
         parts: list[tuple[Any, dict[str, Any]]] = [(None, res)]
     else:
         # Tilings whose reorder halves do not fit in UB take the column-DMA path: price the two
@@ -618,6 +648,7 @@ def _estimate_block(
                 tuple(gather(x, idx) for x in first_traffic), floor, queue,
                 gather(write_cap, idx), None if rounds is None else gather(rounds, idx),
             )  # fmt: skip
+            res["tails"] = tiles(Costs(problem, preset, on), idx)
             parts.append((idx, res))
 
     # (The cores' mean share of the work from the cores and tails above.)
@@ -634,7 +665,10 @@ def _estimate_block(
     startup = startup_cycles(preset, problem)
 
     def finish() -> dict[str, Any]:
-        return _finish_block(preset, f, parts, (cap, hbm, read, share), startup, rounds)
+        programs = None if tails is None else (tails[0], tails[2])
+        return _finish_block(
+            preset, f, parts, (cap, hbm, read, share), startup, rounds, programs, problem
+        )
 
     return finish
 
@@ -646,6 +680,8 @@ def _finish_block(
     chip: tuple[Any, Any, Any, Any],
     startup: float,
     rounds: Any = None,
+    programs: Any = None,
+    problem: Problem | None = None,
 ) -> dict[str, Any]:
     """The outputs of one block from its cores' makespans and busy totals (``parts``).
 
@@ -653,9 +689,14 @@ def _finish_block(
     result) per data path; ``chip`` is the bandwidth cap, the HBM bytes, the bytes read and
     the cores' mean share of the work (:func:`simcore.pipeline.traffic.core_share`);
     ``startup`` the scalar start-up every path of :func:`_core` follows; ``rounds`` a dealt
-    split's tiles per core (the ``dealt_rounds`` term, applied here, after the block replay).
+    split's tiles per core (the ``dealt_rounds`` term, applied here, after the block replay);
+    ``programs`` the candidates with tail tiles and their core programs
+    (:func:`simcore.estimate.dealt.with_tails`) with the ``problem``.
     """
     cap, hbm, read, share = chip
+    # HBM's time is a chip-wide floor on the kernel (see
+    # simcore.pipeline.traffic.chip_bandwidth_cap).
+    hbm_floor = hbm_floor_cycles(hbm, preset)
     sm = f["singleCoreM"]
     if parts[0][0] is None:
         res = parts[0][1]
@@ -673,17 +714,27 @@ def _finish_block(
             for p in PIPE_NAMES:
                 busy[p][idx] = res["busy"][p]
     if rounds is not None:
-        drain_1, scalar = _gathered(parts, "dealt", sm.shape)
+        drain_1, scalar = gathered(parts, "dealt", sm.shape)
         if code is not None:
             code = np.array(code)
+        one_tile = makespan, busy
+        if programs is not None:
+            # (The candidates with tail tiles: by their programs, with_tails.)
+            rounds = np.array(np.broadcast_to(rounds, sm.shape))
+            rounds[programs[0]] = 1
         makespan, busy = dealt_rounds(
             np.asarray(makespan, dtype=np.float64), code, busy, drain_1, scalar, rounds
         )
+        if programs is not None and problem is not None:
+            work = gathered(parts, "tile_work", sm.shape)
+            makespan, busy = with_tails(
+                one_tile, (makespan, busy, (drain_1, scalar), work), parts, programs,
+                (partial(scalar_cycles, preset, problem), hbm_floor, startup),
+            )  # fmt: skip
+            if code is not None:
+                code[programs[0]] = TERM["dealt_rounds"]
     # _core's paths start when the first instruction issues, after the scalar start-up.
     makespan = makespan + startup
-    # HBM's time is a chip-wide floor on the kernel (see
-    # simcore.pipeline.traffic.chip_bandwidth_cap).
-    hbm_floor = hbm_floor_cycles(hbm, preset)
     seq = np.maximum(sum(busy[p] for p in PIPE_NAMES), hbm_floor)
     # Pairwise maxima: np.maximum.reduce over a list first stacks the arrays into a new one
     # (~4x the instructions).
@@ -724,19 +775,6 @@ def _finish_block(
         out[f"busy_{p}"] = worst["busy"][p]
     if binding is not None:
         out["binding_term"] = binding
-    return out
-
-
-def _gathered(
-    parts: list[tuple[Any, dict[str, Any]]], key: str, shape: tuple[int, ...]
-) -> tuple[np.ndarray, ...]:
-    """The tuple of arrays ``res[key]`` of :func:`_core`'s parts, put back in place."""
-    if parts[0][0] is None:
-        return tuple(np.broadcast_to(x, shape) for x in parts[0][1][key])
-    out = tuple(np.empty(shape) for _ in parts[0][1][key])
-    for idx, res in parts:
-        for whole, x in zip(out, res[key], strict=True):
-            whole[idx] = x
     return out
 
 

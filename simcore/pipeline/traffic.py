@@ -28,6 +28,7 @@ import numpy as np
 from simcore.hardware.dtypes import FRACTAL_ROWS, bits, c0_elements
 from simcore.hardware.presets import HardwarePreset
 from simcore.pipeline.arith import align_up, at_least, at_most, ceil_div
+from simcore.pipeline.dealing import dealt_walk
 from simcore.tiling.problem import Format, Problem
 from simcore.tiling.tcube import TCubeTiling
 
@@ -100,25 +101,13 @@ def dealt_sharers(m: Any, n: Any, single_m: Any, single_n: Any, used: Any) -> tu
     return a_sharers, b_sharers
 
 
-def dealt_groups(n_tiles: int, rounds: int) -> list[range]:
-    """A dealt split's groups of tile columns (its L2 tiles along N, ``Problem.l2_rounds``).
-
-    One group (all of C's tile columns) unless the kernel walks C in L2 tiles: aclnn MatMulV3
-    (``matmul_v3_base_tiling.cpp`` ``DoL2CacheTiling``) keeps each L2 tile's A + B + C within
-    the L2 by walking the base blocks tile by tile; the model takes its split along N, which
-    sets B's reuse (``ceil(N tiles / rounds)`` columns a group, the last the rest).
-    """
-    per = ceil_div(n_tiles, max(rounds, 1))
-    return [range(start, min(start + per, n_tiles)) for start in range(0, n_tiles, per)]
-
-
 def core_programs(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
     """The distinct core programs with how many cores run each (:func:`core_shapes` if not dealt).
 
-    Dealt (more tiles than ``usedCoreNum``): the tiles, numbered row-major over C's tile grid (N
-    inner, MatMulV3's ``blockIdx / nCnt``) within each group of tile columns
-    (:func:`dealt_groups`, the groups one after the other), go to core ``tile % usedCoreNum``
-    in rounds; cores with the same sequence of tile shapes form one program.
+    Dealt (more tiles than ``usedCoreNum``): the tiles go to core ``tile % usedCoreNum`` in the
+    order of :func:`simcore.pipeline.dealing.dealt_walk` (the dealing rule, which the estimator's
+    :func:`simcore.pipeline.dealing.dealt_programs` counts too); cores with the same sequence of
+    tile shapes form one program.
     """
     m_tiles = ceil_div(problem.m, t.singleCoreM)
     n_tiles = ceil_div(problem.n, t.singleCoreN)
@@ -129,12 +118,9 @@ def core_programs(problem: Problem, t: TCubeTiling) -> list[CoreShape]:
     tail_n = problem.n - (n_tiles - 1) * t.singleCoreN
     rows = [t.singleCoreM] * (m_tiles - 1) + [tail_m]
     cols = [t.singleCoreN] * (n_tiles - 1) + [tail_n]
-    walk = [
-        (rows[row], cols[col])
-        for group in dealt_groups(n_tiles, problem.l2_rounds)
-        for row in range(m_tiles)
-        for col in group
-    ]
+    row_at, col_at = dealt_walk(m_tiles, n_tiles, problem.l2_rounds)
+    at = zip(row_at.tolist(), col_at.tolist(), strict=True)
+    walk = [(rows[row], cols[col]) for row, col in at]
     programs: dict[tuple[tuple[int, int], ...], int] = {}
     for core in range(used):
         seq = tuple(walk[core::used])
@@ -622,9 +608,9 @@ def reuse_working_set(
 
     A dealt split (more tiles than ``used``, the usedCoreNum; :func:`core_programs`) walks C's
     tiles row-major, N inner, whatever ``iterateOrder`` says inside a tile, in ``rounds`` groups
-    of tile columns (:func:`dealt_groups`): a tile column's B is used again one tile row later,
-    after the group's B and the rows of A of the tile rows in flight (a round of ``used`` tiles
-    spans up to ``ceil(used / the group's tile columns) + 1`` of them).
+    of tile columns (:func:`simcore.pipeline.dealing.dealt_groups`): a tile column's B is used
+    again one tile row later, after the group's B and the rows of A of the tile rows in flight
+    (a round of ``used`` tiles spans up to ``ceil(used / the group's tile columns) + 1`` of them).
 
     ``cores``: the cores along M and along N (``ceil(m / single_m)``, ``ceil(n / single_n)``)
     where the caller has them.
@@ -782,7 +768,7 @@ def l2_rounds_to_fit(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -
     aclnn's matmul kernel (MatMulV3) splits the cores' work for L2 when the operands exceed it
     (``matmul_v3_l2_cache.cpp``, ascend-notes.md §1.12): the rounds a kernel with that split
     would use, for :attr:`simcore.tiling.problem.Problem.l2_rounds` (for a dealt split, its
-    groups of tile columns: :func:`dealt_groups`).
+    groups of tile columns: :func:`simcore.pipeline.dealing.dealt_groups`).
     """
     in_b = bits(problem.dtype) / 8.0
     usable = preset.l2_bytes * preset.l2_usable_fraction

@@ -110,7 +110,7 @@ class Problem(BaseModel):
     #: constant tiling (less scalar work); UnitFlag (FixPipe drains at 512 B grain while the
     #: MMADs run). The defaults are the plain kernel. A dealt split (more tiles than cores)
     #: walks its tiles in ``l2_rounds`` groups of tile columns instead
-    #: (:func:`simcore.pipeline.traffic.dealt_groups`, MatMulV3's L2 tiles along N).
+    #: (:func:`simcore.pipeline.dealing.dealt_groups`, MatMulV3's L2 tiles along N).
     l2_rounds: int = Field(default=1, ge=1, le=64, strict=True)
     constant_tiling: bool = Field(default=False, strict=True)
     unit_flag: bool = Field(default=False, strict=True)

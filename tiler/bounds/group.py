@@ -95,7 +95,7 @@ def cube_lower_bounds(space: Any, idx: Any = None) -> FloatArray:
 #: The group fields :func:`cube_lower_bounds` reads.
 _CUBE_FIELDS = ("core_rows", "core_cols", "baseM", "baseN", "baseK")
 #: The group fields a dealt group's cube tier reads (:mod:`tiler.bounds.dealt`).
-_DEALT_FIELDS = ("singleCoreM", "singleCoreN", "usedCoreNum")
+_DEALT_FIELDS = ("singleCoreM", "singleCoreN", "usedCoreNum", *_CUBE_FIELDS)
 
 
 def group_lower_bounds(
@@ -130,10 +130,10 @@ def group_lower_bounds(
         One bound per selected group, in microseconds (launch overhead included).
     """
     how = (splits, stalls, relaxed)
-    return _in_blocks(space, idx, lambda g: _group_bound(space, g, how, threshold))
+    return _in_blocks(space, idx, lambda g: _group_bound(space, g, how, threshold), threshold)
 
 
-def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
+def _in_blocks(space: Any, idx: Any, bound: Any, threshold: float = np.inf) -> FloatArray:
     """``bound`` of the groups ``idx`` (all: None), :data:`BOUND_BLOCK` groups at a time.
 
     Each block's fields are gathered as it is priced (gathered for every group at once, the
@@ -142,26 +142,30 @@ def _in_blocks(space: Any, idx: Any, bound: Any) -> FloatArray:
     """
     groups = space.groups
     n = int(groups["baseM"].shape[0] if idx is None else np.shape(idx)[0])
+    ids = np.arange(n) if idx is None else np.asarray(idx)
     if n <= BOUND_BLOCK:
-        return _with_dealt(space, _select(groups, idx), bound)
+        return _with_dealt(space, _select(groups, idx), bound, (ids, threshold))
     out = np.empty(n, dtype=np.float64)
     for start in range(0, n, BOUND_BLOCK):
-        part = (
-            slice(start, start + BOUND_BLOCK)
-            if idx is None
-            else np.asarray(idx)[start : start + BOUND_BLOCK]
-        )
+        part = ids[start : start + BOUND_BLOCK]
         out[start : start + BOUND_BLOCK] = _with_dealt(
-            space, {name: arr[part] for name, arr in groups.items()}, bound
+            space, {name: arr[part] for name, arr in groups.items()}, bound, (part, threshold)
         )
     return out
 
 
-def _with_dealt(space: Any, g: dict[str, Any], bound: Any) -> FloatArray:
+def _with_dealt(
+    space: Any, g: dict[str, Any], bound: Any, at: tuple[Any, float] | None = None
+) -> FloatArray:
     """``bound`` of the one-tile groups of ``g``, :mod:`tiler.bounds.dealt`'s of the dealt ones.
 
     Every tier prices a dealt group at the same figure (the rounds of its fixed paths and
-    pipes), so the tiers stay in order (each never above the next).
+    pipes; a split's tail tiles at their own floors where that figure is below the tier's
+    threshold, us: the groups at or above it are ruled out either way), so the tiers stay in
+    order (each never above the next). ``at``: the groups' indices in the space and the
+    threshold (None: unknown indices, no threshold). The figure is kept per group
+    (``space.dealt_memo``) and taken again where it was priced in full or is at or above the
+    threshold.
     """
     is_dealt = dealt.dealt_rows(space, g)
     if not is_dealt.any():
@@ -171,9 +175,33 @@ def _with_dealt(space: Any, g: dict[str, Any], bound: Any) -> FloatArray:
     if one.shape[0]:
         out[one] = bound({name: arr[one] for name, arr in g.items()})
     rows = np.flatnonzero(is_dealt)
-    sub = {name: arr[rows] for name, arr in g.items()}
+    threshold = np.inf if at is None else at[1]
+    todo = rows
+    if at is not None:
+        memo = space.dealt_memo
+        if not memo:
+            memo["figure"] = np.full(space.size, np.nan)
+            memo["full"] = np.zeros(space.size, dtype=bool)
+        ids = np.asarray(at[0])[rows]
+        known = memo["figure"][ids]
+        done = memo["full"][ids] | (known >= threshold)
+        out[rows[done]] = known[done]
+        todo = rows[~done]
+    if not todo.size:
+        return out
+    sub = {name: arr[todo] for name, arr in g.items()}
     c = Costs(space.problem, space.preset)
-    out[rows] = _to_us(space.preset, dealt.dealt_cycles(space, sub, group_terms(space, c, sub)))
+    # (The tail tiles at their own floors only where the figure so far is below threshold.)
+    below = None if threshold == np.inf else lambda x: _to_us(space.preset, x) < threshold
+    cycles = dealt.dealt_cycles(
+        space, sub, group_terms(space, c, sub), lambda t: group_terms(space, c, t), below
+    )
+    out[todo] = _to_us(space.preset, cycles)
+    if at is not None:
+        ids = np.asarray(at[0])[todo]
+        memo["figure"][ids] = out[todo]
+        # (Priced in full: no threshold, or below it; at or above it only as far as needed.)
+        memo["full"][ids] = (threshold == np.inf) | (out[todo] < threshold)
     return out
 
 
@@ -335,7 +363,7 @@ def fixed_then_relaxed_bounds(
     Returns:
         One bound per selected group, in microseconds (launch overhead included).
     """
-    out = _in_blocks(space, idx, lambda g: _least_span_or_scalar(space, g))
+    out = _in_blocks(space, idx, lambda g: _least_span_or_scalar(space, g), threshold)
     if not chains.USE_CHAIN_BOUND:
         out[:] = -np.inf
     keep = np.flatnonzero(out < threshold)
@@ -343,7 +371,9 @@ def fixed_then_relaxed_bounds(
         rest = keep if idx is None else np.asarray(idx)[keep]
         # (Below -inf no group gets the relaxed tier.)
         inner = threshold if relaxed else -np.inf
-        out[keep] = _in_blocks(space, rest, lambda g: _fixed_then_relaxed(space, g, inner))
+        out[keep] = _in_blocks(
+            space, rest, lambda g: _fixed_then_relaxed(space, g, inner), threshold
+        )
     return out
 
 

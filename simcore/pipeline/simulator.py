@@ -126,22 +126,40 @@ class SimResult:
 
 
 class _Chunks:
-    """FIFO L1 residency of one operand's chunks: key -> (ready cycle, last read cycle)."""
+    """One operand's chunks in L1, first in first out, and its copies' costs per chunk extent.
 
-    def __init__(self, n_slots: int) -> None:
+    The chunks are numbered in copy order; ``reads`` holds each copy's last L1 read (its arrival
+    until a K step reads it), so it is the oldest-first sequence :func:`l1_slot_free` takes as
+    it stands, with no list built per copy. ``index`` maps the key of a chunk in L1 to its
+    number; the oldest leaves it when a copy finds every slot taken.
+    """
+
+    def __init__(self, n_slots: int, is_a: bool, via_ub: bool) -> None:
         self.n_slots = n_slots
-        self.order: deque[tuple[int, int]] = deque()
-        self.ready: dict[tuple[int, int], float] = {}
-        self.last_read: dict[tuple[int, int], float] = {}
+        self.is_a = is_a
+        self.via_ub = via_ub
+        self.order: deque[int] = deque()
+        self.index: dict[int, int] = {}
+        self.ready: list[float] = []
+        self.reads: list[float] = []
+        # Per chunk row extent, the costs of the chunks along K (_Durations.copy): the blocks
+        # of a core look them up once each, not per copy.
+        self.costs: dict[int, list[tuple[float, float, float, int]]] = {}
+        # The log codes (pipe | kind << 3) of the copy's legs: GM->L1 or GM->UB, reorder, UB->L1.
+        legs = ("load", "nd2nz", "ub_to_l1")
+        kinds = [f"{leg}_{'a' if is_a else 'b'}" for leg in legs]
+        pipes = ("MTE2", "V", "MTE3")
+        self.codes = tuple(_P[p] | _K[k] << 3 for p, k in zip(pipes, kinds, strict=True))
 
-    def insert(self, key: tuple[int, int], ready: float) -> None:
+    def insert(self, key: int, ready: float) -> int:
+        """Puts a copied chunk in L1 (in the oldest's slot when all are taken); its number."""
         if len(self.order) >= self.n_slots:
-            old = self.order.popleft()
-            del self.ready[old]
-            del self.last_read[old]
+            del self.index[self.order.popleft()]
         self.order.append(key)
-        self.ready[key] = ready
-        self.last_read[key] = ready
+        number = self.index[key] = len(self.reads)
+        self.ready.append(ready)
+        self.reads.append(ready)
+        return number
 
 
 class _Durations:
@@ -164,39 +182,40 @@ class _Durations:
         self.norm = problem.template is Template.NORM
         factor_a, factor_b = operand_contention(c, t.singleCoreM, t.singleCoreN, t.usedCoreNum)
         self.factor_a, self.factor_b = float(factor_a), float(factor_b)
-        self.loads: dict[tuple[bool, int, int], tuple[float, int]] = {}
+        self.copies_of: dict[tuple[bool, int, int], tuple[float, float, float, int]] = {}
         #: DMA copies issued so far (the scalar pipe's per-copy work).
         self.copies = 0
-        self.reorders: dict[tuple[bool, int, int], float] = {}
         self.steps: dict[tuple[int, int, int], tuple[float, float, float]] = {}
         self.drains: dict[tuple[int, int], tuple[float, float]] = {}
         #: FixPipe cycles of one UnitFlag grain at the writes' cap.
         self.grain = float(c.fix_grain_cycles(self.write_cap)) if c.has_fixpipe else 0.0
 
-    def load(self, is_a: bool, rows: int, kk: int) -> float:
-        """MTE2 cycles of one direct chunk copy (GM->L1) of ``rows`` x ``kk``."""
-        key = (is_a, rows, kk)
-        known = self.loads.get(key)
-        if known is None:
-            t = self.t
-            base = t.baseM if is_a else t.baseN
-            pieces = copy_pieces(self.norm, rows, base, kk, t.baseK)
-            factor = self.factor_a if is_a else self.factor_b
-            dur = float(self.c.direct_load_cycles(is_a, rows, kk, self.cap, pieces, factor))
-            known = (dur, int(pieces[0] * pieces[1]))
-            self.loads[key] = known
-        self.copies += known[1]
-        return known[0]
+    def copy(self, is_a: bool, rows: int, kk: int) -> tuple[float, float, float, int]:
+        """One ``rows`` x ``kk`` chunk copy: its legs' (MTE2, V, MTE3) cycles and DMA copies.
 
-    def reorder(self, is_a: bool, rows: int, kk: int) -> float:
-        """Vector cycles of one chunk's ND->NZ reorder in UB (the vector model, per shape)."""
+        A direct copy (GM->L1) is one MTE2 leg of the template's copy pieces; the UB path's
+        (GM->UB, the ND->NZ reorder of the vector model, UB->L1) is one DMA copy.
+        """
         key = (is_a, rows, kk)
-        dur = self.reorders.get(key)
-        if dur is None:
-            c = self.c
-            dur = float(c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk))
-            self.reorders[key] = dur
-        return dur
+        known = self.copies_of.get(key)
+        if known is None:
+            c, t = self.c, self.t
+            if not (c.a_via_ub if is_a else c.b_via_ub):
+                base = t.baseM if is_a else t.baseN
+                pieces = copy_pieces(self.norm, rows, base, kk, t.baseK)
+                factor = self.factor_a if is_a else self.factor_b
+                dur = float(c.direct_load_cycles(is_a, rows, kk, self.cap, pieces, factor))
+                known = (dur, 0.0, 0.0, int(pieces[0] * pieces[1]))
+            else:
+                nbytes = float(c.l1_tile_bytes(rows, kk))
+                known = (
+                    float(c.gm_to_ub_cycles(nbytes, c.a_eff if is_a else c.b_eff, self.cap)),
+                    float(c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk)),
+                    float(c.ub_to_l1_cycles(nbytes)),
+                    1,
+                )
+            self.copies_of[key] = known
+        return known
 
     def step(self, rows: int, cols: int, kk: int) -> tuple[float, float, float]:
         """(L0A load, L0B load, MMAD) cycles of one K step of a ``rows`` x ``cols`` block."""
@@ -258,16 +277,17 @@ def simulate_core(
     base_m, base_n, base_k = t.baseM, t.baseN, t.baseK
     db_l0a, db_l0b, db_l0c = _l0_buffers(problem, t)
     k_iter = ceil_div(k, base_k)
-    a_chunks = _Chunks(int(slots(t.depthA1, t.stepM, t.stepKa)))
-    b_chunks = _Chunks(int(slots(t.depthB1, t.stepN, t.stepKb)))
+    a_chunks = _Chunks(int(slots(t.depthA1, t.stepM, t.stepKa)), True, c.a_via_ub)
+    b_chunks = _Chunks(int(slots(t.depthB1, t.stepN, t.stepKb)), False, c.b_via_ub)
     fixpipe = preset.has_fixpipe
 
     # Instruction log, appended in program order. Pipe, kind and block are packed into one code
-    # (pipe | kind << 3 | block << 7) because the 8192^3 schedule logs ~100k instructions and
-    # the appends are a large share of the simulator's time; they are unpacked once at the end.
+    # (pipe | kind << 3 | block << 7), and each instruction's start and end go to one list side
+    # by side (a K step's six times in one extend), because the 8192^3 schedule logs ~100k
+    # instructions and the appends are a large share of the simulator's time; they are unpacked
+    # once at the end.
     log_code: list[int] = []
-    log_start: list[float] = []
-    log_end: list[float] = []
+    log_times: list[float] = []
     # No pipe starts before the scalar unit has done its start-up and issued the first
     # instruction (seed 004's in-order issue; simcore.pipeline.scalar.startup_cycles, 0 where
     # the preset overlaps the start-up).
@@ -275,17 +295,18 @@ def simulate_core(
     free = [startup] * len(PIPES)
     busy = [0.0] * len(PIPES)
 
-    def record(pipe: int, kind: int, start: float, end: float, dur: float, blk: int) -> float:
+    def record(pipe: int, code: int, start: float, end: float, dur: float) -> float:
+        # ``code``: the instruction's pipe | kind << 3 | block << 7.
         free[pipe] = end
         busy[pipe] += dur
-        log_code.append(pipe | kind << 3 | blk << 7)
-        log_start.append(start)
-        log_end.append(end)
+        log_code.append(code)
+        log_times.append(start)
+        log_times.append(end)
         return end
 
     def run(pipe: int, kind: int, ready: float, dur: float, blk: int) -> float:
         start = queue_start(free[pipe], ready)
-        return record(pipe, kind, start, start + dur, dur, blk)
+        return record(pipe, pipe | kind << 3 | blk << 7, start, start + dur, dur)
 
     mte2, mte1, mcube, fix, vec, mte3 = (_P[p] for p in PIPES[:6])
     # UB staging of the ND->NZ path: one source and one transposed half (UB >= 2 x transLength),
@@ -296,34 +317,28 @@ def simulate_core(
     c_ub_free = 0.0
 
     def load_chunk(
-        chunks: _Chunks, key: tuple[int, int], rows: int, kk: int, is_a: bool, blk: int
-    ) -> None:
+        chunks: _Chunks, key: int, cost: tuple[float, float, float, int], blk_code: int
+    ) -> int:
+        # Copies a chunk into L1 (cost: _Durations.copy); returns its number in ``chunks``.
         nonlocal ub_src_free, ub_dst_free
-        nbytes = float(c.l1_tile_bytes(rows, kk))
-        # The chunks' last reads, oldest first (a dict keeps its insertion order, the copies').
-        slot_free = l1_slot_free(list(chunks.last_read.values()), chunks.n_slots)
+        slot_free = l1_slot_free(chunks.reads, chunks.n_slots)
         if handoff:
             slot_free = handoff_copy_ready(slot_free, free_mte1)
-        via_ub = c.a_via_ub if is_a else c.b_via_ub
-        if not via_ub:
-            dur = durations.load(is_a, rows, kk)
-            end = run(mte2, _K["load_a" if is_a else "load_b"], slot_free, dur, blk)
+        durations.copies += cost[3]
+        codes = chunks.codes
+        if not chunks.via_ub:
+            start = queue_start(free[mte2], slot_free)
+            end = record(mte2, codes[0] | blk_code, start, start + cost[0], cost[0])
         else:
-            durations.copies += 1
-            eff = c.a_eff if is_a else c.b_eff
-            legs = (
-                float(c.gm_to_ub_cycles(nbytes, eff, cap_bpc)),
-                durations.reorder(is_a, rows, kk),
-                float(c.ub_to_l1_cycles(nbytes)),
-            )
+            legs = cost[:3]
             (s1, e1), (s2, e2), (s3, end) = staged_copy(
                 (free[mte2], free[vec], free[mte3]), (ub_src_free, ub_dst_free), slot_free, legs
             )
-            record(mte2, _K["load_a" if is_a else "load_b"], s1, e1, legs[0], blk)
-            record(vec, _K["nd2nz_a" if is_a else "nd2nz_b"], s2, e2, legs[1], blk)
-            record(mte3, _K["ub_to_l1_a" if is_a else "ub_to_l1_b"], s3, end, legs[2], blk)
+            record(mte2, codes[0] | blk_code, s1, e1, legs[0])
+            record(vec, codes[1] | blk_code, s2, e2, legs[1])
+            record(mte3, codes[2] | blk_code, s3, end, legs[2])
             ub_src_free, ub_dst_free = e2, end
-        chunks.insert(key, end)
+        return chunks.insert(key, end)
 
     blocks = _program_blocks(shape, t)
 
@@ -331,23 +346,17 @@ def simulate_core(
     handoff = norm_step_handoff(
         problem, c, a_chunks.n_slots, b_chunks.n_slots, step_ka, step_kb, k_iter
     )
-    restart = c.mmad_restart_cycles
     chunk_k_a = step_ka * base_k
     chunk_k_b = step_kb * base_k
     grp_a = t.stepM * base_m
     grp_b = t.stepN * base_n
-    # Per K step: its K extent, A and B chunk indices, and those chunks' K extents.
-    k_steps = [
-        (s, min(base_k, k - s * base_k), chunk_of_step(s, step_ka), chunk_of_step(s, step_kb))
-        for s in range(k_iter)
-    ]
     chunk_len_a = [min(chunk_k_a, k - ka * chunk_k_a) for ka in range(ceil_div(k, chunk_k_a))]
     chunk_len_b = [min(chunk_k_b, k - kb * chunk_k_b) for kb in range(ceil_div(k, chunk_k_b))]
     drain_end: deque[float] = deque(maxlen=max(db_l0c, 1))
-    # Per block shape, the cycles of each K step (the K tail's differ): one lookup per block.
-    steps_of_shape: dict[tuple[int, int], list[tuple[float, float, float]]] = {}
-    a_ready, a_last = a_chunks.ready, a_chunks.last_read
-    b_ready, b_last = b_chunks.ready, b_chunks.last_read
+    # Per block shape, each K step's chunks and cycles (the K tail's differ): one lookup a block.
+    plans: dict[tuple[int, int], list[_Step]] = {}
+    a_index, a_ready, a_reads = a_chunks.index, a_chunks.ready, a_chunks.reads
+    b_index, b_ready, b_reads = b_chunks.index, b_chunks.ready, b_chunks.reads
     # MTE1 and the cube only run the step loop below, so their queue state lives in locals
     # there (written back after the loop); mm_end1 / mm_end2 are the last two MMADs' ends, the
     # L0A / L0B buffer hand-offs (0.0 before there is such an MMAD).
@@ -358,7 +367,7 @@ def simulate_core(
     code_l0a = mte1 | _K["l0a"] << 3
     code_l0b = mte1 | _K["l0b"] << 3
     code_mmad = mcube | _K["mmad"] << 3
-    extend_code, extend_start, extend_end = log_code.extend, log_start.extend, log_end.extend
+    extend_code, extend_times = log_code.extend, log_times.extend
     step_rule = k_step  # (local names: looked up once per K step)
     slot_release = l1_slot_release
 
@@ -369,50 +378,50 @@ def simulate_core(
         gb = ni // t.stepN
         rows_a = min(grp_a, rows_total - ga * grp_a)
         rows_b = min(grp_b, cols_total - gb * grp_b)
-        ga += first_ga
-        gb += first_gb
+        # A chunk's key: its row group (of the core's program) and its index along K.
+        key_a0 = (ga + first_ga) * len(chunk_len_a)
+        key_b0 = (gb + first_gb) * len(chunk_len_b)
+        costs_a = _chunk_costs(a_chunks, durations, rows_a, chunk_len_a)
+        costs_b = _chunk_costs(b_chunks, durations, rows_b, chunk_len_b)
         blk_code = b << 7
         # A K step logs an L0A load, an L0B load and an MMAD (one extend per list and step).
         step_codes = (code_l0a | blk_code, code_l0b | blk_code, code_mmad | blk_code)
         if problem.bias:
             # The kernel fetches the bias slice of every output block (one L1 bias slot).
             run(mte2, _K["load_bias"], 0.0, float(c.bias_load_cycles(cols, cap_bpc)), b)
-        last_mmad = 0.0
+        last_mmad = sm = 0.0
         c_free = l0c_buffer_free(drain_end, db_l0c)
-        step_cycles = steps_of_shape.get((rows, cols))
-        if step_cycles is None:
-            step_cycles = []
-            for s, kk, _, _ in k_steps:
-                la, lb, mm = durations.step(rows, cols, kk)
-                if restart_at_step(handoff, s, step_ka):
-                    mm += restart  # the MMAD restarts an idle cube (simcore/pipeline/restart.py)
-                step_cycles.append((la, lb, mm))
-            steps_of_shape[(rows, cols)] = step_cycles
-        for s, _, ka, kb in k_steps:
-            key_a = (ga, ka)
-            if key_a not in a_ready:
-                load_chunk(a_chunks, key_a, rows_a, chunk_len_a[ka], True, b)
-            key_b = (gb, kb)
-            if key_b not in b_ready:
-                load_chunk(b_chunks, key_b, rows_b, chunk_len_b[kb], False, b)
-            la, lb, mm = durs = step_cycles[s]
-            ready_a, ready_b = a_ready[key_a], b_ready[key_b]
+        plan = plans.get((rows, cols))
+        if plan is None:
+            plan = plans[(rows, cols)] = _step_plan(
+                durations, rows, cols, k, handoff, c.mmad_restart_cycles
+            )
+        for first, ka, kb, durs, la, lb, mm in plan:
+            key_a = key_a0 + ka
+            ja = a_index.get(key_a)
+            if ja is None:
+                ja = load_chunk(a_chunks, key_a, costs_a[ka], blk_code)
+            key_b = key_b0 + kb
+            jb = b_index.get(key_b)
+            if jb is None:
+                jb = load_chunk(b_chunks, key_b, costs_b[kb], blk_code)
+            ready_a = a_ready[ja]
             if handoff:
-                ready_a = handoff_read_ready(ready_a, ready_b)
-            sa, ea, sb, eb, sm, last_mmad = step_rule(
-                free_mte1, free_m, ready_a, ready_b, mm_end1, mm_end2, single_l0,
-                None if s else c_free, durs,
+                ready_a = handoff_read_ready(ready_a, b_ready[jb])
+            times = step_rule(
+                free_mte1, free_m, ready_a, b_ready[jb], mm_end1, mm_end2, single_l0,
+                c_free if first else None, durs,
             )  # fmt: skip
+            _, _, _, eb, sm, last_mmad = times
             # A chunk's slot is released after the MMAD of its last step starts (the
             # kernel frees it after that MMAD in program order: precedence.l1_slot_release).
-            a_last[key_a] = b_last[key_b] = slot_release(eb, sm)
+            a_reads[ja] = b_reads[jb] = slot_release(eb, sm)
             free_mte1, free_m = eb, last_mmad
             busy_mte1 += la
             busy_mte1 += lb
             busy_m += mm
             extend_code(step_codes)
-            extend_start((sa, sb, sm))
-            extend_end((ea, eb, last_mmad))
+            extend_times(times)
             mm_end2 = mm_end1
             mm_end1 = last_mmad
         if fixpipe:
@@ -422,7 +431,8 @@ def simulate_core(
                 # (simcore.pipeline.drain.unit_flag_drain_end).
                 start = queue_start(free[fix], unit_flag_drain_start(sm))
                 end = unit_flag_drain_end(start, fix_cycles, last_mmad, durations.grain)
-                drained = record(fix, _K["fixpipe"], start, float(end), fix_cycles, b)
+                code = fix | _K["fixpipe"] << 3 | blk_code
+                drained = record(fix, code, start, float(end), fix_cycles)
             else:
                 drained = run(fix, _K["fixpipe"], drain_ready(last_mmad, 0.0), fix_cycles, b)
         else:
@@ -436,7 +446,38 @@ def simulate_core(
     busy[_P["SCALAR"]] = float(
         scalar_cycles(preset, problem, len(blocks) * k_iter, durations.copies)
     )
-    return _core_result(shape, busy, log_code, log_start, log_end)
+    return _core_result(shape, busy, log_code, log_times)
+
+
+#: One K step of a block as the core plays it: whether it is the block's first, the A and B
+#: chunks it reads (their indices along K), and its cycles, as a triple and one by one.
+_Step = tuple[bool, int, int, tuple[float, float, float], float, float, float]
+
+
+def _step_plan(
+    durations: _Durations, rows: int, cols: int, k: int, handoff: bool, restart: float
+) -> list[_Step]:
+    """The K steps of a ``rows`` x ``cols`` block: their chunks and cycles, in K order."""
+    t = durations.t
+    plan: list[_Step] = []
+    for s in range(ceil_div(k, t.baseK)):
+        la, lb, mm = durations.step(rows, cols, min(t.baseK, k - s * t.baseK))
+        if restart_at_step(handoff, s, t.stepKa):
+            mm += restart  # the MMAD restarts an idle cube (simcore/pipeline/restart.py)
+        ka, kb = chunk_of_step(s, t.stepKa), chunk_of_step(s, t.stepKb)
+        plan.append((s == 0, ka, kb, (la, lb, mm), la, lb, mm))
+    return plan
+
+
+def _chunk_costs(
+    chunks: _Chunks, durations: _Durations, rows: int, chunk_len: list[int]
+) -> list[tuple[float, float, float, int]]:
+    """The copy costs of an operand's ``rows``-row chunks along K (cached per ``rows``)."""
+    known = chunks.costs.get(rows)
+    if known is None:
+        known = [durations.copy(chunks.is_a, rows, kk) for kk in chunk_len]
+        chunks.costs[rows] = known
+    return known
 
 
 def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[tuple[int, int, int, int, int, int]]:
@@ -463,14 +504,12 @@ def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[tuple[int, int, in
 
 
 def _core_result(
-    shape: CoreShape,
-    busy: list[float],
-    log_code: list[int],
-    log_start: list[float],
-    log_end: list[float],
+    shape: CoreShape, busy: list[float], log_code: list[int], log_times: list[float]
 ) -> CoreResult:
     """The schedule of one core from its busy totals and its packed instruction log."""
-    end = np.asarray(log_end)
+    times = np.asarray(log_times).reshape(-1, 2)
+    start = np.ascontiguousarray(times[:, 0])
+    end = np.ascontiguousarray(times[:, 1])
     code = np.asarray(log_code, dtype=np.int64)
     # The scalar pipe issues every instruction: the core does not end before it does.
     makespan = max(float(end.max()) if len(end) else 0.0, busy[_P["SCALAR"]])
@@ -479,10 +518,10 @@ def _core_result(
         makespan_cycles=makespan,
         busy_cycles={p: busy[i] for i, p in enumerate(PIPES)},
         sequential_cycles=float(sum(busy)),
-        instructions=len(log_end),
+        instructions=len(log_code),
         pipe=(code & 7).astype(np.int8),
         kind=((code >> 3) & 15).astype(np.int8),
-        start=np.asarray(log_start),
+        start=start,
         end=end,
         block=(code >> 7).astype(np.int32),
     )

@@ -28,6 +28,7 @@ resource bound (its busiest pipe); the makespan lies between them.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -131,7 +132,7 @@ class _Chunks:
     The chunks are numbered in copy order; ``reads`` holds each copy's last L1 read (its arrival
     until a K step reads it), so it is the oldest-first sequence :func:`l1_slot_free` takes as
     it stands, with no list built per copy. ``index`` maps the key of a chunk in L1 to its
-    number; the oldest leaves it when a copy finds every slot taken.
+    number, ``order`` holds the keys oldest first (the simulator's copies keep both).
     """
 
     def __init__(self, n_slots: int, is_a: bool, via_ub: bool) -> None:
@@ -150,16 +151,6 @@ class _Chunks:
         kinds = [f"{leg}_{'a' if is_a else 'b'}" for leg in legs]
         pipes = ("MTE2", "V", "MTE3")
         self.codes = tuple(_P[p] | _K[k] << 3 for p, k in zip(pipes, kinds, strict=True))
-
-    def insert(self, key: int, ready: float) -> int:
-        """Puts a copied chunk in L1 (in the oldest's slot when all are taken); its number."""
-        if len(self.order) >= self.n_slots:
-            del self.index[self.order.popleft()]
-        self.order.append(key)
-        number = self.index[key] = len(self.reads)
-        self.ready.append(ready)
-        self.reads.append(ready)
-        return number
 
 
 class _Durations:
@@ -187,6 +178,7 @@ class _Durations:
         self.copies = 0
         self.steps: dict[tuple[int, int, int], tuple[float, float, float]] = {}
         self.drains: dict[tuple[int, int], tuple[float, float]] = {}
+        self.fixes: dict[tuple[int, int], float] = {}
         #: FixPipe cycles of one UnitFlag grain at the writes' cap.
         self.grain = float(c.fix_grain_cycles(self.write_cap)) if c.has_fixpipe else 0.0
 
@@ -230,6 +222,13 @@ class _Durations:
             )
             self.steps[key] = durs
         return durs
+
+    def fix(self, rows: int, cols: int) -> float:
+        """FixPipe cycles of a ``rows`` x ``cols`` block's drain at the writes' cap."""
+        dur = self.fixes.get((rows, cols))
+        if dur is None:
+            dur = self.fixes[(rows, cols)] = float(self.c.fix_cycles(rows, cols, self.write_cap))
+        return dur
 
     def drain(self, rows: int, cols: int) -> tuple[float, float]:
         """(L0C->UB, UB->GM) cycles of a block's drain on chips without FixPipe."""
@@ -316,29 +315,40 @@ def simulate_core(
     ub_dst_free = 0.0
     c_ub_free = 0.0
 
-    def load_chunk(
-        chunks: _Chunks, key: int, cost: tuple[float, float, float, int], blk_code: int
-    ) -> int:
-        # Copies a chunk into L1 (cost: _Durations.copy); returns its number in ``chunks``.
-        nonlocal ub_src_free, ub_dst_free
-        slot_free = l1_slot_free(chunks.reads, chunks.n_slots)
-        if handoff:
-            slot_free = handoff_copy_ready(slot_free, free_mte1)
-        durations.copies += cost[3]
-        codes = chunks.codes
-        if not chunks.via_ub:
-            start = queue_start(free[mte2], slot_free)
-            end = record(mte2, codes[0] | blk_code, start, start + cost[0], cost[0])
-        else:
-            legs = cost[:3]
-            (s1, e1), (s2, e2), (s3, end) = staged_copy(
-                (free[mte2], free[vec], free[mte3]), (ub_src_free, ub_dst_free), slot_free, legs
-            )
-            record(mte2, codes[0] | blk_code, s1, e1, legs[0])
-            record(vec, codes[1] | blk_code, s2, e2, legs[1])
-            record(mte3, codes[2] | blk_code, s3, end, legs[2])
-            ub_src_free, ub_dst_free = e2, end
-        return chunks.insert(key, end)
+    def loader(chunks: _Chunks) -> Callable[[int, tuple[float, float, float, int], int], int]:
+        # The copy of one operand's chunks, its state in the closure (read once per copy).
+        n_slots, via_ub, index, order = chunks.n_slots, chunks.via_ub, chunks.index, chunks.order
+        ready, reads, (code_mte2, code_vec, code_mte3) = chunks.ready, chunks.reads, chunks.codes
+
+        def load_chunk(key: int, cost: tuple[float, float, float, int], blk_code: int) -> int:
+            # Copies a chunk into L1 (cost: _Durations.copy); returns its number in ``chunks``.
+            nonlocal ub_src_free, ub_dst_free
+            slot_free = l1_slot_free(reads, n_slots)
+            if handoff:
+                slot_free = handoff_copy_ready(slot_free, free_mte1)
+            durations.copies += cost[3]
+            if not via_ub:
+                start = queue_start(free[mte2], slot_free)
+                end = record(mte2, code_mte2 | blk_code, start, start + cost[0], cost[0])
+            else:
+                legs = cost[:3]
+                (s1, e1), (s2, e2), (s3, end) = staged_copy(
+                    (free[mte2], free[vec], free[mte3]), (ub_src_free, ub_dst_free), slot_free, legs
+                )
+                record(mte2, code_mte2 | blk_code, s1, e1, legs[0])
+                record(vec, code_vec | blk_code, s2, e2, legs[1])
+                record(mte3, code_mte3 | blk_code, s3, end, legs[2])
+                ub_src_free, ub_dst_free = e2, end
+            # Into L1, in the slot of the oldest chunk when every slot is taken.
+            if len(order) >= n_slots:
+                del index[order.popleft()]
+            order.append(key)
+            number = index[key] = len(reads)
+            ready.append(end)
+            reads.append(end)
+            return number
+
+        return load_chunk
 
     blocks = _program_blocks(shape, t)
 
@@ -357,6 +367,7 @@ def simulate_core(
     plans: dict[tuple[int, int], list[_Step]] = {}
     a_index, a_ready, a_reads = a_chunks.index, a_chunks.ready, a_chunks.reads
     b_index, b_ready, b_reads = b_chunks.index, b_chunks.ready, b_chunks.reads
+    load_a, load_b = loader(a_chunks), loader(b_chunks)
     # MTE1 and the cube only run the step loop below, so their queue state lives in locals
     # there (written back after the loop); mm_end1 / mm_end2 are the last two MMADs' ends, the
     # L0A / L0B buffer hand-offs (0.0 before there is such an MMAD).
@@ -400,11 +411,11 @@ def simulate_core(
             key_a = key_a0 + ka
             ja = a_index.get(key_a)
             if ja is None:
-                ja = load_chunk(a_chunks, key_a, costs_a[ka], blk_code)
+                ja = load_a(key_a, costs_a[ka], blk_code)
             key_b = key_b0 + kb
             jb = b_index.get(key_b)
             if jb is None:
-                jb = load_chunk(b_chunks, key_b, costs_b[kb], blk_code)
+                jb = load_b(key_b, costs_b[kb], blk_code)
             ready_a = a_ready[ja]
             if handoff:
                 ready_a = handoff_read_ready(ready_a, b_ready[jb])
@@ -425,7 +436,7 @@ def simulate_core(
             mm_end2 = mm_end1
             mm_end1 = last_mmad
         if fixpipe:
-            fix_cycles = float(c.fix_cycles(rows, cols, durations.write_cap))
+            fix_cycles = durations.fix(rows, cols)
             if c.unit_flag_overlap:
                 # UnitFlag: FixPipe drains each fractal the last MMAD finishes
                 # (simcore.pipeline.drain.unit_flag_drain_end).
@@ -507,10 +518,11 @@ def _core_result(
     shape: CoreShape, busy: list[float], log_code: list[int], log_times: list[float]
 ) -> CoreResult:
     """The schedule of one core from its busy totals and its packed instruction log."""
-    times = np.asarray(log_times).reshape(-1, 2)
+    # (fromiter: a third cheaper than asarray, which first discovers the lists' types.)
+    times = np.fromiter(log_times, np.float64, len(log_times)).reshape(-1, 2)
     start = np.ascontiguousarray(times[:, 0])
     end = np.ascontiguousarray(times[:, 1])
-    code = np.asarray(log_code, dtype=np.int64)
+    code = np.fromiter(log_code, np.int64, len(log_code))
     # The scalar pipe issues every instruction: the core does not end before it does.
     makespan = max(float(end.max()) if len(end) else 0.0, busy[_P["SCALAR"]])
     return CoreResult(

@@ -132,14 +132,14 @@ class _Chunks:
     The chunks are numbered in copy order; ``reads`` holds each copy's last L1 read (its arrival
     until a K step reads it), so it is the oldest-first sequence :func:`l1_slot_free` takes as
     it stands, with no list built per copy. ``index`` maps the key of a chunk in L1 to its
-    number, ``order`` holds the keys oldest first (the simulator's copies keep both).
+    number, ``keys`` each copy's key (the simulator's copies keep both).
     """
 
     def __init__(self, n_slots: int, is_a: bool, via_ub: bool) -> None:
         self.n_slots = n_slots
         self.is_a = is_a
         self.via_ub = via_ub
-        self.order: deque[int] = deque()
+        self.keys: list[int] = []
         self.index: dict[int, int] = {}
         self.ready: list[float] = []
         self.reads: list[float] = []
@@ -317,7 +317,7 @@ def simulate_core(
 
     def loader(chunks: _Chunks) -> Callable[[int, tuple[float, float, float, int], int], int]:
         # The copy of one operand's chunks, its state in the closure (read once per copy).
-        n_slots, via_ub, index, order = chunks.n_slots, chunks.via_ub, chunks.index, chunks.order
+        n_slots, via_ub, index, keys = chunks.n_slots, chunks.via_ub, chunks.index, chunks.keys
         ready, reads, (code_mte2, code_vec, code_mte3) = chunks.ready, chunks.reads, chunks.codes
 
         def load_chunk(key: int, cost: tuple[float, float, float, int], blk_code: int) -> int:
@@ -328,8 +328,13 @@ def simulate_core(
                 slot_free = handoff_copy_ready(slot_free, free_mte1)
             durations.copies += cost[3]
             if not via_ub:
+                # (record written out: this runs once per copy.)
                 start = queue_start(free[mte2], slot_free)
-                end = record(mte2, code_mte2 | blk_code, start, start + cost[0], cost[0])
+                dur = cost[0]
+                end = free[mte2] = start + dur
+                busy[mte2] += dur
+                log_code.append(code_mte2 | blk_code)
+                log_times.extend((start, end))
             else:
                 legs = cost[:3]
                 (s1, e1), (s2, e2), (s3, end) = staged_copy(
@@ -339,11 +344,12 @@ def simulate_core(
                 record(vec, code_vec | blk_code, s2, e2, legs[1])
                 record(mte3, code_mte3 | blk_code, s3, end, legs[2])
                 ub_src_free, ub_dst_free = e2, end
-            # Into L1, in the slot of the oldest chunk when every slot is taken.
-            if len(order) >= n_slots:
-                del index[order.popleft()]
-            order.append(key)
-            number = index[key] = len(reads)
+            # Into L1, in the slot of the oldest chunk (``n_slots`` copies back) when all are taken.
+            number = len(reads)
+            if number >= n_slots:
+                del index[keys[number - n_slots]]
+            keys.append(key)
+            index[key] = number
             ready.append(end)
             reads.append(end)
             return number
@@ -408,14 +414,18 @@ def simulate_core(
                 durations, rows, cols, k, handoff, c.mmad_restart_cycles
             )
         for first, ka, kb, durs, la, lb, mm in plan:
-            key_a = key_a0 + ka
-            ja = a_index.get(key_a)
-            if ja is None:
-                ja = load_a(key_a, costs_a[ka], blk_code)
-            key_b = key_b0 + kb
-            jb = b_index.get(key_b)
-            if jb is None:
-                jb = load_b(key_b, costs_b[kb], blk_code)
+            # The chunks' numbers (ja, jb): looked up where a step starts a chunk, copied into
+            # L1 where it is not there (-1).
+            if ka >= 0:
+                key_a = key_a0 + ka
+                ja = a_index.get(key_a, -1)
+                if ja < 0:
+                    ja = load_a(key_a, costs_a[ka], blk_code)
+            if kb >= 0:
+                key_b = key_b0 + kb
+                jb = b_index.get(key_b, -1)
+                if jb < 0:
+                    jb = load_b(key_b, costs_b[kb], blk_code)
             ready_a = a_ready[ja]
             if handoff:
                 ready_a = handoff_read_ready(ready_a, b_ready[jb])
@@ -476,6 +486,11 @@ def _step_plan(
         if restart_at_step(handoff, s, t.stepKa):
             mm += restart  # the MMAD restarts an idle cube (simcore/pipeline/restart.py)
         ka, kb = chunk_of_step(s, t.stepKa), chunk_of_step(s, t.stepKb)
+        # -1: the step reads the chunk the step before read (still in L1, no copy between).
+        if s and ka == chunk_of_step(s - 1, t.stepKa):
+            ka = -1
+        if s and kb == chunk_of_step(s - 1, t.stepKb):
+            kb = -1
         plan.append((s == 0, ka, kb, (la, lb, mm), la, lb, mm))
     return plan
 

@@ -126,6 +126,11 @@ class SimResult:
     hbm_bytes: float
 
 
+#: One K step of a block as the core plays it: whether it is the block's first, the A and B
+#: chunks it reads (their indices along K), and its cycles, as a triple and one by one.
+_Step = tuple[bool, int, int, tuple[float, float, float], float, float, float]
+
+
 class _Chunks:
     """One operand's chunks in L1, first in first out, and its copies' costs per chunk extent.
 
@@ -135,22 +140,32 @@ class _Chunks:
     number, ``keys`` each copy's key (the simulator's copies keep both).
     """
 
-    def __init__(self, n_slots: int, is_a: bool, via_ub: bool) -> None:
+    def __init__(self, is_a: bool, n_slots: int, via_ub: bool, k: int, chunk_k: int) -> None:
         self.n_slots = n_slots
         self.is_a = is_a
         self.via_ub = via_ub
+        #: The chunks' K extents along K (``stepK`` base blocks each, the last one less).
+        self.lengths = [min(chunk_k, k - i * chunk_k) for i in range(ceil_div(k, chunk_k))]
         self.keys: list[int] = []
         self.index: dict[int, int] = {}
         self.ready: list[float] = []
         self.reads: list[float] = []
-        # Per chunk row extent, the costs of the chunks along K (_Durations.copy): the blocks
-        # of a core look them up once each, not per copy.
         self.costs: dict[int, list[tuple[float, float, float, int]]] = {}
         # The log codes (pipe | kind << 3) of the copy's legs: GM->L1 or GM->UB, reorder, UB->L1.
         legs = ("load", "nd2nz", "ub_to_l1")
         kinds = [f"{leg}_{'a' if is_a else 'b'}" for leg in legs]
         pipes = ("MTE2", "V", "MTE3")
-        self.codes = tuple(_P[p] | _K[k] << 3 for p, k in zip(pipes, kinds, strict=True))
+        self.codes = tuple(_P[p] | _K[kind] << 3 for p, kind in zip(pipes, kinds, strict=True))
+
+    def costs_of(self, rows: int, durations: _Durations) -> list[tuple[float, float, float, int]]:
+        """The copy costs of the ``rows``-row chunks along K (:meth:`_Durations.copy`).
+
+        Kept per ``rows``: the blocks of a core look them up once each, not once per copy.
+        """
+        known = self.costs.get(rows)
+        if known is None:
+            known = self.costs[rows] = [durations.copy(self.is_a, rows, kk) for kk in self.lengths]
+        return known
 
 
 class _Durations:
@@ -179,6 +194,8 @@ class _Durations:
         self.steps: dict[tuple[int, int, int], tuple[float, float, float]] = {}
         self.drains: dict[tuple[int, int], tuple[float, float]] = {}
         self.fixes: dict[tuple[int, int], float] = {}
+        self.k = problem.k
+        self.plans: dict[tuple[int, int], list[_Step]] = {}
         #: FixPipe cycles of one UnitFlag grain at the writes' cap.
         self.grain = float(c.fix_grain_cycles(self.write_cap)) if c.has_fixpipe else 0.0
 
@@ -222,6 +239,30 @@ class _Durations:
             )
             self.steps[key] = durs
         return durs
+
+    def plan(self, rows: int, cols: int, handoff: bool) -> list[_Step]:
+        """The K steps of a ``rows`` x ``cols`` block: their chunks and cycles, in K order.
+
+        Kept per block shape (the K tail's cycles differ): one lookup a block. ``handoff``:
+        the Norm step hand-off (:func:`simcore.pipeline.transfer.norm_step_handoff`).
+        """
+        plan = self.plans.get((rows, cols))
+        if plan is not None:
+            return plan
+        t, k, plan = self.t, self.k, []
+        for s in range(ceil_div(k, t.baseK)):
+            la, lb, mm = self.step(rows, cols, min(t.baseK, k - s * t.baseK))
+            if restart_at_step(handoff, s, t.stepKa):
+                mm += self.c.mmad_restart_cycles  # an idle cube restarts (pipeline/restart.py)
+            ka, kb = chunk_of_step(s, t.stepKa), chunk_of_step(s, t.stepKb)
+            # -1: the step reads the chunk the step before read (still in L1, no copy between).
+            if s and ka == chunk_of_step(s - 1, t.stepKa):
+                ka = -1
+            if s and kb == chunk_of_step(s - 1, t.stepKb):
+                kb = -1
+            plan.append((s == 0, ka, kb, (la, lb, mm), la, lb, mm))
+        self.plans[(rows, cols)] = plan
+        return plan
 
     def fix(self, rows: int, cols: int) -> float:
         """FixPipe cycles of a ``rows`` x ``cols`` block's drain at the writes' cap."""
@@ -273,11 +314,9 @@ def simulate_core(
     """
     c = costs or Costs(problem, preset, takes_vector_path(problem, t, preset))
     k = problem.k
-    base_m, base_n, base_k = t.baseM, t.baseN, t.baseK
     db_l0a, db_l0b, db_l0c = _l0_buffers(problem, t)
-    k_iter = ceil_div(k, base_k)
-    a_chunks = _Chunks(int(slots(t.depthA1, t.stepM, t.stepKa)), True, c.a_via_ub)
-    b_chunks = _Chunks(int(slots(t.depthB1, t.stepN, t.stepKb)), False, c.b_via_ub)
+    k_iter = ceil_div(k, t.baseK)
+    a_chunks, b_chunks = _operand_chunks(c, t, k)
     fixpipe = preset.has_fixpipe
 
     # Instruction log, appended in program order. Pipe, kind and block are packed into one code
@@ -358,19 +397,11 @@ def simulate_core(
 
     blocks = _program_blocks(shape, t)
 
-    step_ka, step_kb = t.stepKa, t.stepKb
     handoff = norm_step_handoff(
-        problem, c, a_chunks.n_slots, b_chunks.n_slots, step_ka, step_kb, k_iter
+        problem, c, a_chunks.n_slots, b_chunks.n_slots, t.stepKa, t.stepKb, k_iter
     )
-    chunk_k_a = step_ka * base_k
-    chunk_k_b = step_kb * base_k
-    grp_a = t.stepM * base_m
-    grp_b = t.stepN * base_n
-    chunk_len_a = [min(chunk_k_a, k - ka * chunk_k_a) for ka in range(ceil_div(k, chunk_k_a))]
-    chunk_len_b = [min(chunk_k_b, k - kb * chunk_k_b) for kb in range(ceil_div(k, chunk_k_b))]
+    chunks_a, chunks_b = len(a_chunks.lengths), len(b_chunks.lengths)
     drain_end: deque[float] = deque(maxlen=max(db_l0c, 1))
-    # Per block shape, each K step's chunks and cycles (the K tail's differ): one lookup a block.
-    plans: dict[tuple[int, int], list[_Step]] = {}
     a_index, a_ready, a_reads = a_chunks.index, a_chunks.ready, a_chunks.reads
     b_index, b_ready, b_reads = b_chunks.index, b_chunks.ready, b_chunks.reads
     load_a, load_b = loader(a_chunks), loader(b_chunks)
@@ -388,18 +419,11 @@ def simulate_core(
     step_rule = k_step  # (local names: looked up once per K step)
     slot_release = l1_slot_release
 
-    for b, (rows_total, cols_total, mi, ni, first_ga, first_gb) in enumerate(blocks):
-        rows = min(base_m, rows_total - mi * base_m)
-        cols = min(base_n, cols_total - ni * base_n)
-        ga = mi // t.stepM
-        gb = ni // t.stepN
-        rows_a = min(grp_a, rows_total - ga * grp_a)
-        rows_b = min(grp_b, cols_total - gb * grp_b)
+    for b, (rows, cols, rows_a, rows_b, ga, gb) in enumerate(blocks):
         # A chunk's key: its row group (of the core's program) and its index along K.
-        key_a0 = (ga + first_ga) * len(chunk_len_a)
-        key_b0 = (gb + first_gb) * len(chunk_len_b)
-        costs_a = _chunk_costs(a_chunks, durations, rows_a, chunk_len_a)
-        costs_b = _chunk_costs(b_chunks, durations, rows_b, chunk_len_b)
+        key_a0, key_b0 = ga * chunks_a, gb * chunks_b
+        costs_a = a_chunks.costs_of(rows_a, durations)
+        costs_b = b_chunks.costs_of(rows_b, durations)
         blk_code = b << 7
         # A K step logs an L0A load, an L0B load and an MMAD (one extend per list and step).
         step_codes = (code_l0a | blk_code, code_l0b | blk_code, code_mmad | blk_code)
@@ -408,12 +432,7 @@ def simulate_core(
             run(mte2, _K["load_bias"], 0.0, float(c.bias_load_cycles(cols, cap_bpc)), b)
         last_mmad = sm = 0.0
         c_free = l0c_buffer_free(drain_end, db_l0c)
-        plan = plans.get((rows, cols))
-        if plan is None:
-            plan = plans[(rows, cols)] = _step_plan(
-                durations, rows, cols, k, handoff, c.mmad_restart_cycles
-            )
-        for first, ka, kb, durs, la, lb, mm in plan:
+        for first, ka, kb, durs, la, lb, mm in durations.plan(rows, cols, handoff):
             # The chunks' numbers (ja, jb): looked up where a step starts a chunk, copied into
             # L1 where it is not there (-1).
             if ka >= 0:
@@ -470,60 +489,46 @@ def simulate_core(
     return _core_result(shape, busy, log_code, log_times)
 
 
-#: One K step of a block as the core plays it: whether it is the block's first, the A and B
-#: chunks it reads (their indices along K), and its cycles, as a triple and one by one.
-_Step = tuple[bool, int, int, tuple[float, float, float], float, float, float]
-
-
-def _step_plan(
-    durations: _Durations, rows: int, cols: int, k: int, handoff: bool, restart: float
-) -> list[_Step]:
-    """The K steps of a ``rows`` x ``cols`` block: their chunks and cycles, in K order."""
-    t = durations.t
-    plan: list[_Step] = []
-    for s in range(ceil_div(k, t.baseK)):
-        la, lb, mm = durations.step(rows, cols, min(t.baseK, k - s * t.baseK))
-        if restart_at_step(handoff, s, t.stepKa):
-            mm += restart  # the MMAD restarts an idle cube (simcore/pipeline/restart.py)
-        ka, kb = chunk_of_step(s, t.stepKa), chunk_of_step(s, t.stepKb)
-        # -1: the step reads the chunk the step before read (still in L1, no copy between).
-        if s and ka == chunk_of_step(s - 1, t.stepKa):
-            ka = -1
-        if s and kb == chunk_of_step(s - 1, t.stepKb):
-            kb = -1
-        plan.append((s == 0, ka, kb, (la, lb, mm), la, lb, mm))
-    return plan
-
-
-def _chunk_costs(
-    chunks: _Chunks, durations: _Durations, rows: int, chunk_len: list[int]
-) -> list[tuple[float, float, float, int]]:
-    """The copy costs of an operand's ``rows``-row chunks along K (cached per ``rows``)."""
-    known = chunks.costs.get(rows)
-    if known is None:
-        known = [durations.copy(chunks.is_a, rows, kk) for kk in chunk_len]
-        chunks.costs[rows] = known
-    return known
+def _operand_chunks(c: Costs, t: TCubeTiling, k: int) -> tuple[_Chunks, _Chunks]:
+    """The A and B chunks of a core: their L1 slots (:func:`slots`), paths and K extents."""
+    return (
+        _Chunks(True, int(slots(t.depthA1, t.stepM, t.stepKa)), c.a_via_ub, k, t.stepKa * t.baseK),
+        _Chunks(False, int(slots(t.depthB1, t.stepN, t.stepKb)), c.b_via_ub, k, t.stepKb * t.baseK),
+    )
 
 
 def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[tuple[int, int, int, int, int, int]]:
     """The blocks of a core's program in order: its tiles back to back, each in base blocks.
 
-    One tile, or a dealt split's rounds, each walked in the iterate order. Per block: the
-    tile's rows and columns, the block's indices, and the tile's first A and B row-group keys
-    (the tiles read different rows of A and columns of B, so no chunk of one tile is reused by
-    the next).
+    One tile, or a dealt split's rounds, each walked in the iterate order. Per block: its rows
+    and columns, the rows of the A chunks and the columns of the B chunks it reads (``stepM``
+    and ``stepN`` blocks' worth, less at the tile's edge), and their row groups' keys, counted
+    over the program (the tiles read different rows of A and columns of B, so no chunk of one
+    tile is reused by the next).
     """
+    base_m, base_n = t.baseM, t.baseN
+    grp_a, grp_b = t.stepM * base_m, t.stepN * base_n
     blocks: list[tuple[int, int, int, int, int, int]] = []
     first_ga = first_gb = 0
     for rows_total, cols_total in shape.program:
-        m_iter = ceil_div(rows_total, t.baseM)
-        n_iter = ceil_div(cols_total, t.baseN)
+        m_iter = ceil_div(rows_total, base_m)
+        n_iter = ceil_div(cols_total, base_n)
         if t.iterateOrder == 0:
             order = [(mi, ni) for ni in range(n_iter) for mi in range(m_iter)]
         else:
             order = [(mi, ni) for mi in range(m_iter) for ni in range(n_iter)]
-        blocks += [(rows_total, cols_total, mi, ni, first_ga, first_gb) for mi, ni in order]
+        for mi, ni in order:
+            ga, gb = mi // t.stepM, ni // t.stepN
+            blocks.append(
+                (
+                    min(base_m, rows_total - mi * base_m),
+                    min(base_n, cols_total - ni * base_n),
+                    min(grp_a, rows_total - ga * grp_a),
+                    min(grp_b, cols_total - gb * grp_b),
+                    first_ga + ga,
+                    first_gb + gb,
+                )
+            )
         first_ga += ceil_div(m_iter, t.stepM)
         first_gb += ceil_div(n_iter, t.stepN)
     return blocks

@@ -320,10 +320,10 @@ def simulate_core(
     fixpipe = preset.has_fixpipe
 
     # Instruction log, appended in program order. Pipe, kind and block are packed into one code
-    # (pipe | kind << 3 | block << 7), and each instruction's start and end go to one list side
-    # by side (a K step's six times in one extend), because the 8192^3 schedule logs ~100k
-    # instructions and the appends are a large share of the simulator's time; they are unpacked
-    # once at the end.
+    # (pipe | kind << 3 | block << 7; a K step's three instructions in one, _core_result), and
+    # each instruction's start and end go to one list side by side, because the 8192^3 schedule
+    # logs ~100k instructions and the appends are a large share of the simulator's time; they
+    # are unpacked once at the end.
     log_code: list[int] = []
     log_times: list[float] = []
     # No pipe starts before the scalar unit has done its start-up and issued the first
@@ -412,10 +412,7 @@ def simulate_core(
     busy_mte1 = busy_m = 0.0
     mm_end1 = mm_end2 = 0.0
     single_l0 = (db_l0a == 1, db_l0b == 1)
-    code_l0a = mte1 | _K["l0a"] << 3
-    code_l0b = mte1 | _K["l0b"] << 3
-    code_mmad = mcube | _K["mmad"] << 3
-    extend_code, extend_times = log_code.extend, log_times.extend
+    append_code, extend_times = log_code.append, log_times.extend
     step_rule = k_step  # (local names: looked up once per K step)
     slot_release = l1_slot_release
 
@@ -425,8 +422,9 @@ def simulate_core(
         costs_a = a_chunks.costs_of(rows_a, durations)
         costs_b = b_chunks.costs_of(rows_b, durations)
         blk_code = b << 7
-        # A K step logs an L0A load, an L0B load and an MMAD (one extend per list and step).
-        step_codes = (code_l0a | blk_code, code_l0b | blk_code, code_mmad | blk_code)
+        # A K step logs an L0A load, an L0B load and an MMAD: their six times in one extend,
+        # and one code, ~block, that _core_result expands into the three.
+        step_code = ~b
         if problem.bias:
             # The kernel fetches the bias slice of every output block (one L1 bias slot).
             run(mte2, _K["load_bias"], 0.0, float(c.bias_load_cycles(cols, cap_bpc)), b)
@@ -460,7 +458,7 @@ def simulate_core(
             busy_mte1 += la
             busy_mte1 += lb
             busy_m += mm
-            extend_code(step_codes)
+            append_code(step_code)
             extend_times(times)
             mm_end2 = mm_end1
             mm_end1 = last_mmad
@@ -534,6 +532,23 @@ def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[tuple[int, int, in
     return blocks
 
 
+#: The codes (pipe | kind << 3) of a K step's instructions: L0A load, L0B load, MMAD.
+_STEP_CODES = np.array([_P["MTE1"] | _K["l0a"] << 3, _P["MTE1"] | _K["l0b"] << 3,
+                        _P["M"] | _K["mmad"] << 3], dtype=np.int64)  # fmt: skip
+
+
+def _unpack_steps(code: np.ndarray) -> np.ndarray:
+    """The log's codes with each K step's one code (``~block``, negative) made its three."""
+    steps = code < 0
+    counts = np.where(steps, 3, 1)
+    out = np.repeat(code, counts)
+    first = (np.cumsum(counts) - counts)[steps]
+    blocks = ~code[steps] << 7
+    for i, step_code in enumerate(_STEP_CODES):
+        out[first + i] = step_code | blocks
+    return out
+
+
 def _core_result(
     shape: CoreShape, busy: list[float], log_code: list[int], log_times: list[float]
 ) -> CoreResult:
@@ -542,7 +557,7 @@ def _core_result(
     times = np.fromiter(log_times, np.float64, len(log_times)).reshape(-1, 2)
     start = np.ascontiguousarray(times[:, 0])
     end = np.ascontiguousarray(times[:, 1])
-    code = np.fromiter(log_code, np.int64, len(log_code))
+    code = _unpack_steps(np.fromiter(log_code, np.int64, len(log_code)))
     # The scalar pipe issues every instruction: the core does not end before it does.
     makespan = max(float(end.max()) if len(end) else 0.0, busy[_P["SCALAR"]])
     return CoreResult(
@@ -550,7 +565,7 @@ def _core_result(
         makespan_cycles=makespan,
         busy_cycles={p: busy[i] for i, p in enumerate(PIPES)},
         sequential_cycles=float(sum(busy)),
-        instructions=len(log_code),
+        instructions=len(code),
         pipe=(code & 7).astype(np.int8),
         kind=((code >> 3) & 15).astype(np.int8),
         start=start,

@@ -63,6 +63,10 @@ class _State:
     starts: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in QUEUED})
     #: Pipes of the next ``queue_start`` calls, announced by the cost lookups before them.
     pending: list[tuple[str, float]] = field(default_factory=list)
+    #: The core's durations (their DMA copy count) and the count at the last copy's issue: a
+    #: ``queue_start`` after the count grew is a direct chunk copy's (MTE2).
+    durations: Any = None
+    copies_seen: int = 0
     after_step: bool = False
     fixpipe: bool = True
     core: CoreIssue = field(default_factory=lambda: CoreIssue(0))
@@ -75,6 +79,7 @@ class _State:
         self.fixpipe, self.after_step = fixpipe, False
         self.starts = {p: [] for p in QUEUED}
         self.pending = []
+        self.copies_seen = 0
         self.core = CoreIssue(cores)
 
     def issue(self, pipe: str, work: float) -> float:
@@ -142,13 +147,15 @@ def in_order_issue(
         return out
 
     class Durations(durations_cls):  # type: ignore[misc, valid-type]
-        """Announces the pipe (and scalar work) of the ``queue_start`` call that follows."""
+        """Tells the pipe (and scalar work) of the ``queue_start`` calls that follow.
 
-        def load(self, is_a: bool, rows: int, kk: int) -> float:
-            before = self.copies
-            dur = float(super().load(is_a, rows, kk))
-            state.pending.append(("MTE2", (self.copies - before) * state.copy_work))
-            return dur
+        It hands ``queue_start`` the core's DMA copy count (a chunk copy's call follows its
+        count) and announces a drain's two legs on chips without FixPipe.
+        """
+
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            state.durations = self
 
         def drain(self, rows: int, cols: int) -> tuple[float, float]:
             legs: tuple[float, float] = super().drain(rows, cols)
@@ -157,8 +164,13 @@ def in_order_issue(
 
     def queue_start(pipe_free: Any, ready: Any, ready2: Any = None) -> Any:
         own = orig_queue(pipe_free, ready, ready2)
+        copies = state.durations.copies
         if state.pending:
             pipe, work = state.pending.pop(0)
+        elif copies > state.copies_seen:
+            # A direct chunk copy: the simulator counts its DMA copies before queueing it.
+            pipe, work = "MTE2", (copies - state.copies_seen) * state.copy_work
+            state.copies_seen = copies
         elif state.after_step and state.fixpipe:
             pipe, work = "FIX", 0.0
         else:
@@ -192,6 +204,7 @@ def in_order_issue(
     def staged_copy(queue_free: Any, halves_free: Any, slot_free: Any, legs: Any) -> Any:
         # As in k_step: one play per leg issued, each leg's issue through its queue's end.
         own = orig_staged(queue_free, halves_free, slot_free, legs)
+        state.copies_seen = state.durations.copies  # (its one DMA copy, issued below)
         mte2_free, vec_free, mte3_free = queue_free
         mte2_free = max(mte2_free, state.issue("MTE2", state.copy_work))
         first = orig_staged((mte2_free, vec_free, mte3_free), halves_free, slot_free, legs)

@@ -31,7 +31,7 @@ instructions per tiling); the array path takes numpy's elementwise maximum and `
 give the same values bit for bit (a maximum and a selection never round, and the sums are taken
 in the same order): ``tests/simcore/pipeline/test_precedence.py`` checks it. :func:`k_step` and
 :func:`staged_copy` write :func:`queue_start` out in their bodies, as they run once per K step or
-per copy.
+per copy, and :func:`l1_slot_release` writes :func:`later` out on floats (once per K step).
 """
 
 from __future__ import annotations
@@ -138,6 +138,9 @@ def l1_slot_release(read_end: Time, mmad_start: Time) -> Time:
     Returns:
         The release cycle(s), which :func:`l1_slot_free` takes as the chunk's last read.
     """
+    if type(mmad_start) is float and type(read_end) is float:
+        # The simulator's path, once per K step: :func:`later` written out (its comparison).
+        return mmad_start if mmad_start > read_end else read_end
     return later(mmad_start, read_end)
 
 

@@ -28,6 +28,7 @@ resource bound (its busiest pipe); the makespan lies between them.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -125,23 +126,46 @@ class SimResult:
     hbm_bytes: float
 
 
+#: One K step of a block as the core plays it: whether it is the block's first, the A and B
+#: chunks it reads (their indices along K), and its cycles, as a triple and one by one.
+_Step = tuple[bool, int, int, tuple[float, float, float], float, float, float]
+
+
 class _Chunks:
-    """FIFO L1 residency of one operand's chunks: key -> (ready cycle, last read cycle)."""
+    """One operand's chunks in L1, first in first out, and its copies' costs per chunk extent.
 
-    def __init__(self, n_slots: int) -> None:
+    The chunks are numbered in copy order; ``reads`` holds each copy's last L1 read (its arrival
+    until a K step reads it), so it is the oldest-first sequence :func:`l1_slot_free` takes as
+    it stands, with no list built per copy. ``index`` maps the key of a chunk in L1 to its
+    number, ``keys`` each copy's key (the simulator's copies keep both).
+    """
+
+    def __init__(self, is_a: bool, n_slots: int, via_ub: bool, k: int, chunk_k: int) -> None:
         self.n_slots = n_slots
-        self.order: deque[tuple[int, int]] = deque()
-        self.ready: dict[tuple[int, int], float] = {}
-        self.last_read: dict[tuple[int, int], float] = {}
+        self.is_a = is_a
+        self.via_ub = via_ub
+        #: The chunks' K extents along K (``stepK`` base blocks each, the last one less).
+        self.lengths = [min(chunk_k, k - i * chunk_k) for i in range(ceil_div(k, chunk_k))]
+        self.keys: list[int] = []
+        self.index: dict[int, int] = {}
+        self.ready: list[float] = []
+        self.reads: list[float] = []
+        self.costs: dict[int, list[tuple[float, float, float, int]]] = {}
+        # The log codes (pipe | kind << 3) of the copy's legs: GM->L1 or GM->UB, reorder, UB->L1.
+        legs = ("load", "nd2nz", "ub_to_l1")
+        kinds = [f"{leg}_{'a' if is_a else 'b'}" for leg in legs]
+        pipes = ("MTE2", "V", "MTE3")
+        self.codes = tuple(_P[p] | _K[kind] << 3 for p, kind in zip(pipes, kinds, strict=True))
 
-    def insert(self, key: tuple[int, int], ready: float) -> None:
-        if len(self.order) >= self.n_slots:
-            old = self.order.popleft()
-            del self.ready[old]
-            del self.last_read[old]
-        self.order.append(key)
-        self.ready[key] = ready
-        self.last_read[key] = ready
+    def costs_of(self, rows: int, durations: _Durations) -> list[tuple[float, float, float, int]]:
+        """The copy costs of the ``rows``-row chunks along K (:meth:`_Durations.copy`).
+
+        Kept per ``rows``: the blocks of a core look them up once each, not once per copy.
+        """
+        known = self.costs.get(rows)
+        if known is None:
+            known = self.costs[rows] = [durations.copy(self.is_a, rows, kk) for kk in self.lengths]
+        return known
 
 
 class _Durations:
@@ -164,39 +188,43 @@ class _Durations:
         self.norm = problem.template is Template.NORM
         factor_a, factor_b = operand_contention(c, t.singleCoreM, t.singleCoreN, t.usedCoreNum)
         self.factor_a, self.factor_b = float(factor_a), float(factor_b)
-        self.loads: dict[tuple[bool, int, int], tuple[float, int]] = {}
+        self.copies_of: dict[tuple[bool, int, int], tuple[float, float, float, int]] = {}
         #: DMA copies issued so far (the scalar pipe's per-copy work).
         self.copies = 0
-        self.reorders: dict[tuple[bool, int, int], float] = {}
         self.steps: dict[tuple[int, int, int], tuple[float, float, float]] = {}
         self.drains: dict[tuple[int, int], tuple[float, float]] = {}
+        self.fixes: dict[tuple[int, int], float] = {}
+        self.k = problem.k
+        self.plans: dict[tuple[int, int], list[_Step]] = {}
         #: FixPipe cycles of one UnitFlag grain at the writes' cap.
         self.grain = float(c.fix_grain_cycles(self.write_cap)) if c.has_fixpipe else 0.0
 
-    def load(self, is_a: bool, rows: int, kk: int) -> float:
-        """MTE2 cycles of one direct chunk copy (GM->L1) of ``rows`` x ``kk``."""
-        key = (is_a, rows, kk)
-        known = self.loads.get(key)
-        if known is None:
-            t = self.t
-            base = t.baseM if is_a else t.baseN
-            pieces = copy_pieces(self.norm, rows, base, kk, t.baseK)
-            factor = self.factor_a if is_a else self.factor_b
-            dur = float(self.c.direct_load_cycles(is_a, rows, kk, self.cap, pieces, factor))
-            known = (dur, int(pieces[0] * pieces[1]))
-            self.loads[key] = known
-        self.copies += known[1]
-        return known[0]
+    def copy(self, is_a: bool, rows: int, kk: int) -> tuple[float, float, float, int]:
+        """One ``rows`` x ``kk`` chunk copy: its legs' (MTE2, V, MTE3) cycles and DMA copies.
 
-    def reorder(self, is_a: bool, rows: int, kk: int) -> float:
-        """Vector cycles of one chunk's ND->NZ reorder in UB (the vector model, per shape)."""
+        A direct copy (GM->L1) is one MTE2 leg of the template's copy pieces; the UB path's
+        (GM->UB, the ND->NZ reorder of the vector model, UB->L1) is one DMA copy.
+        """
         key = (is_a, rows, kk)
-        dur = self.reorders.get(key)
-        if dur is None:
-            c = self.c
-            dur = float(c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk))
-            self.reorders[key] = dur
-        return dur
+        known = self.copies_of.get(key)
+        if known is None:
+            c, t = self.c, self.t
+            if not (c.a_via_ub if is_a else c.b_via_ub):
+                base = t.baseM if is_a else t.baseN
+                pieces = copy_pieces(self.norm, rows, base, kk, t.baseK)
+                factor = self.factor_a if is_a else self.factor_b
+                dur = float(c.direct_load_cycles(is_a, rows, kk, self.cap, pieces, factor))
+                known = (dur, 0.0, 0.0, int(pieces[0] * pieces[1]))
+            else:
+                nbytes = float(c.l1_tile_bytes(rows, kk))
+                known = (
+                    float(c.gm_to_ub_cycles(nbytes, c.a_eff if is_a else c.b_eff, self.cap)),
+                    float(c.nd2nz_a_cycles(rows, kk) if is_a else c.nd2nz_b_cycles(rows, kk)),
+                    float(c.ub_to_l1_cycles(nbytes)),
+                    1,
+                )
+            self.copies_of[key] = known
+        return known
 
     def step(self, rows: int, cols: int, kk: int) -> tuple[float, float, float]:
         """(L0A load, L0B load, MMAD) cycles of one K step of a ``rows`` x ``cols`` block."""
@@ -211,6 +239,37 @@ class _Durations:
             )
             self.steps[key] = durs
         return durs
+
+    def plan(self, rows: int, cols: int, handoff: bool) -> list[_Step]:
+        """The K steps of a ``rows`` x ``cols`` block: their chunks and cycles, in K order.
+
+        Kept per block shape (the K tail's cycles differ): one lookup a block. ``handoff``:
+        the Norm step hand-off (:func:`simcore.pipeline.transfer.norm_step_handoff`).
+        """
+        plan = self.plans.get((rows, cols))
+        if plan is not None:
+            return plan
+        t, k, plan = self.t, self.k, []
+        for s in range(ceil_div(k, t.baseK)):
+            la, lb, mm = self.step(rows, cols, min(t.baseK, k - s * t.baseK))
+            if restart_at_step(handoff, s, t.stepKa):
+                mm += self.c.mmad_restart_cycles  # an idle cube restarts (pipeline/restart.py)
+            ka, kb = chunk_of_step(s, t.stepKa), chunk_of_step(s, t.stepKb)
+            # -1: the step reads the chunk the step before read (still in L1, no copy between).
+            if s and ka == chunk_of_step(s - 1, t.stepKa):
+                ka = -1
+            if s and kb == chunk_of_step(s - 1, t.stepKb):
+                kb = -1
+            plan.append((s == 0, ka, kb, (la, lb, mm), la, lb, mm))
+        self.plans[(rows, cols)] = plan
+        return plan
+
+    def fix(self, rows: int, cols: int) -> float:
+        """FixPipe cycles of a ``rows`` x ``cols`` block's drain at the writes' cap."""
+        dur = self.fixes.get((rows, cols))
+        if dur is None:
+            dur = self.fixes[(rows, cols)] = float(self.c.fix_cycles(rows, cols, self.write_cap))
+        return dur
 
     def drain(self, rows: int, cols: int) -> tuple[float, float]:
         """(L0C->UB, UB->GM) cycles of a block's drain on chips without FixPipe."""
@@ -255,19 +314,18 @@ def simulate_core(
     """
     c = costs or Costs(problem, preset, takes_vector_path(problem, t, preset))
     k = problem.k
-    base_m, base_n, base_k = t.baseM, t.baseN, t.baseK
     db_l0a, db_l0b, db_l0c = _l0_buffers(problem, t)
-    k_iter = ceil_div(k, base_k)
-    a_chunks = _Chunks(int(slots(t.depthA1, t.stepM, t.stepKa)))
-    b_chunks = _Chunks(int(slots(t.depthB1, t.stepN, t.stepKb)))
+    k_iter = ceil_div(k, t.baseK)
+    a_chunks, b_chunks = _operand_chunks(c, t, k)
     fixpipe = preset.has_fixpipe
 
     # Instruction log, appended in program order. Pipe, kind and block are packed into one code
-    # (pipe | kind << 3 | block << 7) because the 8192^3 schedule logs ~100k instructions and
-    # the appends are a large share of the simulator's time; they are unpacked once at the end.
+    # (pipe | kind << 3 | block << 7; a K step's three instructions in one, _core_result), and
+    # each instruction's start and end go to one list side by side, because the 8192^3 schedule
+    # logs ~100k instructions and the appends are a large share of the simulator's time; they
+    # are unpacked once at the end.
     log_code: list[int] = []
-    log_start: list[float] = []
-    log_end: list[float] = []
+    log_times: list[float] = []
     # No pipe starts before the scalar unit has done its start-up and issued the first
     # instruction (seed 004's in-order issue; simcore.pipeline.scalar.startup_cycles, 0 where
     # the preset overlaps the start-up).
@@ -275,17 +333,18 @@ def simulate_core(
     free = [startup] * len(PIPES)
     busy = [0.0] * len(PIPES)
 
-    def record(pipe: int, kind: int, start: float, end: float, dur: float, blk: int) -> float:
+    def record(pipe: int, code: int, start: float, end: float, dur: float) -> float:
+        # ``code``: the instruction's pipe | kind << 3 | block << 7.
         free[pipe] = end
         busy[pipe] += dur
-        log_code.append(pipe | kind << 3 | blk << 7)
-        log_start.append(start)
-        log_end.append(end)
+        log_code.append(code)
+        log_times.append(start)
+        log_times.append(end)
         return end
 
     def run(pipe: int, kind: int, ready: float, dur: float, blk: int) -> float:
         start = queue_start(free[pipe], ready)
-        return record(pipe, kind, start, start + dur, dur, blk)
+        return record(pipe, pipe | kind << 3 | blk << 7, start, start + dur, dur)
 
     mte2, mte1, mcube, fix, vec, mte3 = (_P[p] for p in PIPES[:6])
     # UB staging of the ND->NZ path: one source and one transposed half (UB >= 2 x transLength),
@@ -295,59 +354,57 @@ def simulate_core(
     ub_dst_free = 0.0
     c_ub_free = 0.0
 
-    def load_chunk(
-        chunks: _Chunks, key: tuple[int, int], rows: int, kk: int, is_a: bool, blk: int
-    ) -> None:
-        nonlocal ub_src_free, ub_dst_free
-        nbytes = float(c.l1_tile_bytes(rows, kk))
-        # The chunks' last reads, oldest first (a dict keeps its insertion order, the copies').
-        slot_free = l1_slot_free(list(chunks.last_read.values()), chunks.n_slots)
-        if handoff:
-            slot_free = handoff_copy_ready(slot_free, free_mte1)
-        via_ub = c.a_via_ub if is_a else c.b_via_ub
-        if not via_ub:
-            dur = durations.load(is_a, rows, kk)
-            end = run(mte2, _K["load_a" if is_a else "load_b"], slot_free, dur, blk)
-        else:
-            durations.copies += 1
-            eff = c.a_eff if is_a else c.b_eff
-            legs = (
-                float(c.gm_to_ub_cycles(nbytes, eff, cap_bpc)),
-                durations.reorder(is_a, rows, kk),
-                float(c.ub_to_l1_cycles(nbytes)),
-            )
-            (s1, e1), (s2, e2), (s3, end) = staged_copy(
-                (free[mte2], free[vec], free[mte3]), (ub_src_free, ub_dst_free), slot_free, legs
-            )
-            record(mte2, _K["load_a" if is_a else "load_b"], s1, e1, legs[0], blk)
-            record(vec, _K["nd2nz_a" if is_a else "nd2nz_b"], s2, e2, legs[1], blk)
-            record(mte3, _K["ub_to_l1_a" if is_a else "ub_to_l1_b"], s3, end, legs[2], blk)
-            ub_src_free, ub_dst_free = e2, end
-        chunks.insert(key, end)
+    def loader(chunks: _Chunks) -> Callable[[int, tuple[float, float, float, int], int], int]:
+        # The copy of one operand's chunks, its state in the closure (read once per copy).
+        n_slots, via_ub, index, keys = chunks.n_slots, chunks.via_ub, chunks.index, chunks.keys
+        ready, reads, (code_mte2, code_vec, code_mte3) = chunks.ready, chunks.reads, chunks.codes
+
+        def load_chunk(key: int, cost: tuple[float, float, float, int], blk_code: int) -> int:
+            # Copies a chunk into L1 (cost: _Durations.copy); returns its number in ``chunks``.
+            nonlocal ub_src_free, ub_dst_free
+            slot_free = l1_slot_free(reads, n_slots)
+            if handoff:
+                slot_free = handoff_copy_ready(slot_free, free_mte1)
+            durations.copies += cost[3]
+            if not via_ub:
+                # (record written out: this runs once per copy.)
+                start = queue_start(free[mte2], slot_free)
+                dur = cost[0]
+                end = free[mte2] = start + dur
+                busy[mte2] += dur
+                log_code.append(code_mte2 | blk_code)
+                log_times.extend((start, end))
+            else:
+                legs = cost[:3]
+                (s1, e1), (s2, e2), (s3, end) = staged_copy(
+                    (free[mte2], free[vec], free[mte3]), (ub_src_free, ub_dst_free), slot_free, legs
+                )
+                record(mte2, code_mte2 | blk_code, s1, e1, legs[0])
+                record(vec, code_vec | blk_code, s2, e2, legs[1])
+                record(mte3, code_mte3 | blk_code, s3, end, legs[2])
+                ub_src_free, ub_dst_free = e2, end
+            # Into L1, in the slot of the oldest chunk (``n_slots`` copies back) when all are taken.
+            number = len(reads)
+            if number >= n_slots:
+                del index[keys[number - n_slots]]
+            keys.append(key)
+            index[key] = number
+            ready.append(end)
+            reads.append(end)
+            return number
+
+        return load_chunk
 
     blocks = _program_blocks(shape, t)
 
-    step_ka, step_kb = t.stepKa, t.stepKb
     handoff = norm_step_handoff(
-        problem, c, a_chunks.n_slots, b_chunks.n_slots, step_ka, step_kb, k_iter
+        problem, c, a_chunks.n_slots, b_chunks.n_slots, t.stepKa, t.stepKb, k_iter
     )
-    restart = c.mmad_restart_cycles
-    chunk_k_a = step_ka * base_k
-    chunk_k_b = step_kb * base_k
-    grp_a = t.stepM * base_m
-    grp_b = t.stepN * base_n
-    # Per K step: its K extent, A and B chunk indices, and those chunks' K extents.
-    k_steps = [
-        (s, min(base_k, k - s * base_k), chunk_of_step(s, step_ka), chunk_of_step(s, step_kb))
-        for s in range(k_iter)
-    ]
-    chunk_len_a = [min(chunk_k_a, k - ka * chunk_k_a) for ka in range(ceil_div(k, chunk_k_a))]
-    chunk_len_b = [min(chunk_k_b, k - kb * chunk_k_b) for kb in range(ceil_div(k, chunk_k_b))]
+    chunks_a, chunks_b = len(a_chunks.lengths), len(b_chunks.lengths)
     drain_end: deque[float] = deque(maxlen=max(db_l0c, 1))
-    # Per block shape, the cycles of each K step (the K tail's differ): one lookup per block.
-    steps_of_shape: dict[tuple[int, int], list[tuple[float, float, float]]] = {}
-    a_ready, a_last = a_chunks.ready, a_chunks.last_read
-    b_ready, b_last = b_chunks.ready, b_chunks.last_read
+    a_index, a_ready, a_reads = a_chunks.index, a_chunks.ready, a_chunks.reads
+    b_index, b_ready, b_reads = b_chunks.index, b_chunks.ready, b_chunks.reads
+    load_a, load_b = loader(a_chunks), loader(b_chunks)
     # MTE1 and the cube only run the step loop below, so their queue state lives in locals
     # there (written back after the loop); mm_end1 / mm_end2 are the last two MMADs' ends, the
     # L0A / L0B buffer hand-offs (0.0 before there is such an MMAD).
@@ -355,74 +412,65 @@ def simulate_core(
     busy_mte1 = busy_m = 0.0
     mm_end1 = mm_end2 = 0.0
     single_l0 = (db_l0a == 1, db_l0b == 1)
-    code_l0a = mte1 | _K["l0a"] << 3
-    code_l0b = mte1 | _K["l0b"] << 3
-    code_mmad = mcube | _K["mmad"] << 3
-    extend_code, extend_start, extend_end = log_code.extend, log_start.extend, log_end.extend
+    append_code, extend_times = log_code.append, log_times.extend
     step_rule = k_step  # (local names: looked up once per K step)
     slot_release = l1_slot_release
 
-    for b, (rows_total, cols_total, mi, ni, first_ga, first_gb) in enumerate(blocks):
-        rows = min(base_m, rows_total - mi * base_m)
-        cols = min(base_n, cols_total - ni * base_n)
-        ga = mi // t.stepM
-        gb = ni // t.stepN
-        rows_a = min(grp_a, rows_total - ga * grp_a)
-        rows_b = min(grp_b, cols_total - gb * grp_b)
-        ga += first_ga
-        gb += first_gb
+    for b, (rows, cols, rows_a, rows_b, ga, gb) in enumerate(blocks):
+        # A chunk's key: its row group (of the core's program) and its index along K.
+        key_a0, key_b0 = ga * chunks_a, gb * chunks_b
+        costs_a = a_chunks.costs_of(rows_a, durations)
+        costs_b = b_chunks.costs_of(rows_b, durations)
         blk_code = b << 7
-        # A K step logs an L0A load, an L0B load and an MMAD (one extend per list and step).
-        step_codes = (code_l0a | blk_code, code_l0b | blk_code, code_mmad | blk_code)
+        # A K step logs an L0A load, an L0B load and an MMAD: their six times in one extend,
+        # and one code, ~block, that _core_result expands into the three.
+        step_code = ~b
         if problem.bias:
             # The kernel fetches the bias slice of every output block (one L1 bias slot).
             run(mte2, _K["load_bias"], 0.0, float(c.bias_load_cycles(cols, cap_bpc)), b)
-        last_mmad = 0.0
+        last_mmad = sm = 0.0
         c_free = l0c_buffer_free(drain_end, db_l0c)
-        step_cycles = steps_of_shape.get((rows, cols))
-        if step_cycles is None:
-            step_cycles = []
-            for s, kk, _, _ in k_steps:
-                la, lb, mm = durations.step(rows, cols, kk)
-                if restart_at_step(handoff, s, step_ka):
-                    mm += restart  # the MMAD restarts an idle cube (simcore/pipeline/restart.py)
-                step_cycles.append((la, lb, mm))
-            steps_of_shape[(rows, cols)] = step_cycles
-        for s, _, ka, kb in k_steps:
-            key_a = (ga, ka)
-            if key_a not in a_ready:
-                load_chunk(a_chunks, key_a, rows_a, chunk_len_a[ka], True, b)
-            key_b = (gb, kb)
-            if key_b not in b_ready:
-                load_chunk(b_chunks, key_b, rows_b, chunk_len_b[kb], False, b)
-            la, lb, mm = durs = step_cycles[s]
-            ready_a, ready_b = a_ready[key_a], b_ready[key_b]
+        for first, ka, kb, durs, la, lb, mm in durations.plan(rows, cols, handoff):
+            # The chunks' numbers (ja, jb): looked up where a step starts a chunk, copied into
+            # L1 where it is not there (-1).
+            if ka >= 0:
+                key_a = key_a0 + ka
+                ja = a_index.get(key_a, -1)
+                if ja < 0:
+                    ja = load_a(key_a, costs_a[ka], blk_code)
+            if kb >= 0:
+                key_b = key_b0 + kb
+                jb = b_index.get(key_b, -1)
+                if jb < 0:
+                    jb = load_b(key_b, costs_b[kb], blk_code)
+            ready_a = a_ready[ja]
             if handoff:
-                ready_a = handoff_read_ready(ready_a, ready_b)
-            sa, ea, sb, eb, sm, last_mmad = step_rule(
-                free_mte1, free_m, ready_a, ready_b, mm_end1, mm_end2, single_l0,
-                None if s else c_free, durs,
+                ready_a = handoff_read_ready(ready_a, b_ready[jb])
+            times = step_rule(
+                free_mte1, free_m, ready_a, b_ready[jb], mm_end1, mm_end2, single_l0,
+                c_free if first else None, durs,
             )  # fmt: skip
+            _, _, _, eb, sm, last_mmad = times
             # A chunk's slot is released after the MMAD of its last step starts (the
             # kernel frees it after that MMAD in program order: precedence.l1_slot_release).
-            a_last[key_a] = b_last[key_b] = slot_release(eb, sm)
+            a_reads[ja] = b_reads[jb] = slot_release(eb, sm)
             free_mte1, free_m = eb, last_mmad
             busy_mte1 += la
             busy_mte1 += lb
             busy_m += mm
-            extend_code(step_codes)
-            extend_start((sa, sb, sm))
-            extend_end((ea, eb, last_mmad))
+            append_code(step_code)
+            extend_times(times)
             mm_end2 = mm_end1
             mm_end1 = last_mmad
         if fixpipe:
-            fix_cycles = float(c.fix_cycles(rows, cols, durations.write_cap))
+            fix_cycles = durations.fix(rows, cols)
             if c.unit_flag_overlap:
                 # UnitFlag: FixPipe drains each fractal the last MMAD finishes
                 # (simcore.pipeline.drain.unit_flag_drain_end).
                 start = queue_start(free[fix], unit_flag_drain_start(sm))
                 end = unit_flag_drain_end(start, fix_cycles, last_mmad, durations.grain)
-                drained = record(fix, _K["fixpipe"], start, float(end), fix_cycles, b)
+                code = fix | _K["fixpipe"] << 3 | blk_code
+                drained = record(fix, code, start, float(end), fix_cycles)
             else:
                 drained = run(fix, _K["fixpipe"], drain_ready(last_mmad, 0.0), fix_cycles, b)
         else:
@@ -436,42 +484,80 @@ def simulate_core(
     busy[_P["SCALAR"]] = float(
         scalar_cycles(preset, problem, len(blocks) * k_iter, durations.copies)
     )
-    return _core_result(shape, busy, log_code, log_start, log_end)
+    return _core_result(shape, busy, log_code, log_times)
+
+
+def _operand_chunks(c: Costs, t: TCubeTiling, k: int) -> tuple[_Chunks, _Chunks]:
+    """The A and B chunks of a core: their L1 slots (:func:`slots`), paths and K extents."""
+    return (
+        _Chunks(True, int(slots(t.depthA1, t.stepM, t.stepKa)), c.a_via_ub, k, t.stepKa * t.baseK),
+        _Chunks(False, int(slots(t.depthB1, t.stepN, t.stepKb)), c.b_via_ub, k, t.stepKb * t.baseK),
+    )
 
 
 def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[tuple[int, int, int, int, int, int]]:
     """The blocks of a core's program in order: its tiles back to back, each in base blocks.
 
-    One tile, or a dealt split's rounds, each walked in the iterate order. Per block: the
-    tile's rows and columns, the block's indices, and the tile's first A and B row-group keys
-    (the tiles read different rows of A and columns of B, so no chunk of one tile is reused by
-    the next).
+    One tile, or a dealt split's rounds, each walked in the iterate order. Per block: its rows
+    and columns, the rows of the A chunks and the columns of the B chunks it reads (``stepM``
+    and ``stepN`` blocks' worth, less at the tile's edge), and their row groups' keys, counted
+    over the program (the tiles read different rows of A and columns of B, so no chunk of one
+    tile is reused by the next).
     """
+    base_m, base_n = t.baseM, t.baseN
+    grp_a, grp_b = t.stepM * base_m, t.stepN * base_n
     blocks: list[tuple[int, int, int, int, int, int]] = []
     first_ga = first_gb = 0
     for rows_total, cols_total in shape.program:
-        m_iter = ceil_div(rows_total, t.baseM)
-        n_iter = ceil_div(cols_total, t.baseN)
+        m_iter = ceil_div(rows_total, base_m)
+        n_iter = ceil_div(cols_total, base_n)
         if t.iterateOrder == 0:
             order = [(mi, ni) for ni in range(n_iter) for mi in range(m_iter)]
         else:
             order = [(mi, ni) for mi in range(m_iter) for ni in range(n_iter)]
-        blocks += [(rows_total, cols_total, mi, ni, first_ga, first_gb) for mi, ni in order]
+        for mi, ni in order:
+            ga, gb = mi // t.stepM, ni // t.stepN
+            blocks.append(
+                (
+                    min(base_m, rows_total - mi * base_m),
+                    min(base_n, cols_total - ni * base_n),
+                    min(grp_a, rows_total - ga * grp_a),
+                    min(grp_b, cols_total - gb * grp_b),
+                    first_ga + ga,
+                    first_gb + gb,
+                )
+            )
         first_ga += ceil_div(m_iter, t.stepM)
         first_gb += ceil_div(n_iter, t.stepN)
     return blocks
 
 
+#: The codes (pipe | kind << 3) of a K step's instructions: L0A load, L0B load, MMAD.
+_STEP_CODES = np.array([_P["MTE1"] | _K["l0a"] << 3, _P["MTE1"] | _K["l0b"] << 3,
+                        _P["M"] | _K["mmad"] << 3], dtype=np.int64)  # fmt: skip
+
+
+def _unpack_steps(code: np.ndarray) -> np.ndarray:
+    """The log's codes with each K step's one code (``~block``, negative) made its three."""
+    steps = code < 0
+    counts = np.where(steps, 3, 1)
+    out = np.repeat(code, counts)
+    first = (np.cumsum(counts) - counts)[steps]
+    blocks = ~code[steps] << 7
+    for i, step_code in enumerate(_STEP_CODES):
+        out[first + i] = step_code | blocks
+    return out
+
+
 def _core_result(
-    shape: CoreShape,
-    busy: list[float],
-    log_code: list[int],
-    log_start: list[float],
-    log_end: list[float],
+    shape: CoreShape, busy: list[float], log_code: list[int], log_times: list[float]
 ) -> CoreResult:
     """The schedule of one core from its busy totals and its packed instruction log."""
-    end = np.asarray(log_end)
-    code = np.asarray(log_code, dtype=np.int64)
+    # (fromiter: a third cheaper than asarray, which first discovers the lists' types.)
+    times = np.fromiter(log_times, np.float64, len(log_times)).reshape(-1, 2)
+    start = np.ascontiguousarray(times[:, 0])
+    end = np.ascontiguousarray(times[:, 1])
+    code = _unpack_steps(np.fromiter(log_code, np.int64, len(log_code)))
     # The scalar pipe issues every instruction: the core does not end before it does.
     makespan = max(float(end.max()) if len(end) else 0.0, busy[_P["SCALAR"]])
     return CoreResult(
@@ -479,10 +565,10 @@ def _core_result(
         makespan_cycles=makespan,
         busy_cycles={p: busy[i] for i, p in enumerate(PIPES)},
         sequential_cycles=float(sum(busy)),
-        instructions=len(log_end),
+        instructions=len(code),
         pipe=(code & 7).astype(np.int8),
         kind=((code >> 3) & 15).astype(np.int8),
-        start=np.asarray(log_start),
+        start=start,
         end=end,
         block=(code >> 7).astype(np.int32),
     )

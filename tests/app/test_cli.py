@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,30 @@ def test_bad_lines_name_the_field_and_processing_goes_on(tmp_path: Path) -> None
     assert "Ascend910A" in out[3]["error"]["message"]
     assert out[4]["error"]["field"] == "tiling.baseK"
     assert out[5] == {"valid": True, "violations": [], "warnings": []}
+
+
+def test_importing_the_cli_loads_no_server_client_or_search_framework() -> None:
+    # `tiler tune` / `tiler evaluate` run once per shape from build systems: the HTTP client,
+    # the web and database stacks and Optuna are imported by the commands that use them only.
+    deferred = ["httpx", "fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "optuna",
+                "scipy"]  # fmt: skip
+    code = f"import sys, app.cli; print([m for m in {deferred!r} if m in sys.modules])"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert proc.stdout.strip() == "[]"
+
+
+def test_jobs_submit_to_an_unreachable_server_says_so() -> None:
+    # A port nothing listens on: bound, then closed.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "app.cli", "jobs", "submit", "-", "--server",
+         f"http://127.0.0.1:{port}"],
+        input=json.dumps(GOOD["problem"]) + "\n", capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot reach http://127.0.0.1:{port}" in proc.stderr

@@ -46,7 +46,8 @@ from simcore.hardware.presets import HardwarePreset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import INT32_MIN, TCubeTiling
-from tiler.tune import DEFAULT_BUDGET, TuneRequest
+from tiler.limits import DEFAULT_BUDGET
+from tiler.tune import TuneRequest
 
 INT32_MAX = 2**31 - 1
 _REQUIRED = Field(ge=INT32_MIN, le=INT32_MAX, strict=True)

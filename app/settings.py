@@ -66,7 +66,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from tiler.tune import MAX_BUDGET
+from tiler.limits import MAX_BUDGET
 
 
 class Settings(BaseSettings):

@@ -1,8 +1,6 @@
-"""The search: TCubeTiling space, screening, Optuna study, baselines and explanations."""
+"""The search: TCubeTiling space, screening, Optuna study, baselines and explanations.
 
-from __future__ import annotations
-
-from tiler.explain import explain_tiling
-from tiler.tune import TuneRequest, canonical_request, parse_tune_request, tune
-
-__all__ = ["TuneRequest", "canonical_request", "explain_tiling", "parse_tune_request", "tune"]
+The package imports none of its modules: ``from tiler.tune import tune``,
+``from tiler.explain import explain_tiling``. Importing :mod:`tiler.limits` (the defaults the
+``tiler`` command line shows in its help) then loads neither the search nor the model.
+"""

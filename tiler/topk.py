@@ -23,11 +23,10 @@ from simcore.evaluate import estimate_dict
 from simcore.hardware.presets import HardwarePreset
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem
+from tiler.limits import MAX_TOP_K
 from tiler.screen import screen
 from tiler.space import GROUP_FIELDS, build_space
 
-#: The most candidates one request may ask for (the route answers 422 above it).
-MAX_TOP_K = 20
 #: Screened points per asked candidate: points that fold into one kernel (iterateOrder) or
 #: duplicate the answer are dropped, so the screening is asked for more than k.
 SCREEN_FACTOR = 4
@@ -92,7 +91,7 @@ def top_k_kernels(
         fixed: The pinned fields of the request (the candidates meet them too).
         answer_fields: The tune answer's tiling (its searched fields at least); it is always a
             candidate, marked ``answer``. None: the screening's best stands in.
-        k: How many, 1 to :data:`MAX_TOP_K`.
+        k: How many, 1 to :data:`tiler.limits.MAX_TOP_K`.
         simulate: Predict with the simulator where the kernel is short enough (as a tune
             answer's estimate); False uses the estimator only (faster).
 

@@ -30,14 +30,11 @@ from simcore.tiling.problem import ARCH_3510, Problem, check_supported, parse_pr
 from simcore.tiling.tcube import TCubeTiling, parse_tiling_fields
 from tiler.baselines import cann950_fields, matmul_v3_fields, recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
+from tiler.limits import DEFAULT_BUDGET, MAX_BUDGET
 from tiler.screen import ScreenResult, first_load_elements, screen
 from tiler.space import SEARCH_FIELDS, Space, build_space, parse_fixed
 from tiler.study import Evaluation, Predictor, SharedStudy, StudyResult, key_of, run_study
 
-#: Optuna trials after screening when the request does not say (keeps a typical tune near 1 s).
-DEFAULT_BUDGET = 16
-#: The largest budget one request may ask for.
-MAX_BUDGET = 5000
 #: With the default budget the study stops once this many instructions were simulated, counted
 #: over every core program the simulator plays
 #: (:func:`simcore.evaluate.simulated_instruction_count`; about half a second of simulation at

@@ -20,7 +20,7 @@ from simcore.hardware.presets import load_preset
 from simcore.tiling.problem import Problem
 from simcore.tiling.tcube import TCubeTiling
 from simcore.version import MODEL_VERSION
-from tiler.topk import MAX_TOP_K
+from tiler.limits import MAX_TOP_K
 
 router = APIRouter(prefix="/v1", tags=["tilings"])
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tiler.tune import TuneRequest
+if TYPE_CHECKING:
+    from tiler.tune import TuneRequest
 
 DatabaseOption = Annotated[
     str | None,

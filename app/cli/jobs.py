@@ -19,10 +19,14 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import httpx
 import typer
+
+if TYPE_CHECKING:
+    # httpx (with the rich and pygments of its own CLI) is imported by the commands that talk to a
+    # server, not by every `tiler tune` / `tiler evaluate` a build system starts.
+    import httpx
 
 jobs_app = typer.Typer(
     name="jobs",
@@ -81,6 +85,8 @@ def worker_cmd(
 
 
 def _client(server: str, token: str | None) -> httpx.Client:
+    import httpx
+
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=300)
 
@@ -152,6 +158,8 @@ def submit_cmd(
     for name, value in (("budget", budget), ("sampler", sampler), ("seed", seed)):
         if value is not None:
             body[name] = value
+    import httpx
+
     key = idempotency_key or uuid.uuid4().hex
     with _client(server, token) as client:
         for attempt in range(4):
@@ -207,6 +215,8 @@ def _follow(client: httpx.Client, job_id: str, inbox: queue.Queue[_Message]) -> 
 
     Runs on its own thread, so that the command's deadline never waits on the network.
     """
+    import httpx
+
     after = 0
     while True:
         try:

@@ -18,8 +18,6 @@ from app.cli.jsonl import JsonlOption, run_jsonl
 from app.cli.tune import tune_cmd
 from app.cli.ub import ub_analyze_cmd
 from simcore.alloc import tune_allocator
-from simcore.evaluate import evaluate, parse_request, validate
-from simcore.hardware.presets import list_socs, load_preset
 from simcore.version import MODEL_VERSION
 
 cli = typer.Typer(
@@ -33,6 +31,8 @@ cli = typer.Typer(
 @cli.command("validate")
 def validate_cmd(jsonl: JsonlOption) -> None:
     """Check tilings: {"problem", "tiling"} per line -> {"valid", "violations", "warnings"}."""
+    # The model loads in the commands that run it, not for `tiler --help` or `tiler version`.
+    from simcore.evaluate import parse_request, validate
 
     def handle(data: Any) -> dict[str, Any]:
         problem, tiling, preset = parse_request(data)
@@ -44,6 +44,7 @@ def validate_cmd(jsonl: JsonlOption) -> None:
 @cli.command("evaluate")
 def evaluate_cmd(jsonl: JsonlOption) -> None:
     """Predict tilings: like validate, plus an "estimate" (time_us, tflops, bottleneck, bounds)."""
+    from simcore.evaluate import evaluate, parse_request
 
     def handle(data: Any) -> dict[str, Any]:
         problem, tiling, preset = parse_request(data)
@@ -66,6 +67,8 @@ def presets_cmd(
     soc: Annotated[str | None, typer.Argument(help="Show one preset with sources.")] = None,
 ) -> None:
     """List the hardware presets with their digests, or show one with the source of each value."""
+    from simcore.hardware.presets import list_socs, load_preset
+
     if soc is None:
         for name in list_socs():
             p = load_preset(name)

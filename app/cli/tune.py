@@ -16,13 +16,7 @@ from app.cli.feedback import (
     request_candidates,
 )
 from app.cli.jsonl import error_object, run_jsonl
-from simcore.errors import SimcoreError
-from simcore.hardware.presets import load_preset
-from simcore.tiling.problem import parse_problem
-from tiler.compare import compare_dtypes as compare_dtype_rows
-from tiler.compare import parse_dtype_list
-from tiler.topk import MAX_TOP_K
-from tiler.tune import DEFAULT_BUDGET, parse_tune_request, tune
+from tiler.limits import DEFAULT_BUDGET, MAX_TOP_K
 
 
 def _parse_pins(pins: list[str]) -> dict[str, int]:
@@ -98,6 +92,13 @@ def tune_cmd(
     source: SourceOption = "measured",
 ) -> None:
     """Tune: the fastest legal TCubeTiling under the model, with baselines and a certificate."""
+    # The search and the model load here, not when `tiler evaluate` or `--help` start.
+    from simcore.errors import SimcoreError
+    from simcore.hardware.presets import load_preset
+    from simcore.tiling.problem import parse_problem
+    from tiler.compare import compare_dtypes as compare_dtype_rows
+    from tiler.compare import parse_dtype_list
+    from tiler.tune import parse_tune_request, tune
 
     def handle(data: Any) -> dict[str, Any]:
         request = parse_tune_request(data)

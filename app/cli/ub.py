@@ -25,9 +25,6 @@ from typing import Annotated, Any
 import typer
 
 from app.cli.jsonl import run_jsonl
-from simcore.errors import InputError, UnknownSocError
-from simcore.hardware.presets import load_preset
-from simcore.ub.vector import analyze, parse_vector_instruction
 
 
 def analyze_line(data: Any) -> dict[str, Any]:
@@ -41,6 +38,11 @@ def analyze_line(data: Any) -> dict[str, Any]:
         InputError: A key is unknown or missing, a value is malformed or out of range, a block
             lies outside the chip's UB, or ``soc`` names no preset (rule ``unknown_soc``).
     """
+    # Loaded by the command that analyses, not by every `tiler` start.
+    from simcore.errors import InputError, UnknownSocError
+    from simcore.hardware.presets import load_preset
+    from simcore.ub.vector import analyze, parse_vector_instruction
+
     instr = parse_vector_instruction(data)
     try:
         preset = load_preset(instr.soc)

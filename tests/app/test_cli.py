@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from simcore.hardware.presets import list_socs, load_preset
 
 GOOD = {
     "problem": {"soc": "Ascend910B2", "m": 4096, "n": 4096, "k": 4096, "dtype": "fp16"},
@@ -64,3 +67,48 @@ def test_bad_lines_name_the_field_and_processing_goes_on(tmp_path: Path) -> None
     assert "Ascend910A" in out[3]["error"]["message"]
     assert out[4]["error"]["field"] == "tiling.baseK"
     assert out[5] == {"valid": True, "violations": [], "warnings": []}
+
+
+def test_importing_the_cli_loads_no_server_client_search_or_model() -> None:
+    # `tiler tune` / `tiler evaluate` run once per shape from build systems: the HTTP client,
+    # the web and database stacks and Optuna are imported by the commands that use them only.
+    deferred = ["httpx", "fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "optuna",
+                "scipy"]  # fmt: skip
+    # The model and the search load in the commands that run them (`tiler evaluate` needs no
+    # search; `tiler --help` and `tiler version` need neither).
+    deferred += ["numpy", "simcore.evaluate", "simcore.hardware.presets", "tiler.tune"]
+    code = f"import sys, app.cli; print([m for m in {deferred!r} if m in sys.modules])"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert proc.stdout.strip() == "[]"
+
+
+def test_jobs_submit_to_an_unreachable_server_says_so() -> None:
+    # A port nothing listens on: bound, then closed.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "app.cli", "jobs", "submit", "-", "--server",
+         f"http://127.0.0.1:{port}"],
+        input=json.dumps(GOOD["problem"]) + "\n", capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot reach http://127.0.0.1:{port}" in proc.stderr
+
+
+def test_presets_lists_every_soc_and_shows_one_with_its_sources() -> None:
+    def run(*args: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-m", "app.cli", "presets", *args],
+            capture_output=True, text=True, timeout=120, check=True,
+        ).stdout  # fmt: skip
+
+    rows = [line.split("\t") for line in run().splitlines()]
+    assert [row[0] for row in rows] == list(list_socs())
+    assert all(row[3] == load_preset(row[0]).digest[:16] for row in rows)
+    shown = json.loads(run("Ascend910B2"))
+    assert shown["digest"] == load_preset("Ascend910B2").digest
+    assert shown["sources"] == load_preset("Ascend910B2").sources

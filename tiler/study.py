@@ -48,9 +48,10 @@ import numpy as np
 from simcore.errors import InputError
 from simcore.estimate.estimator import estimate_one
 from simcore.evaluate import MAX_SIMULATED_INSTRUCTIONS, simulated_instruction_count
-from simcore.pipeline.simulator import simulate
+from simcore.pipeline.simulator import SimResult, simulate
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.legality import check_tiling
+from simcore.tiling.tcube import TCubeTiling
 from tiler.space import Space
 
 SAMPLERS: tuple[str, ...] = ("tpe", "cmaes", "random", "gp")
@@ -102,6 +103,12 @@ class Predictor:
         #: (:func:`simcore.evaluate.simulated_instruction_count`): a deterministic measure of the
         #: work done.
         self.instructions = 0
+        # The simulations kept for the answer's estimate (estimate_dict(sim=...)): the fastest
+        # point's so far and those of the points passed to keep(). Not every one: a big
+        # kernel's (every core's instruction log) takes several MB.
+        self._kept: dict[tuple[int, ...], tuple[TCubeTiling, SimResult]] = {}
+        self._wanted: set[tuple[int, ...]] = set()
+        self._fastest: tuple[float, tuple[int, ...]] | None = None
 
     def key(self, fields: dict[str, int]) -> tuple[int, ...]:
         """The cache key of a point (its values in field-name order)."""
@@ -120,13 +127,39 @@ class Predictor:
             ev = Evaluation(dict(fields), float("inf"), False, False, _excess(report.violations))
         elif (count := simulated_instruction_count(problem, tiling)) <= MAX_SIMULATED_INSTRUCTIONS:
             self.instructions += count
-            ev = Evaluation(dict(fields), simulate(problem, tiling, preset).time_us, True, True)
+            sim = simulate(problem, tiling, preset)
+            ev = Evaluation(dict(fields), sim.time_us, True, True)
+            self._hold(key, tiling, sim)
         else:
             ev = Evaluation(
                 dict(fields), estimate_one(problem, tiling, preset)["time_us"], False, True
             )
         self.cache[key] = ev
         return ev
+
+    def keep(self, fields: dict[str, int]) -> None:
+        """Keeps the point's simulation, when it runs, for :meth:`simulation` (a baseline's)."""
+        self._wanted.add(self.key(fields))
+
+    def simulation(self, fields: dict[str, int], tiling: TCubeTiling) -> SimResult | None:
+        """The simulation of ``tiling`` if this predictor ran and kept it, else None.
+
+        Kept: the fastest point's so far and those of :meth:`keep`. ``tiling`` must be the
+        very tiling simulated (a caller's may carry fields the search does not set).
+        """
+        hit = self._kept.get(self.key(fields))
+        return hit[1] if hit is not None and hit[0] == tiling else None
+
+    def _hold(self, key: tuple[int, ...], tiling: TCubeTiling, sim: SimResult) -> None:
+        # Keeps a wanted point's simulation, and the fastest one's in place of the one before.
+        if key in self._wanted:
+            self._kept[key] = (tiling, sim)
+        if self._fastest is not None and self._fastest[0] <= sim.time_us:
+            return
+        if self._fastest is not None and self._fastest[1] not in self._wanted:
+            self._kept.pop(self._fastest[1], None)
+        self._fastest = (sim.time_us, key)
+        self._kept[key] = (tiling, sim)
 
 
 def _excess(violations: list[Any]) -> float:

@@ -296,12 +296,14 @@ def tune(
     baseline_evals: list[Evaluation] = []
     rec = recommended_fields(problem, preset)
     rec_tiling = complete_tiling(rec, problem, preset)
+    predictor.keep(rec)  # (its simulation gives the baseline's estimate below)
     rec_eval = predictor(rec)
     baseline_rows.append({"name": "seed002", "tiling": rec_tiling, "valid": rec_eval.legal})
     baseline_evals.append(rec_eval)
     if preset.npu_arch == ARCH_3510:
         # On 950 the answer is also compared with CANN's own pick there (256 x 256 base).
         cann = cann950_fields(problem, preset)
+        predictor.keep(cann)
         cann_eval = predictor(cann)
         cann_tiling = complete_tiling(cann, problem, preset)
         baseline_rows.append({"name": "cann950", "tiling": cann_tiling, "valid": cann_eval.legal})
@@ -312,6 +314,7 @@ def tune(
         if not report["valid"]:
             row["violations"] = report["violations"]
         baseline_rows.append(row)
+        predictor.keep(_search_fields(user_t))
         baseline_evals.append(
             predictor(_search_fields(user_t))
             if report["valid"]
@@ -360,6 +363,7 @@ def tune(
     v3 = matmul_v3_fields(problem, preset)
     searched: set[str] = set()
     if v3 is not None:
+        predictor.keep(v3)
         v3_eval = predictor(v3)
         v3_row = {"name": MATMUL_V3_BASELINE, "tiling": complete_tiling(v3, problem, preset),
                   "valid": v3_eval.legal}  # fmt: skip
@@ -370,7 +374,9 @@ def tune(
             searched.add(MATMUL_V3_BASELINE)
     best = min(candidates, key=lambda e: (e.time_us, tuple(sorted(e.fields.items()))))
     best_tiling = complete_tiling(best.fields, problem, preset)
-    estimate = estimate_dict(problem, best_tiling, preset)
+    estimate = estimate_dict(
+        problem, best_tiling, preset, sim=predictor.simulation(best.fields, best_tiling)
+    )
 
     baselines_out = []
     for row, ev in zip(baseline_rows, baseline_evals, strict=True):
@@ -384,7 +390,8 @@ def tune(
         if "violations" in row:
             out["violations"] = row["violations"]
         if ev.legal:
-            est = estimate_dict(problem, row["tiling"], preset)
+            sim = predictor.simulation(ev.fields, row["tiling"])
+            est = estimate_dict(problem, row["tiling"], preset, sim=sim)
             out["estimate"] = est
             out["speedup"] = est["time_us"] / estimate["time_us"]
         baselines_out.append(out)

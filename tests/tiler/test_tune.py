@@ -330,3 +330,33 @@ def test_gp_proposals_are_optunas_own() -> None:
     theirs = trials(optuna.samplers.GPSampler(seed=3, deterministic_objective=True))
     assert ours == theirs
     assert len({(p["x"], p["y"]) for p in ours[10:]}) > 1  # the GP itself proposed these
+
+
+def test_a_tune_simulates_no_kernel_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer's and the baselines' estimates reuse the search's simulations of them.
+
+    A big kernel's simulation is a large share of a tune (a dealt 910B4 8192^3 one: 0.15 s per
+    simulation), so the answer and the seed 002, MatMulV3 and caller's baselines, which the
+    search has simulated already, are not simulated again for their estimates.
+    """
+    import simcore.evaluate
+    import tiler.study
+    from simcore.pipeline.simulator import simulate
+
+    played: list[str] = []
+
+    def counted(problem: Any, tiling: Any, preset: Any) -> Any:
+        played.append(tiling.model_dump_json())
+        return simulate(problem, tiling, preset)
+
+    monkeypatch.setattr(tiler.study, "simulate", counted)
+    monkeypatch.setattr(simcore.evaluate, "simulate", counted)
+    baseline = {"usedCoreNum": 24, "singleCoreM": 1024, "singleCoreN": 768, "baseM": 128,
+                "baseN": 256, "baseK": 64, "depthA1": 8, "depthB1": 8, "stepM": 1, "stepN": 1,
+                "stepKa": 4, "stepKb": 4}  # fmt: skip
+    problem = {"soc": "Ascend910B2", "m": 4096, "n": 4096, "k": 4096, "template": "mdl"}
+    out = run({"problem": problem, "baseline": baseline})
+    names = {b["name"] for b in out["baselines"] if b["estimate"] is not None}
+    assert {"seed002", "aclnn_matmul_v3", "user"} <= names
+    assert out["estimate"]["simulated"]
+    assert played and len(played) == len(set(played))

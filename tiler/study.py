@@ -104,7 +104,7 @@ class Predictor:
         #: work done.
         self.instructions = 0
         # The simulations kept for the answer's estimate (estimate_dict(sim=...)): the fastest
-        # point's so far and those of the points passed to keep(). Not every one: a big
+        # point's so far and the baselines'. Not every one: a big
         # kernel's (every core's instruction log) takes several MB.
         self._kept: dict[tuple[int, ...], tuple[TCubeTiling, SimResult]] = {}
         self._wanted: set[tuple[int, ...]] = set()
@@ -137,15 +137,16 @@ class Predictor:
         self.cache[key] = ev
         return ev
 
-    def keep(self, fields: dict[str, int]) -> None:
-        """Keeps the point's simulation, when it runs, for :meth:`simulation` (a baseline's)."""
+    def baseline(self, fields: dict[str, int]) -> Evaluation:
+        """Predicts a baseline, keeping its simulation for :meth:`simulation` (its estimate)."""
         self._wanted.add(self.key(fields))
+        return self(fields)
 
     def simulation(self, fields: dict[str, int], tiling: TCubeTiling) -> SimResult | None:
         """The simulation of ``tiling`` if this predictor ran and kept it, else None.
 
-        Kept: the fastest point's so far and those of :meth:`keep`. ``tiling`` must be the
-        very tiling simulated (a caller's may carry fields the search does not set).
+        Kept: the fastest point's so far and the baselines' (:meth:`baseline`). ``tiling`` must
+        be the very tiling simulated (a caller's may carry fields the search does not set).
         """
         hit = self._kept.get(self.key(fields))
         return hit[1] if hit is not None and hit[0] == tiling else None

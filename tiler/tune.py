@@ -296,15 +296,13 @@ def tune(
     baseline_evals: list[Evaluation] = []
     rec = recommended_fields(problem, preset)
     rec_tiling = complete_tiling(rec, problem, preset)
-    predictor.keep(rec)  # (its simulation gives the baseline's estimate below)
-    rec_eval = predictor(rec)
+    rec_eval = predictor.baseline(rec)
     baseline_rows.append({"name": "seed002", "tiling": rec_tiling, "valid": rec_eval.legal})
     baseline_evals.append(rec_eval)
     if preset.npu_arch == ARCH_3510:
         # On 950 the answer is also compared with CANN's own pick there (256 x 256 base).
         cann = cann950_fields(problem, preset)
-        predictor.keep(cann)
-        cann_eval = predictor(cann)
+        cann_eval = predictor.baseline(cann)
         cann_tiling = complete_tiling(cann, problem, preset)
         baseline_rows.append({"name": "cann950", "tiling": cann_tiling, "valid": cann_eval.legal})
         baseline_evals.append(cann_eval)
@@ -314,9 +312,8 @@ def tune(
         if not report["valid"]:
             row["violations"] = report["violations"]
         baseline_rows.append(row)
-        predictor.keep(_search_fields(user_t))
         baseline_evals.append(
-            predictor(_search_fields(user_t))
+            predictor.baseline(_search_fields(user_t))
             if report["valid"]
             else Evaluation(_search_fields(user_t), float("inf"), False, False)
         )
@@ -363,8 +360,7 @@ def tune(
     v3 = matmul_v3_fields(problem, preset)
     searched: set[str] = set()
     if v3 is not None:
-        predictor.keep(v3)
-        v3_eval = predictor(v3)
+        v3_eval = predictor.baseline(v3)
         v3_row = {"name": MATMUL_V3_BASELINE, "tiling": complete_tiling(v3, problem, preset),
                   "valid": v3_eval.legal}  # fmt: skip
         at = len(baseline_rows) - (req.baseline is not None)  # before the caller's

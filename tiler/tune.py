@@ -31,9 +31,10 @@ from simcore.tiling.tcube import TCubeTiling, parse_tiling_fields
 from tiler.baselines import cann950_fields, matmul_v3_fields, recommended_fields, user_tiling
 from tiler.explain import explain_tiling, runner_up
 from tiler.limits import DEFAULT_BUDGET, MAX_BUDGET
-from tiler.screen import ScreenResult, first_load_elements, screen
+from tiler.screen import ScreenResult, screen
 from tiler.space import SEARCH_FIELDS, Space, build_space, parse_fixed
 from tiler.study import Evaluation, Predictor, SharedStudy, StudyResult, key_of, run_study
+from tiler.top_kernels import first_load_elements
 
 #: With the default budget the study stops once this many instructions were simulated, counted
 #: over every core program the simulator plays
@@ -171,11 +172,11 @@ def _distinct(top: list[Any], n: int) -> list[Any]:
     """The first ``n`` screened points that are distinct kernels, best first.
 
     Points with the same estimate, pipeline path and first load (the identity of
-    :class:`tiler.screen._Top`) are almost always one kernel (an iterate order or an L0C buffer
-    that changes nothing), so simulating more than one of them would teach nothing. Points with
-    the same estimate but different paths are different kernels that one resource floor (HBM, a
-    saturated pipe) prices alike; the simulator tells them apart (on 910B2 fp16 128 x 14336 x
-    4096 such ties simulate 98.4 and 104.2 us); so are points with different steps.
+    :class:`tiler.top_kernels.TopKernels`) are almost always one kernel (an iterate order or an
+    L0C buffer that changes nothing), so simulating more than one of them would teach nothing.
+    Points with the same estimate but different paths are different kernels that one resource
+    floor (HBM, a saturated pipe) prices alike; the simulator tells them apart (on 910B2 fp16
+    128 x 14336 x 4096 such ties simulate 98.4 and 104.2 us); so are points with different steps.
     """
 
     def same(a: Any, b: Any) -> bool:
@@ -203,7 +204,7 @@ def _tied_kernels(
 
     Only when the optimum is floor-bound (its pipeline path is below its estimate, so the
     estimate is a resource floor that many kernels reach alike); the order among them is the
-    first-step load (:func:`tiler.screen.first_load_elements`), then the fields. At most
+    first-step load (:func:`tiler.top_kernels.first_load_elements`), then the fields. At most
     :data:`TIE_KERNELS`, none of ``skip``.
     """
     first = screened.top[0]

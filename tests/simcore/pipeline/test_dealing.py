@@ -130,4 +130,9 @@ def _slowest(counts: np.ndarray, first: np.ndarray, tile: np.ndarray) -> float:
     """The slowest program: its first tile's makespan + each later tile's period (per shape)."""
     mk, period = tile
     later = counts - (first[:, None] == np.arange(4))
-    return float(np.max(mk[first] + later @ period))
+    # Term by term, not ``later @ period``: BLAS may order a matrix-vector product's sums by the
+    # matrix's row count (1 ulp apart on some hosts), and the two calls compare exactly.
+    per_shape = later * period
+    return float(
+        np.max(mk[first] + per_shape[:, 0] + per_shape[:, 1] + per_shape[:, 2] + per_shape[:, 3])
+    )

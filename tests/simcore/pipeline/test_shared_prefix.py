@@ -19,8 +19,8 @@ from simcore.tiling.problem import Problem
 
 #: (problem, tiling fields): dealt kernels with tail tiles whose programs begin alike, on the
 #: 910B family (Norm and MDL, FixPipe with and without UnitFlag, a bias, the L2 rounds' walk,
-#: both iterate orders), and one tile per core on UB-path chips, where a full tile and its
-#: tail begin with the same blocks (the UB staging's state carries over).
+#: both iterate orders), and kernels of UB-path chips, where the UB staging's state carries over
+#: (a full tile and its tail begin with the same blocks).
 CASES: list[tuple[dict[str, Any], dict[str, int]]] = [
     # tiler tune's kind of answer on 910B4 bf16, smaller: 12 x 18 tiles of 176 x 176 on 20 cores.
     ({"soc": "Ascend910B4", "m": 2000, "n": 3000, "k": 1024, "dtype": "bf16"},
@@ -42,12 +42,20 @@ CASES: list[tuple[dict[str, Any], dict[str, int]]] = [
      {"usedCoreNum": 8, "singleCoreM": 512, "singleCoreN": 768, "baseM": 128, "baseN": 128,
       "baseK": 64, "depthA1": 4, "depthB1": 4, "stepM": 1, "stepN": 1, "stepKa": 2,
       "stepKb": 2, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2}),
-    # 910A: the same with a bias.
+    # 310P3, A in NZ (copied straight to L1), two tiles a core: where the programs part, only a
+    # B chunk is copied, so the next drain may wait for the last one's UB->GM.
+    ({"soc": "Ascend310P3", "m": 1024, "n": 1800, "k": 256, "format_a": "NZ"},
+     {"usedCoreNum": 8, "singleCoreM": 128, "singleCoreN": 1024, "baseM": 128, "baseN": 256,
+      "baseK": 64, "depthA1": 4, "depthB1": 8, "stepM": 1, "stepN": 1, "stepKa": 4,
+      "stepKb": 4, "iterateOrder": 0, "dbL0A": 2, "dbL0B": 2, "dbL0C": 2}),
+    # 910A: a full tile and its tail with a bias.
     ({"soc": "Ascend910A", "m": 3000, "n": 2000, "k": 600, "bias": True},
      {"usedCoreNum": 32, "singleCoreM": 384, "singleCoreN": 512, "baseM": 128, "baseN": 128,
       "baseK": 64, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 1,
       "stepKb": 1, "iterateOrder": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1}),
 ]  # fmt: skip
+IDS = ["910B4-dealt", "910B2-mdl-l2", "910B2-bias-unitflag", "310P3-tail", "310P3-nz-dealt",
+       "910A-bias-tail"]  # fmt: skip
 
 
 def _shared_blocks(programs: list[Any], tiling: Any) -> int:
@@ -63,7 +71,7 @@ def _shared_blocks(programs: list[Any], tiling: Any) -> int:
     return most
 
 
-@pytest.mark.parametrize(("spec", "fields"), CASES, ids=[c[0]["soc"] for c in CASES])
+@pytest.mark.parametrize(("spec", "fields"), CASES, ids=IDS)
 def test_every_core_is_the_one_its_program_gives_alone(
     spec: dict[str, Any], fields: dict[str, int]
 ) -> None:

@@ -63,9 +63,9 @@ class _State:
     starts: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in QUEUED})
     #: Pipes of the next ``queue_start`` calls, announced by the cost lookups before them.
     pending: list[tuple[str, float]] = field(default_factory=list)
-    #: The core's durations (their DMA copy count) and the count at the last copy's issue: a
+    #: The core's state (its DMA copy count) and the count at the last copy's issue: a
     #: ``queue_start`` after the count grew is a direct chunk copy's (MTE2).
-    durations: Any = None
+    core_state: Any = None
     copies_seen: int = 0
     after_step: bool = False
     fixpipe: bool = True
@@ -117,12 +117,11 @@ def in_order_issue(
     else:
         depths = {p: int(depth.get(p, UNBOUNDED)) for p in QUEUED}
     state = _State(depths)
-    saved = {
-        name: getattr(sim_mod, name)
-        for name in ("simulate_core", "queue_start", "k_step", "staged_copy", "_Durations")
-    }
+    names = ("simulate_core", "simulate_programs", "queue_start", "k_step", "staged_copy")
+    saved = {name: getattr(sim_mod, name) for name in (*names, "_Durations", "CoreState")}
     orig_core, orig_queue, orig_step = saved["simulate_core"], saved["queue_start"], saved["k_step"]
     orig_staged, durations_cls = saved["staged_copy"], saved["_Durations"]
+    state_cls = saved["CoreState"]
 
     def simulate_core(
         problem: Problem, t: Any, preset: HardwarePreset, shape: Any, *rest: Any
@@ -146,16 +145,22 @@ def in_order_issue(
             log.append(state.core)
         return out
 
-    class Durations(durations_cls):  # type: ignore[misc, valid-type]
-        """Tells the pipe (and scalar work) of the ``queue_start`` calls that follow.
+    def simulate_programs(
+        problem: Problem, t: Any, preset: HardwarePreset, shapes: Any, *rest: Any
+    ) -> Any:
+        # Each program alone, from the core's start: the issue's state is one core's, so the
+        # blocks that programs begin with alike are not played once for all of them here.
+        return [simulate_core(problem, t, preset, shape, *rest) for shape in shapes]
 
-        It hands ``queue_start`` the core's DMA copy count (a chunk copy's call follows its
-        count) and announces a drain's two legs on chips without FixPipe.
-        """
+    class CoreState(state_cls):  # type: ignore[misc, valid-type]
+        """Hands ``queue_start`` the core's DMA copy count (a chunk copy's call follows it)."""
 
         def __init__(self, *args: Any) -> None:
             super().__init__(*args)
-            state.durations = self
+            state.core_state = self
+
+    class Durations(durations_cls):  # type: ignore[misc, valid-type]
+        """Announces a drain's two legs to the ``queue_start`` calls on chips without FixPipe."""
 
         def drain(self, rows: int, cols: int) -> tuple[float, float]:
             legs: tuple[float, float] = super().drain(rows, cols)
@@ -164,7 +169,7 @@ def in_order_issue(
 
     def queue_start(pipe_free: Any, ready: Any, ready2: Any = None) -> Any:
         own = orig_queue(pipe_free, ready, ready2)
-        copies = state.durations.copies
+        copies = state.core_state.copies
         if state.pending:
             pipe, work = state.pending.pop(0)
         elif copies > state.copies_seen:
@@ -204,7 +209,7 @@ def in_order_issue(
     def staged_copy(queue_free: Any, halves_free: Any, slot_free: Any, legs: Any) -> Any:
         # As in k_step: one play per leg issued, each leg's issue through its queue's end.
         own = orig_staged(queue_free, halves_free, slot_free, legs)
-        state.copies_seen = state.durations.copies  # (its one DMA copy, issued below)
+        state.copies_seen = state.core_state.copies  # (its one DMA copy, issued below)
         mte2_free, vec_free, mte3_free = queue_free
         mte2_free = max(mte2_free, state.issue("MTE2", state.copy_work))
         first = orig_staged((mte2_free, vec_free, mte3_free), halves_free, slot_free, legs)
@@ -220,10 +225,12 @@ def in_order_issue(
 
     wrapped = {
         "simulate_core": simulate_core,
+        "simulate_programs": simulate_programs,
         "queue_start": queue_start,
         "k_step": k_step,
         "staged_copy": staged_copy,
         "_Durations": Durations,
+        "CoreState": CoreState,
     }
     for name, fn in wrapped.items():
         setattr(sim_mod, name, fn)

@@ -18,22 +18,26 @@ The flags are the buffer hand-offs of the Matmul, each a function of
 
 Because every flag points at an instruction issued earlier, one pass in program order computes the
 exact as-soon-as-possible schedule of the in-order queues. Cores with the same share of C behave
-identically, so each distinct core shape is simulated once; the slowest sets the kernel time,
-which is never below the time HBM needs for the chip's traffic. On UB-path chips the tiling's UB
-plan picks the data path (:func:`simcore.pipeline.costs.takes_vector_path`).
+identically, so each distinct core shape is simulated once, and the blocks that several cores'
+programs begin with alike are played once for all of them (each program plays on from a copy of
+the core's state there, :mod:`simcore.pipeline.core_state`: the same schedule to the bit); the
+slowest core sets the kernel time, which is never below the time HBM needs for the chip's
+traffic. On UB-path chips the tiling's UB plan picks the data path
+(:func:`simcore.pipeline.costs.takes_vector_path`).
 The bounds of seed 003 come along: the sequential time (sum of all work on a core) and the
 resource bound (its busiest pipe); the makespan lies between them.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
 from simcore.hardware.presets import HardwarePreset
+from simcore.pipeline.core_state import ChunkState, CoreState
 from simcore.pipeline.costs import Costs, ceil_div, takes_vector_path
 from simcore.pipeline.drain import unit_flag_db_l0c, unit_flag_drain_end, unit_flag_drain_start
 from simcore.pipeline.precedence import (
@@ -129,15 +133,16 @@ class SimResult:
 #: One K step of a block as the core plays it: whether it is the block's first, the A and B
 #: chunks it reads (their indices along K), and its cycles, as a triple and one by one.
 _Step = tuple[bool, int, int, tuple[float, float, float], float, float, float]
+#: One block of a core's program (:func:`_program_blocks`): its rows and columns, its A and B
+#: chunks' rows and columns, and their row groups' keys.
+_Block = tuple[int, int, int, int, int, int]
 
 
 class _Chunks:
-    """One operand's chunks in L1, first in first out, and its copies' costs per chunk extent.
+    """One operand's chunk layout in L1 and its copies' costs per chunk extent.
 
-    The chunks are numbered in copy order; ``reads`` holds each copy's last L1 read (its arrival
-    until a K step reads it), so it is the oldest-first sequence :func:`l1_slot_free` takes as
-    it stands, with no list built per copy. ``index`` maps the key of a chunk in L1 to its
-    number, ``keys`` each copy's key (the simulator's copies keep both).
+    The same for every core of the kernel; what a core has copied so far is its
+    :class:`simcore.pipeline.core_state.ChunkState`.
     """
 
     def __init__(self, is_a: bool, n_slots: int, via_ub: bool, k: int, chunk_k: int) -> None:
@@ -146,10 +151,6 @@ class _Chunks:
         self.via_ub = via_ub
         #: The chunks' K extents along K (``stepK`` base blocks each, the last one less).
         self.lengths = [min(chunk_k, k - i * chunk_k) for i in range(ceil_div(k, chunk_k))]
-        self.keys: list[int] = []
-        self.index: dict[int, int] = {}
-        self.ready: list[float] = []
-        self.reads: list[float] = []
         self.costs: dict[int, list[tuple[float, float, float, int]]] = {}
         # The log codes (pipe | kind << 3) of the copy's legs: GM->L1 or GM->UB, reorder, UB->L1.
         legs = ("load", "nd2nz", "ub_to_l1")
@@ -169,7 +170,7 @@ class _Chunks:
 
 
 class _Durations:
-    """Cycles of the core's instructions per shape, cached (chunk and block shapes repeat).
+    """Cycles of the cores' instructions per shape, cached (chunk and block shapes repeat).
 
     Every cost comes from :class:`Costs` (the estimator prices the same shapes with the same
     calls); the direct copies carry the template's copy pieces and the same-address factor of
@@ -189,8 +190,6 @@ class _Durations:
         factor_a, factor_b = operand_contention(c, t.singleCoreM, t.singleCoreN, t.usedCoreNum)
         self.factor_a, self.factor_b = float(factor_a), float(factor_b)
         self.copies_of: dict[tuple[bool, int, int], tuple[float, float, float, int]] = {}
-        #: DMA copies issued so far (the scalar pipe's per-copy work).
-        self.copies = 0
         self.steps: dict[tuple[int, int, int], tuple[float, float, float]] = {}
         self.drains: dict[tuple[int, int], tuple[float, float]] = {}
         self.fixes: dict[tuple[int, int], float] = {}
@@ -298,40 +297,65 @@ def _l0_buffers(problem: Problem, t: TCubeTiling) -> tuple[int, int, int]:
     return db_l0a, db_l0b, db_l0c
 
 
-def simulate_core(
-    problem: Problem,
-    t: TCubeTiling,
-    preset: HardwarePreset,
-    shape: CoreShape,
-    cap_bpc: float,
-    costs: Costs | None = None,
-    write_cap_bpc: float | None = None,
-) -> CoreResult:
-    """Plays one core's share of the kernel and returns its schedule (caps: :class:`_Durations`).
+class _Kernel:
+    """What every core of a kernel plays with: its costs, L0 buffers, chunk layouts, start-up.
 
     Raises:
         ValueError: dbL0A or dbL0B is not 1 or 2 (the struct allows no other value).
     """
-    c = costs or Costs(problem, preset, takes_vector_path(problem, t, preset))
-    k = problem.k
-    db_l0a, db_l0b, db_l0c = _l0_buffers(problem, t)
-    k_iter = ceil_div(k, t.baseK)
-    a_chunks, b_chunks = _operand_chunks(c, t, k)
-    fixpipe = preset.has_fixpipe
+
+    def __init__(
+        self,
+        problem: Problem,
+        t: TCubeTiling,
+        preset: HardwarePreset,
+        cap_bpc: float,
+        costs: Costs | None,
+        write_cap_bpc: float | None,
+    ) -> None:
+        self.problem, self.t, self.preset, self.cap = problem, t, preset, cap_bpc
+        self.c = c = costs or Costs(problem, preset, takes_vector_path(problem, t, preset))
+        self.db_l0 = _l0_buffers(problem, t)
+        self.k_iter = ceil_div(problem.k, t.baseK)
+        self.a_chunks, self.b_chunks = _operand_chunks(c, t, problem.k)
+        self.durations = _Durations(c, problem, t, cap_bpc, write_cap_bpc)
+        self.handoff = norm_step_handoff(
+            problem, c, self.a_chunks.n_slots, self.b_chunks.n_slots, t.stepKa, t.stepKb,
+            self.k_iter,
+        )  # fmt: skip
+        # No pipe starts before the scalar unit has done its start-up and issued the first
+        # instruction (seed 004's in-order issue; simcore.pipeline.scalar.startup_cycles, 0
+        # where the preset overlaps the start-up).
+        self.startup = startup_cycles(preset, problem)
+
+    def start(self) -> CoreState:
+        """A core before its first block."""
+        return CoreState(len(PIPES), self.startup, self.db_l0[2])
+
+    def result(self, st: CoreState, shape: CoreShape) -> CoreResult:
+        """The schedule of a core whose program ``shape`` ``st`` has played to its end.
+
+        ``st`` is left as it is (other programs may play on from it).
+        """
+        busy = st.busy.copy()
+        steps = st.blocks * self.k_iter
+        busy[_P["SCALAR"]] = float(scalar_cycles(self.preset, self.problem, steps, st.copies))
+        return _core_result(shape, busy, st.log_code, st.log_times)
+
+
+def _play(kernel: _Kernel, st: CoreState, blocks: list[_Block], stop: int) -> None:
+    """Plays ``blocks[st.blocks:stop]`` of a core's program on from ``st``, in place."""
+    problem, c, durations = kernel.problem, kernel.c, kernel.durations
+    cap_bpc, handoff, fixpipe = kernel.cap, kernel.handoff, kernel.preset.has_fixpipe
+    db_l0a, db_l0b, db_l0c = kernel.db_l0
 
     # Instruction log, appended in program order. Pipe, kind and block are packed into one code
     # (pipe | kind << 3 | block << 7; a K step's three instructions in one, _core_result), and
     # each instruction's start and end go to one list side by side, because the 8192^3 schedule
     # logs ~100k instructions and the appends are a large share of the simulator's time; they
     # are unpacked once at the end.
-    log_code: list[int] = []
-    log_times: list[float] = []
-    # No pipe starts before the scalar unit has done its start-up and issued the first
-    # instruction (seed 004's in-order issue; simcore.pipeline.scalar.startup_cycles, 0 where
-    # the preset overlaps the start-up).
-    startup = startup_cycles(preset, problem)
-    free = [startup] * len(PIPES)
-    busy = [0.0] * len(PIPES)
+    log_code, log_times = st.log_code, st.log_times
+    free, busy = st.free, st.busy
 
     def record(pipe: int, code: int, start: float, end: float, dur: float) -> float:
         # ``code``: the instruction's pipe | kind << 3 | block << 7.
@@ -349,23 +373,22 @@ def simulate_core(
     mte2, mte1, mcube, fix, vec, mte3 = (_P[p] for p in PIPES[:6])
     # UB staging of the ND->NZ path: one source and one transposed half (UB >= 2 x transLength),
     # so a GM->UB copy waits for the previous reorder and a reorder for the previous UB->L1.
-    ub_src_free = 0.0
-    durations = _Durations(c, problem, t, cap_bpc, write_cap_bpc)
-    ub_dst_free = 0.0
-    c_ub_free = 0.0
+    ub_src_free, ub_dst_free, c_ub_free = st.ub_src_free, st.ub_dst_free, st.c_ub_free
 
-    def loader(chunks: _Chunks) -> Callable[[int, tuple[float, float, float, int], int], int]:
+    def loader(
+        chunks: _Chunks, held: ChunkState
+    ) -> Callable[[int, tuple[float, float, float, int], int], int]:
         # The copy of one operand's chunks, its state in the closure (read once per copy).
-        n_slots, via_ub, index, keys = chunks.n_slots, chunks.via_ub, chunks.index, chunks.keys
-        ready, reads, (code_mte2, code_vec, code_mte3) = chunks.ready, chunks.reads, chunks.codes
+        n_slots, via_ub, index, keys = chunks.n_slots, chunks.via_ub, held.index, held.keys
+        ready, reads, (code_mte2, code_vec, code_mte3) = held.ready, held.reads, chunks.codes
 
         def load_chunk(key: int, cost: tuple[float, float, float, int], blk_code: int) -> int:
-            # Copies a chunk into L1 (cost: _Durations.copy); returns its number in ``chunks``.
+            # Copies a chunk into L1 (cost: _Durations.copy); returns its number in ``held``.
             nonlocal ub_src_free, ub_dst_free
             slot_free = l1_slot_free(reads, n_slots)
             if handoff:
                 slot_free = handoff_copy_ready(slot_free, free_mte1)
-            durations.copies += cost[3]
+            st.copies += cost[3]
             if not via_ub:
                 # (record written out: this runs once per copy.)
                 start = queue_start(free[mte2], slot_free)
@@ -395,28 +418,24 @@ def simulate_core(
 
         return load_chunk
 
-    blocks = _program_blocks(shape, t)
-
-    handoff = norm_step_handoff(
-        problem, c, a_chunks.n_slots, b_chunks.n_slots, t.stepKa, t.stepKb, k_iter
-    )
+    a_chunks, b_chunks = kernel.a_chunks, kernel.b_chunks
     chunks_a, chunks_b = len(a_chunks.lengths), len(b_chunks.lengths)
-    drain_end: deque[float] = deque(maxlen=max(db_l0c, 1))
-    a_index, a_ready, a_reads = a_chunks.index, a_chunks.ready, a_chunks.reads
-    b_index, b_ready, b_reads = b_chunks.index, b_chunks.ready, b_chunks.reads
-    load_a, load_b = loader(a_chunks), loader(b_chunks)
+    drain_end = st.drain_end
+    a_index, a_ready, a_reads = st.a.index, st.a.ready, st.a.reads
+    b_index, b_ready, b_reads = st.b.index, st.b.ready, st.b.reads
+    load_a, load_b = loader(a_chunks, st.a), loader(b_chunks, st.b)
     # MTE1 and the cube only run the step loop below, so their queue state lives in locals
     # there (written back after the loop); mm_end1 / mm_end2 are the last two MMADs' ends, the
-    # L0A / L0B buffer hand-offs (0.0 before there is such an MMAD).
-    free_mte1 = free_m = startup
-    busy_mte1 = busy_m = 0.0
-    mm_end1 = mm_end2 = 0.0
+    # L0A / L0B buffer hand-offs.
+    free_mte1, free_m = free[mte1], free[mcube]
+    busy_mte1, busy_m = busy[mte1], busy[mcube]
+    mm_end1, mm_end2 = st.mm_end1, st.mm_end2
     single_l0 = (db_l0a == 1, db_l0b == 1)
     append_code, extend_times = log_code.append, log_times.extend
     step_rule = k_step  # (local names: looked up once per K step)
     slot_release = l1_slot_release
 
-    for b, (rows, cols, rows_a, rows_b, ga, gb) in enumerate(blocks):
+    for b, (rows, cols, rows_a, rows_b, ga, gb) in enumerate(blocks[st.blocks : stop], st.blocks):
         # A chunk's key: its row group (of the core's program) and its index along K.
         key_a0, key_b0 = ga * chunks_a, gb * chunks_b
         costs_a = a_chunks.costs_of(rows_a, durations)
@@ -481,10 +500,91 @@ def simulate_core(
         drain_end.append(drained)
     free[mte1], free[mcube] = free_mte1, free_m
     busy[mte1], busy[mcube] = busy_mte1, busy_m
-    busy[_P["SCALAR"]] = float(
-        scalar_cycles(preset, problem, len(blocks) * k_iter, durations.copies)
-    )
-    return _core_result(shape, busy, log_code, log_times)
+    st.mm_end1, st.mm_end2 = mm_end1, mm_end2
+    st.ub_src_free, st.ub_dst_free, st.c_ub_free = ub_src_free, ub_dst_free, c_ub_free
+    st.blocks = stop
+
+
+def simulate_core(
+    problem: Problem,
+    t: TCubeTiling,
+    preset: HardwarePreset,
+    shape: CoreShape,
+    cap_bpc: float,
+    costs: Costs | None = None,
+    write_cap_bpc: float | None = None,
+) -> CoreResult:
+    """Plays one core's share of the kernel alone; its schedule (caps: :class:`_Durations`).
+
+    Raises:
+        ValueError: dbL0A or dbL0B is not 1 or 2 (the struct allows no other value).
+    """
+    kernel = _Kernel(problem, t, preset, cap_bpc, costs, write_cap_bpc)
+    return _play_programs(kernel, [shape])[0]
+
+
+def simulate_programs(
+    problem: Problem,
+    t: TCubeTiling,
+    preset: HardwarePreset,
+    shapes: list[CoreShape],
+    cap_bpc: float,
+    costs: Costs | None = None,
+    write_cap_bpc: float | None = None,
+) -> list[CoreResult]:
+    """The schedules of core programs, in order, each the one :func:`simulate_core` gives.
+
+    A run of blocks that several programs begin with (a dealt split's cores with the same
+    first tiles, or the first blocks of a full tile and its tail) is played once, and each
+    program plays on from a copy of the core's state at its end
+    (:class:`simcore.pipeline.core_state.CoreState`).
+
+    Raises:
+        ValueError: dbL0A or dbL0B is not 1 or 2 (the struct allows no other value).
+    """
+    kernel = _Kernel(problem, t, preset, cap_bpc, costs, write_cap_bpc)
+    return _play_programs(kernel, shapes)
+
+
+def _play_programs(kernel: _Kernel, shapes: list[CoreShape]) -> list[CoreResult]:
+    """Plays the programs ``shapes`` with their common beginnings played once."""
+    programs = [_program_blocks(s, kernel.t) for s in shapes]
+    # In the order of their tiles, programs with a common beginning sit side by side, and the
+    # blocks a run of programs all begin with are the fewest any two neighbours share.
+    order = sorted(range(len(shapes)), key=lambda i: shapes[i].program)
+    shared = [_common_length(programs[i], programs[j]) for i, j in pairwise(order)]
+    results: dict[int, CoreResult] = {}
+
+    def play(st: CoreState, lo: int, hi: int) -> None:
+        # Plays order[lo:hi], all of which begin with the blocks ``st`` has played.
+        if hi - lo == 1:
+            blocks = programs[order[lo]]
+            _play(kernel, st, blocks, len(blocks))
+            results[order[lo]] = kernel.result(st, shapes[order[lo]])
+            return
+        common = min(shared[lo : hi - 1])
+        _play(kernel, st, programs[order[lo]], common)
+        # The runs of neighbours that share more than ``common`` blocks.
+        cuts = [lo] + [j + 1 for j in range(lo, hi - 1) if shared[j] == common] + [hi]
+        for sub_lo, sub_hi in pairwise(cuts):
+            # A program that ends here leaves the state as it is; the last run takes it over.
+            ends = sub_hi - sub_lo == 1 and len(programs[order[sub_lo]]) == common
+            play(st if ends or sub_hi == hi else st.copy(), sub_lo, sub_hi)
+
+    play(kernel.start(), 0, len(shapes))
+    return [results[i] for i in range(len(shapes))]
+
+
+def _common_length(a: list[_Block], b: list[_Block]) -> int:
+    """How many blocks programs ``a`` and ``b`` begin with alike (a bisection on slices)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _operand_chunks(c: Costs, t: TCubeTiling, k: int) -> tuple[_Chunks, _Chunks]:
@@ -495,7 +595,7 @@ def _operand_chunks(c: Costs, t: TCubeTiling, k: int) -> tuple[_Chunks, _Chunks]
     )
 
 
-def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[tuple[int, int, int, int, int, int]]:
+def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[_Block]:
     """The blocks of a core's program in order: its tiles back to back, each in base blocks.
 
     One tile, or a dealt split's rounds, each walked in the iterate order. Per block: its rows
@@ -506,7 +606,7 @@ def _program_blocks(shape: CoreShape, t: TCubeTiling) -> list[tuple[int, int, in
     """
     base_m, base_n = t.baseM, t.baseN
     grp_a, grp_b = t.stepM * base_m, t.stepN * base_n
-    blocks: list[tuple[int, int, int, int, int, int]] = []
+    blocks: list[_Block] = []
     first_ga = first_gb = 0
     for rows_total, cols_total in shape.program:
         m_iter = ceil_div(rows_total, base_m)
@@ -584,18 +684,15 @@ def simulate(problem: Problem, t: TCubeTiling, preset: HardwarePreset) -> SimRes
     traffic = chip_traffic(problem, t, preset)
     # The UB plan decides the data path on UB-path chips (vector reorders or 32 B column DMA).
     costs = Costs(problem, preset, takes_vector_path(problem, t, preset))
-    cores = [
-        simulate_core(
-            problem,
-            t,
-            preset,
-            s,
-            traffic.cap_bytes_per_cycle,
-            costs,
-            traffic.write_cap_bytes_per_cycle,
-        )
-        for s in core_programs(problem, t)
-    ]
+    cores = simulate_programs(
+        problem,
+        t,
+        preset,
+        core_programs(problem, t),
+        traffic.cap_bytes_per_cycle,
+        costs,
+        traffic.write_cap_bytes_per_cycle,
+    )
     slowest = max(cores, key=lambda r: r.makespan_cycles)
     launch_cycles = preset.launch_overhead_us * preset.clock_mhz
     # The chip cannot finish before HBM has served its bytes: a floor on the makespan, on the

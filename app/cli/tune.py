@@ -61,7 +61,13 @@ def tune_cmd(
     baseline: Annotated[
         str | None, typer.Option(help="A TCubeTiling (JSON object) to compare with.")
     ] = None,
-    budget: Annotated[int, typer.Option(help="Optuna trials after screening.")] = DEFAULT_BUDGET,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Optuna trials after screening (default {DEFAULT_BUDGET}, stopped early on large "
+            "kernels as a request without a budget is; an explicit one runs in full)."
+        ),
+    ] = None,
     sampler: Annotated[str, typer.Option(help="tpe, cmaes, random or gp.")] = "tpe",
     seed: Annotated[int, typer.Option(help="Sampler seed.")] = 0,
     storage: Annotated[
@@ -132,10 +138,13 @@ def tune_cmd(
     request: dict[str, Any] = {
         "problem": problem,
         "fixed": _parse_pins(fixed or []),
-        "budget": budget,
         "sampler": sampler,
         "seed": seed,
     }
+    if budget is not None:
+        # Only when given: a request without a budget stops its study early on large kernels
+        # (tiler.tune.DEFAULT_STUDY_INSTRUCTIONS), the same answer as the API's and a JSONL line's.
+        request["budget"] = budget
     if baseline is not None:
         try:
             request["baseline"] = json.loads(baseline)

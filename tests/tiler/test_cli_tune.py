@@ -39,3 +39,23 @@ def test_flags_and_svg(tmp_path: Path) -> None:
     assert out[0]["tiling"]["dbL0C"] == 1
     assert out[0]["certificate"]["exact"] is True
     assert svg.read_text().lstrip().startswith("<")
+
+
+def test_flags_without_a_budget_answer_as_a_request_without_one(tmp_path: Path) -> None:
+    """The flags' default budget is the request's: its study stops early on a large kernel.
+
+    910B2 fp16 4096^3 reaches the default study's simulated-instruction cap after 8 trials; an
+    explicit ``--budget 16`` runs all 16 (and a JSONL line without a budget stops as the flags do).
+    """
+    shape = ["--soc", "Ascend910B2", "--m", "4096", "--n", "4096", "--k", "4096"]
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"problem": {"m": 4096, "n": 4096, "k": 4096}}) + "\n")
+    code, by_flags = run(shape)
+    assert code == 0
+    code, by_line = run(["--jsonl", str(src)])
+    assert code == 0
+    code, explicit = run([*shape, "--budget", "16"])
+    assert code == 0
+    assert by_flags[0]["search"]["trials"] == by_line[0]["search"]["trials"] < 16
+    assert by_flags[0]["tiling"] == by_line[0]["tiling"]
+    assert explicit[0]["search"]["trials"] == 16

@@ -38,8 +38,7 @@ the largest).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -50,6 +49,11 @@ from simcore.pipeline.costs import Costs
 from simcore.pipeline.dealing import tail_programs
 from simcore.pipeline.scalar import after_startup
 
+if TYPE_CHECKING:
+    from simcore.estimate.compute import ComputePath
+    from simcore.estimate.paths import QueuePaths
+    from simcore.estimate.records import CoreRecords
+
 #: The pipes whose work repeats per tile (the scalar pipe's start-up does not).
 TILE_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 
@@ -57,6 +61,91 @@ TILE_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 def tile_period(busiest: Any, seam: Any) -> Any:
     """A further tile's period: ``max(busiest pipe, seam)`` (the module's formula)."""
     return np.maximum(busiest, seam)
+
+
+class Seam(NamedTuple):
+    """What of a tile overlaps the next in a core's program (:func:`next_tile_seam`).
+
+    ``overlap``: the tile's makespan less the seam's makespan-bound chains; ``copy_end``: the
+    end of the tile's last copy on MTE2 (cycles from the tile's first copy).
+    """
+
+    overlap: Any
+    copy_end: Any
+
+
+def next_tile_seam(r: CoreRecords, cm: ComputePath, qp: QueuePaths, gap_path: Any) -> Seam:
+    """The ``next_tile_seam`` term's inputs: how soon a core's next tile starts (MTE2, M, FIX).
+
+    The next tile of a dealt program issues its first copies (its bias slice, A's first chunk,
+    then B's, in MTE2 order) once MTE2 is done with this tile's copies and their L1 slots are
+    free, and its first MMAD follows them as the tile's own did (``start``) and the tile's last
+    MMAD. So the next tile starts (the seam, :func:`tile_seam`) at the latest of: the end of
+    the tile's last copy (``copy_end``, the MTE2 path less what follows it); the last MMAD's
+    end less the start-up (``mk - dr_last - start``); and per operand the release of the slot
+    its first chunk takes (:func:`slot_release_back`), less the bias slice (and for B less
+    A's first copy ``ga1``, which it follows on MTE2). Seen on 910B4 int8 1096 x 422 x 4096
+    (80 x 32 tiles, R = 10, two A slots, one B): the simulator's period is 5,436 cycles, MTE2's
+    copies and the 194-cycle wait of B's second chunk; the last drain alone (the term before)
+    left 7,683 (+33 %). On 910B4 int8 1358 x 1308 x 512 (two A slots of one step each) the next
+    tile's first A copy waits for the second-to-last MMAD's start: period 3,946 cycles against
+    the M chain's 1,846. The numbers are the estimator's own legs (:class:`CoreRecords`).
+    """
+    bt, typ, ch, cp = r.bt, r.typ, r.ch, r.cp
+    bias = cp.bias_cyc if r.problem.bias else 0.0
+    # After the last MMAD's start: its MMAD and the last drain.
+    last = bt.dr_last + typ.mm_kt + bias
+    steps = (r.g.k_iter, r.avg.per, r.avg.per_kt)
+    chunks_a, chunks_b = (ch.kc_a, ch.loads_a, r.g.blocks), (ch.kc_b, ch.loads_b, r.g.blocks)
+    back_a = slot_release_back(ch.slots_a, chunks_a, ch.step_ka, ch.r_last_a, steps)
+    back_b = slot_release_back(ch.slots_b, chunks_b, ch.step_kb, ch.r_last_b, steps)
+    back_b = np.where(ch.has_b, back_b + cp.ga1, np.inf)
+    overlap = np.minimum(bt.dr_last + cm.start, last + np.minimum(back_a, back_b))
+    # A one-slot operand's last copy waits for its previous chunk's release, and the tile's
+    # path runs through it: MTE2 is done with the tile what follows that copy before its end.
+    chained = (ch.single_a & (ch.loads_a >= 2)) | (ch.single_b & (ch.loads_b >= 2) & ch.has_b)
+    overlap = np.where(chained, np.minimum(overlap, qp.tail_plain), overlap)
+    copy_end = np.maximum(qp.copy_path, gap_path) - qp.tail_plain
+    if r.floor:
+        # A floor over the L0 flags leaves the seam out (the start-up is not monotone in
+        # them): each further tile at least its busiest pipe.
+        return Seam(overlap + np.inf, 0.0 * copy_end)
+    return Seam(overlap, copy_end)
+
+
+def slot_release_back(
+    slots: Any, chunks: tuple[Any, Any, Any], step_k: Any, r_last: Any, steps: tuple[Any, Any, Any]
+) -> Any:
+    """How long before a tile's last MMAD starts the slot of the next tile's first chunk frees.
+
+    The next tile's first chunk of an operand of ``S`` L1 slots takes the slot of the chunk
+    ``S - 1`` before the tile's last, freed when the MMAD of that chunk's last step starts
+    (:func:`simcore.pipeline.precedence.l1_slot_release`): with one slot the last MMAD's
+    start (0), else ``r_last + (S - 2) x stepK`` steps before it within the last pass
+    (``r_last`` the last chunk's steps), the last of them a step with the K tail's loads
+    (``steps``: K steps, a full step's period and that one's). Where a pass has fewer chunks
+    (``chunks``: per pass, on the tile, and the tile's blocks) and the operand is copied again
+    for every block, that chunk is ``S - 1`` chunks of ``K steps / chunks`` back over the
+    blocks before; otherwise (fewer copies than slots, or a pass kept over several blocks) it
+    is long free: +inf (no wait). Pipes: M (the MMAD starts), MTE1 (the loads between).
+    """
+    per_pass, loads, blocks = chunks
+    k_iter, per, per_kt = steps
+    within = r_last + (slots - 2) * step_k
+    across = r_last + (slots - 2) * k_iter / np.maximum(per_pass, 1)
+    reload = (loads >= slots) & (loads >= per_pass * blocks)
+    back_steps = np.where(per_pass >= slots, within, np.where(reload, across, np.inf))
+    back = np.where(slots < 2, 0.0, (back_steps - 1) * per + per_kt)
+    return back
+
+
+def tile_seam(makespan: Any, overlap: Any, copy_end: Any) -> Any:
+    """A further tile's seam: ``max(makespan - overlap, copy_end)`` (:func:`next_tile_seam`).
+
+    Non-decreasing in the makespan and the copy end, so floors of those (overlap +inf, copy
+    end 0: the seam of a floor) keep the period a floor.
+    """
+    return np.maximum(makespan - overlap, copy_end)
 
 
 def program_makespan(first: Any, later: Sequence[Any], periods: Sequence[Any]) -> Any:
@@ -89,7 +178,7 @@ def dealt_rounds(
     makespan: np.ndarray,
     code: np.ndarray | None,
     busy: dict[str, Any],
-    overlap: Any,
+    seam: Seam,
     scalar: Any,
     rounds: Any,
 ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -99,7 +188,7 @@ def dealt_rounds(
         makespan: One tile's makespan per candidate (updated in place where R > 1).
         code: The binding codes (set to ``dealt_rounds`` where R > 1), or None.
         busy: One tile's busy cycles per pipe.
-        overlap: Per candidate, what of the tile overlaps the next (the module's formula).
+        seam: Per candidate, what of the tile overlaps the next (:func:`next_tile_seam`).
         scalar: Per candidate, the scalar pipe's busy cycles of R tiles.
         rounds: Per candidate, R.
 
@@ -116,9 +205,10 @@ def dealt_rounds(
     for p in TILE_PIPES[1:]:
         busiest = np.maximum(busiest, one[p])
     # The rest of the tile's path repeats at each further tile.
-    seam = makespan[idx] - np.broadcast_to(overlap, makespan.shape)[idx]
+    overlap, copy_end = (np.broadcast_to(x, makespan.shape)[idx] for x in seam)
     makespan = np.array(makespan, dtype=np.float64)
-    makespan[idx] = rounds_makespan(makespan[idx], busiest, seam, r)
+    at = makespan[idx]
+    makespan[idx] = rounds_makespan(at, busiest, tile_seam(at, overlap, copy_end), r)
     if code is not None:
         code[idx] = TERM["dealt_rounds"]
     out = {p: np.array(np.broadcast_to(busy[p], makespan.shape), dtype=np.float64) for p in busy}
@@ -129,9 +219,9 @@ def dealt_rounds(
 
 
 #: The columns of :func:`dealt_programs_term`'s table of one tile per shape: the tile pipes'
-#: busy cycles, then its K steps and DMA copies (the scalar pipe's work), its makespan and what
-#: of it overlaps the next tile.
-TILE_COLUMNS: tuple[str, ...] = (*TILE_PIPES, "steps", "copies", "mk", "overlap")
+#: busy cycles, then its K steps and DMA copies (the scalar pipe's work), its makespan and its
+#: :class:`Seam` with the next tile.
+TILE_COLUMNS: tuple[str, ...] = (*TILE_PIPES, "steps", "copies", "mk", "overlap", "copy_end")
 
 
 def dealt_programs_term(
@@ -164,13 +254,13 @@ def dealt_programs_term(
     """
     counts, first = programs
     pipes = len(TILE_PIPES)
-    mk, overlap = table[..., pipes + 2], table[..., pipes + 3]
+    mk, overlap, copy_end = table[..., pipes + 2], table[..., pipes + 3], table[..., pipes + 4]
     # (Pairwise maxima and sums over the pipes: a reduction along a short last axis costs
     # several times more.)
     busiest = table[..., 0]
     for i in range(1, pipes):
         busiest = np.maximum(busiest, table[..., i])
-    periods = tile_period(busiest, mk - overlap)
+    periods = tile_period(busiest, tile_seam(mk, overlap, copy_end))
     head = np.take_along_axis(mk, first, axis=1)
     later = [counts[..., s] - (first == s) for s in range(table.shape[1])]
     makespan = program_makespan(head, later, [periods[:, s, None] for s in range(len(later))])
@@ -247,6 +337,12 @@ def price_tails(
     return [(s, idx, res, part) for s, idx, _, _, part in shapes]
 
 
+class TileMakespan(NamedTuple):
+    """A tail tile's makespan in :func:`tail_floor` (read as the estimator core's ``mk.value``)."""
+
+    value: Any
+
+
 def tail_floor(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> dict[str, Any]:
     """A floor of a tail tile's figures (the floors' stand-in for the estimator's core).
 
@@ -259,8 +355,12 @@ def tail_floor(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> dic
     zero = np.zeros_like(cube)
     steps = ceil_div(rows, bm) * ceil_div(cols, bn) * ceil_div(k, bk)
     busy = {p: cube if p == "M" else zero for p in TILE_PIPES}
-    mk = SimpleNamespace(value=cube)
-    return {"mk": mk, "busy": busy, "dealt": (zero,), "tile_work": (steps, zero)}
+    return {
+        "mk": TileMakespan(cube),
+        "busy": busy,
+        "dealt": (zero, zero),
+        "tile_work": (steps, zero),
+    }
 
 
 def with_tails(
@@ -280,18 +380,18 @@ def with_tails(
     ``combine`` the scalar pipe's rule, the HBM floor (per candidate) and the start-up.
     Returns copies of the makespan and busy totals.
     """
-    makespan, busy, (overlap, _), (steps, copies) = dealt
+    makespan, busy, (seam, _), (steps, copies) = dealt
     idx, counts_first = programs
     table = np.zeros((idx.size, 4, len(TILE_COLUMNS)))
     shape = makespan.shape
-    full = [one_tile[1][p] for p in TILE_PIPES] + [steps, copies, one_tile[0], overlap]
+    full = [one_tile[1][p] for p in TILE_PIPES] + [steps, copies, one_tile[0], *seam]
     for i, x in enumerate(full):
         table[:, 0, i] = np.broadcast_to(x, shape)[idx]
     for _, res in parts:
         for s, where, r, part in res["tails"]:
             at, size = np.searchsorted(idx, where), r["size"]
             tail = [r["busy"][p] for p in TILE_PIPES] + [*r["tile_work"], r["mk"].value]
-            for i, x in enumerate([*tail, r["dealt"][0]]):
+            for i, x in enumerate([*tail, *r["dealt"][:2]]):
                 table[at, s, i] = np.broadcast_to(x, size)[part]
     scalar, hbm_floor, startup = combine
     hbm = np.broadcast_to(hbm_floor, shape)[idx]

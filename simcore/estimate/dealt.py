@@ -11,28 +11,30 @@ plays the tiles' instruction streams one after the other on the same queues.
 
 The term prices the core as the largest tile's makespan ``mk`` (every other term, priced on
 one tile) and ``R - 1`` more tiles at the steady state, each at least the tile's busiest pipe
-and at least the tile's path less what overlaps the tile before: its last drain (``dr_last``:
-the next tile's steps run meanwhile) and, where A and B both have two or more L1 slots, its
-start-up (the first copies and reads, :class:`simcore.estimate.compute.ComputePath` ``start``:
-the next tile's first chunks copy into the free slots while the tile's last chunks are read):
+and at least its seam, when the next tile starts after this one starts
+(:func:`next_tile_seam`, model 2026.11.30.1): the latest of the end of the tile's last copy on
+MTE2 (the next tile's first copies follow it in MTE2 order), its last MMAD's end less the
+start-up (the next tile's first MMAD follows it) and, per operand, the release of the L1 slot
+the next tile's first chunk takes less what precedes that copy (:func:`slot_release_back`):
 
-    ``mk + (R - 1) x max(busiest pipe, mk - dr_last - start [two slots each])``
+    ``mk + (R - 1) x max(busiest pipe, mk - overlap, copy_end)``
 
-Measured against the simulator (R = 4 tiles of random tilings' shapes, 910B2 / 910B4): with one
-slot the next tile's start-up overlaps the tile before by ~100-1,000 cycles only (its first
-copies wait for the release of the last chunks), so it stays in the period. On aclnn MatMulV3's
-tiles (one 128 x 256 base block, full K streamed, two slots each) the term is within 2 % of the
-simulator; on random dealt tilings of 910B p95 9 %, of the UB-path chips (310P, 910A, 310B)
-p95 22-35 % (docs/estimator.md): not in the agreement benchmark's draws.
+Before, the seam was ``mk - dr_last`` (``- start`` too with two or more slots each): with one
+slot the next tile's start-up was taken to wait for the whole tile, and with two the copy
+chain was not seen, so the periods of MTE2-bound tiles came out up to 40 % long
+(``benchmarks.agreement_dealt``, seed 2026: p95 4.3 / 4.4 / 6.9 %, max 33.4 %, on 910B2 / 910B3
+/ 910B4). Model 2026.11.30.1 also prices the K-tail step after a block's last copy, in the first
+block and in the drain path as the K-tail step it is (:func:`simcore.estimate.paths.
+steps_after_last_copy`, :func:`simcore.estimate.paths.first_block_steps`), which a tile of one
+or two blocks shows: p95 1.6 / 2.3 / 1.6 % on seed 2026 (docs/benchmarks.md for seeds 7 and 11).
 
 Each pipe's busy time is R tiles' (the scalar pipe's start-up once). Where the split has tail
 tiles (M or N not a multiple of the tile) each tile is priced by its own shape and each core by
 its program (model 2026.11.29.1, :func:`dealt_programs_term`): the first tile's makespan and each
 later tile's period, the pipes' sums over its tiles; only the programs no other covers tile for
 tile with tiles at least as large (:func:`simcore.pipeline.dealing.tail_programs`), so where a
-core runs R full tiles the formula above stands as it was. ``benchmarks.agreement_dealt``:
-p95 4.3 / 4.4 / 6.9 % on 910B2 / 910B3 / 910B4 (18.5 / 27.8 / 22.1 % with every tile priced as
-the largest).
+core runs R full tiles the formula above stands (18.5 / 27.8 / 22.1 % p95 on seed 2026 with
+every tile priced as the largest).
 """
 
 from __future__ import annotations
@@ -373,7 +375,7 @@ def with_tails(
     """:func:`dealt_programs_term` put in place for the candidates ``programs[0]``.
 
     ``one_tile`` the full tile's makespan and busy totals, ``dealt`` the makespan and busy
-    totals after :func:`dealt_rounds` with the full tile's overlap and scalar work (the
+    totals after :func:`dealt_rounds` with the full tile's :class:`Seam` and scalar work (the
     estimator core's ``dealt``) and its K steps and copies (``tile_work``); ``parts`` the
     estimator's core results with their tail shapes' (``res["tails"]``, :func:`price_tails`;
     in the floors :func:`tail_floor`'s),

@@ -152,7 +152,8 @@ def mte2_gap_terms(
     With one L1 slot the operand's second copy of a pass waits for the last read of its first
     chunk, so MTE2 idles after the pass's first copies (:func:`mte2_gap_path`); with one direct B
     slot and shorter A chunks, B's second copy waits for B's read behind the A chunk under it
-    (:func:`b_slot_gap_behind_a`).
+    (:func:`b_slot_gap_behind_a`). Returns the MTE2 path with those gaps, which the dealt
+    seam's copy end reads (:func:`simcore.estimate.dealt.next_tile_seam`).
     """
     avg, ch, cp, lg, floor = r.avg, r.ch, r.cp, r.lg, r.floor
     a_first0, a_full, a_last, b_full = lg.a_first0, lg.a_full, lg.a_last, lg.b_full

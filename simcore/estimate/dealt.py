@@ -150,17 +150,22 @@ def tile_seam(makespan: Any, overlap: Any, copy_end: Any) -> Any:
     return np.maximum(makespan - overlap, copy_end)
 
 
-def program_makespan(first: Any, later: Sequence[Any], periods: Sequence[Any]) -> Any:
-    """The makespan of a core's tiles: its first tile's makespan + each later tile's period.
+def program_makespan(last: Any, others: Sequence[Any], periods: Sequence[Any]) -> Any:
+    """The makespan of a core's tiles: each tile's period but the last's, + the last's makespan.
 
-    The term's rule, written once: ``first + sum over shapes of later[s] x periods[s]``
-    (``later[s]`` the tiles of shape s after the first, ``periods[s]`` :func:`tile_period` of
-    one). Non-decreasing in every argument (counts >= 0), so floors of the makespan and of
-    the periods give a floor of the core's makespan (the search's bounds,
-    :mod:`tiler.bounds.dealt`). Scalars or arrays.
+    The term's rule, written once: ``last + sum over shapes of others[s] x periods[s]``
+    (``others[s]`` the tiles of shape s before the last, ``periods[s]`` :func:`tile_period` of
+    one): each tile starts its seam after the one before (the next tile's start, from its
+    own) and the last runs to its end. With one shape it is the first tile's makespan and
+    R - 1 periods; with tail tiles the last tile's makespan counts, not the first's (model
+    2026.11.30.1: a small tail tile after a full one starts inside the full tile's last steps;
+    910B4 int8 560 x 1008 x 256, a 240 x 160 tile then an 80 x 48 one: +217 cycles in the
+    simulator, the tail tile's whole period before). Non-decreasing in every argument (counts
+    >= 0), so floors of the makespan and of the periods give a floor of the core's makespan
+    (the search's bounds, :mod:`tiler.bounds.dealt`). Scalars or arrays.
     """
-    out = first
-    for count, period in zip(later, periods, strict=True):
+    out = last
+    for count, period in zip(others, periods, strict=True):
         out = out + count * period
     return out
 
@@ -236,8 +241,8 @@ def dealt_programs_term(
     """The makespan and busy totals of the slowest core of a dealt split with tail tiles.
 
     Each core program (:func:`simcore.pipeline.dealing.program_arrays`: per candidate, the
-    tiles of each shape a program runs and the shape of its first) is priced by its tiles'
-    own shapes: :func:`program_makespan` of the first tile's makespan and the later tiles'
+    tiles of each shape a program runs and the shape of its last) is priced by its tiles'
+    own shapes: :func:`program_makespan` of the last tile's makespan and the other tiles'
     :func:`tile_period`, each tile pipe's busy total the sum over its tiles, the scalar pipe's
     the work of its tiles with the start-up once. The slowest core is the program of the
     longest time once combined as every estimate is
@@ -246,7 +251,7 @@ def dealt_programs_term(
     Args:
         table: Per candidate and tile shape (:data:`simcore.pipeline.dealing.TILE_SHAPES`),
             one tile's :data:`TILE_COLUMNS` (0 where the shape is absent).
-        programs: ``counts`` (candidates x programs x shapes) and ``first``.
+        programs: ``counts`` (candidates x programs x shapes) and ``last``.
         scalar: The scalar pipe's busy cycles of (K steps, copies).
         hbm_floor: Per candidate, the HBM floor (cycles).
         startup: The scalar start-up (cycles).
@@ -254,7 +259,7 @@ def dealt_programs_term(
     Returns:
         (makespan, busy) of the slowest program per candidate.
     """
-    counts, first = programs
+    counts, last = programs
     pipes = len(TILE_PIPES)
     mk, overlap, copy_end = table[..., pipes + 2], table[..., pipes + 3], table[..., pipes + 4]
     # (Pairwise maxima and sums over the pipes: a reduction along a short last axis costs
@@ -263,9 +268,9 @@ def dealt_programs_term(
     for i in range(1, pipes):
         busiest = np.maximum(busiest, table[..., i])
     periods = tile_period(busiest, tile_seam(mk, overlap, copy_end))
-    head = np.take_along_axis(mk, first, axis=1)
-    later = [counts[..., s] - (first == s) for s in range(table.shape[1])]
-    makespan = program_makespan(head, later, [periods[:, s, None] for s in range(len(later))])
+    tail = np.take_along_axis(mk, last, axis=1)
+    others = [counts[..., s] - (last == s) for s in range(table.shape[1])]
+    makespan = program_makespan(tail, others, [periods[:, s, None] for s in range(len(others))])
     # Every pipe's and the scalar pipe's work of each program: its tiles' sums, one matmul.
     totals = np.matmul(counts, table[..., : pipes + 2])
     busy = {p: totals[..., i] for i, p in enumerate(TILE_PIPES)}
@@ -383,7 +388,7 @@ def with_tails(
     Returns copies of the makespan and busy totals.
     """
     makespan, busy, (seam, _), (steps, copies) = dealt
-    idx, counts_first = programs
+    idx, counts_last = programs
     table = np.zeros((idx.size, 4, len(TILE_COLUMNS)))
     shape = makespan.shape
     full = [one_tile[1][p] for p in TILE_PIPES] + [steps, copies, one_tile[0], *seam]
@@ -397,7 +402,7 @@ def with_tails(
                 table[at, s, i] = np.broadcast_to(x, size)[part]
     scalar, hbm_floor, startup = combine
     hbm = np.broadcast_to(hbm_floor, shape)[idx]
-    mk, out = dealt_programs_term(table, counts_first, scalar, hbm, startup)
+    mk, out = dealt_programs_term(table, counts_last, scalar, hbm, startup)
     makespan = np.array(makespan, dtype=np.float64)
     makespan[idx] = mk
     busy = {p: np.array(np.broadcast_to(busy[p], shape), dtype=np.float64) for p in busy}

@@ -10,14 +10,21 @@ import pytest
 from simcore.estimate.compute import ComputePath
 from simcore.estimate.dealt import (
     next_tile_seam,
+    program_makespan,
     rounds_makespan,
     slot_release_back,
     tile_period,
     tile_seam,
 )
 from simcore.estimate.estimator import estimate_one
-from simcore.estimate.paths import QueuePaths, first_block_steps, steps_after_last_copy
+from simcore.estimate.paths import (
+    QueuePaths,
+    blocks_after_last_copy,
+    first_block_steps,
+    steps_after_last_copy,
+)
 from simcore.hardware.presets import load_preset
+from simcore.pipeline.dealing import core_counts
 from simcore.pipeline.simulator import simulate
 from simcore.tiling.footprints import complete_tiling
 from simcore.tiling.problem import Problem
@@ -131,3 +138,36 @@ def test_dealt_points_agree_with_the_simulator(
     est = estimate_one(p, tiling, preset)
     assert est["binding_term"] == "dealt_rounds"
     assert est["time_us"] == pytest.approx(simulate(p, tiling, preset).time_us, rel=0.02)
+
+
+def test_a_core_is_its_tiles_periods_but_the_last_and_the_last_tiles_makespan() -> None:
+    # A full tile (makespan 3,784, period 2,612) then a tail tile (makespan 1,301): the tail
+    # starts one full period after the full tile and runs to its end (910B4 int8 560 x 1008 x
+    # 256: the simulator's core takes 4,001 cycles after the start-up).
+    assert program_makespan(arr(1301), [arr(1), arr(0)], [arr(2612), arr(891)])[0] == 3913
+    # One shape: the first tile's makespan and R - 1 periods, as before.
+    assert program_makespan(arr(1000), [arr(2)], [arr(600)])[0] == 2200
+
+
+def test_dealing_names_each_cores_last_tile_shape() -> None:
+    # 3 x 2 tiles (rows 128, 128, 44; columns 256, 244) on 4 cores: cores 0 and 1 end on the
+    # last row (the tail along M; core 1's is the corner), cores 2 and 3 on the first full row.
+    counts, last, valid = core_counts(np.array([3]), np.array([2]), (True, True), 4, 1)
+    assert valid[0].tolist() == [True] * 4
+    assert last[0].tolist() == [1, 3, 0, 2]
+    assert counts[0].tolist() == [[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 0], [0, 0, 1, 0]]
+
+
+def test_blocks_after_the_last_copy_run_their_k_loops_after_it() -> None:
+    r = records()  # 910B2 fp16 256 x 256 cores of 128 x 128 blocks, stepM = stepN = 1
+    typ = replace(r.typ, per=arr(1180), per_kt=arr(780), mm_kt=arr(128), normal=arr(548))
+    ch = replace(r.ch, streamed_a=np.array([False]), streamed_b=np.array([False]))
+    # 910B2 fp16 843 x 929 x 512 (224 x 144 tiles of two 112-row blocks, stepM 2, K of 4
+    # steps): the second block's loads, 2 full periods, the period into the K-tail step and
+    # its MMAD follow the last copy, 3,816 cycles in the simulator.
+    g = replace(r.g, m_iter=arr(2), n_iter=arr(1), blocks=arr(2), k_iter=arr(4))
+    f = {**r.f, "stepM": arr(2), "stepN": arr(1)}
+    r2 = replace(r, g=g, typ=typ, ch=ch, f=f)
+    assert blocks_after_last_copy(r2)[0] == 548 + 2 * 1180 + 780 + 128
+    # With stepM 1 the second block copies its own A rows: nothing after the last copy.
+    assert blocks_after_last_copy(replace(r2, f={**f, "stepM": arr(1)}))[0] == 0

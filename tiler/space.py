@@ -441,7 +441,7 @@ def dealt_in_space(problem: Problem, preset: HardwarePreset) -> bool:
 
     The ``dealt_rounds`` term agrees with the simulator there on MatMulV3's tiles (within
     2 %) and on the search's dealt points of small 910B problems (``benchmarks.agreement_dealt``,
-    model 2026.11.30.1, seeds 2026 / 7 / 11: p95 1.6-3.3 % per chip, the worst draw 9.4 %,
+    model 2026.11.30.1, seeds 2026 / 7 / 11: p95 1.7-3.2 % per chip, the worst draw -10.5 %,
     errors either way as on undealt points, no longer pessimistic only). Where the operands
     are staged through UB it is off both ways (p95 22-35 % on 310P, 910A, 310B:
     docs/estimator.md). On the 950 (arch 3510) the dealt bound is too loose for the screening

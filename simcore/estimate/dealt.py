@@ -26,12 +26,14 @@ chain was not seen, so the periods of MTE2-bound tiles came out up to 40 % long
 / 910B4). Model 2026.11.30.1 also prices the K-tail step after a block's last copy, in the first
 block and in the drain path as the K-tail step it is (:func:`simcore.estimate.paths.
 steps_after_last_copy`, :func:`simcore.estimate.paths.first_block_steps`), which a tile of one
-or two blocks shows: p95 1.6 / 2.3 / 1.6 % on seed 2026 (docs/benchmarks.md for seeds 7 and 11).
+or two blocks shows: p95 1.7 / 2.2 / 2.1 % on seed 2026 (docs/benchmarks.md for seeds 7 and 11).
 
 Each pipe's busy time is R tiles' (the scalar pipe's start-up once). Where the split has tail
 tiles (M or N not a multiple of the tile) each tile is priced by its own shape and each core by
-its program (model 2026.11.29.1, :func:`dealt_programs_term`): the first tile's makespan and each
-later tile's period, the pipes' sums over its tiles; only the programs no other covers tile for
+its program (model 2026.11.29.1, :func:`dealt_programs_term`): since model 2026.11.30.1 the last
+tile's makespan and each other tile's period (:func:`program_makespan`; a tail tile after a full
+one starts inside the full tile's last steps), the pipes' sums over its tiles; only the programs
+no other covers tile for
 tile with tiles at least as large (:func:`simcore.pipeline.dealing.tail_programs`), so where a
 core runs R full tiles the formula above stands (18.5 / 27.8 / 22.1 % p95 on seed 2026 with
 every tile priced as the largest).

@@ -7,4 +7,4 @@ never served under another one.
 
 from __future__ import annotations
 
-MODEL_VERSION = "2026.11.29.1"
+MODEL_VERSION = "2026.11.30.1"

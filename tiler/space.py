@@ -440,12 +440,12 @@ def dealt_in_space(problem: Problem, preset: HardwarePreset) -> bool:
     """Whether the space holds dealt splits: the 910B family, no operand staged through UB.
 
     The ``dealt_rounds`` term agrees with the simulator there on MatMulV3's tiles (within
-    2 %) and on tiles that divide M and N; with tail tiles it is pessimistic, never
-    optimistic (``benchmarks.agreement_dealt``: p95 18-28 % high on small 910B problems, none
-    over 10 % low), so the search may pass over such a point but never picks one for being
-    underpriced. Where the operands are staged through UB it is off both ways (p95 22-35 % on
-    310P, 910A, 310B: docs/estimator.md). On the 950 (arch 3510) the dealt bound
-    is too loose for the screening (median bound / estimate 0.42 on random dealt points; 950PR
+    2 %) and on the search's dealt points of small 910B problems (``benchmarks.agreement_dealt``,
+    model 2026.11.30.1, seeds 2026 / 7 / 11: p95 1.7-3.2 % per chip, the worst draw -10.5 %,
+    errors either way as on undealt points, no longer pessimistic only). Where the operands
+    are staged through UB it is off both ways (p95 22-35 % on 310P, 910A, 310B:
+    docs/estimator.md). On the 950 (arch 3510) the dealt bound is too loose for the screening
+    (median bound / estimate 0.42 on random dealt points; 950PR
     fp16 8192^3 and 4096^3 lost their certificate within the budget): left out. One core deals
     nothing.
     """

@@ -546,8 +546,9 @@ def _fixed_work(c: Costs, problem: Problem, f: dict[str, Any], cap: Any) -> tupl
     The busy totals are :mod:`simcore.pipeline.busy`'s (the search's group bounds use the same).
 
     Returns:
-        M, MTE1, the drains (V, FIX, MTE3 legs), the last drain, one typical step (its loads and
-        MMAD), which follow the last copy, and the scalar pipe's least busy total.
+        M, MTE1, the drains (V, FIX, MTE3 legs), the last drain, a typical block's K-tail step
+        (its loads and MMAD), which follows the last copy, and the scalar pipe's least busy
+        total.
     """
     k = problem.k
     rows, cols = f["singleCoreM"], f["singleCoreN"]
@@ -560,7 +561,10 @@ def _fixed_work(c: Costs, problem: Problem, f: dict[str, Any], cap: Any) -> tupl
     r1 = np.where(m_iter == 1, rm_t, bm)
     c1 = np.where(n_iter == 1, cn_t, bn)
     mm1 = c.mmad_cycles(r1, c1, bk)
-    step1 = c.la_cycles(r1, bk) + c.lb_cycles(c1, bk) + mm1
+    # What follows the last copy: at least the K-tail step (its depth bk where it divides K;
+    # simcore.estimate.paths.steps_after_last_copy).
+    bk_t = k - (ceil_div(k, bk) - 1) * bk
+    step1 = c.la_cycles(r1, bk_t) + c.lb_cycles(c1, bk_t) + c.mmad_cycles(r1, c1, bk_t)
     # (The last drain follows step1's MMAD: with UnitFlag what of it outlasts that MMAD.)
     drain_fix, drain_v, drain_m3, dr_last = drain_busy(c, rows, cols, bm, bn, cap, mm1)
     # The scalar pipe with the core's K steps (one per MMAD) and no copy: at most its busy total.

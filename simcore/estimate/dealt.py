@@ -11,35 +11,38 @@ plays the tiles' instruction streams one after the other on the same queues.
 
 The term prices the core as the largest tile's makespan ``mk`` (every other term, priced on
 one tile) and ``R - 1`` more tiles at the steady state, each at least the tile's busiest pipe
-and at least the tile's path less what overlaps the tile before: its last drain (``dr_last``:
-the next tile's steps run meanwhile) and, where A and B both have two or more L1 slots, its
-start-up (the first copies and reads, :class:`simcore.estimate.compute.ComputePath` ``start``:
-the next tile's first chunks copy into the free slots while the tile's last chunks are read):
+and at least its seam, when the next tile starts after this one starts
+(:func:`next_tile_seam`, model 2026.11.30.1): the latest of the end of the tile's last copy on
+MTE2 (the next tile's first copies follow it in MTE2 order), its last MMAD's end less the
+start-up (the next tile's first MMAD follows it) and, per operand, the release of the L1 slot
+the next tile's first chunk takes less what precedes that copy (:func:`slot_release_back`):
 
-    ``mk + (R - 1) x max(busiest pipe, mk - dr_last - start [two slots each])``
+    ``mk + (R - 1) x max(busiest pipe, mk - overlap, copy_end)``
 
-Measured against the simulator (R = 4 tiles of random tilings' shapes, 910B2 / 910B4): with one
-slot the next tile's start-up overlaps the tile before by ~100-1,000 cycles only (its first
-copies wait for the release of the last chunks), so it stays in the period. On aclnn MatMulV3's
-tiles (one 128 x 256 base block, full K streamed, two slots each) the term is within 2 % of the
-simulator; on random dealt tilings of 910B p95 9 %, of the UB-path chips (310P, 910A, 310B)
-p95 22-35 % (docs/estimator.md): not in the agreement benchmark's draws.
+Before, the seam was ``mk - dr_last`` (``- start`` too with two or more slots each): with one
+slot the next tile's start-up was taken to wait for the whole tile, and with two the copy
+chain was not seen, so the periods of MTE2-bound tiles came out up to 40 % long
+(``benchmarks.agreement_dealt``, seed 2026: p95 4.3 / 4.4 / 6.9 %, max 33.4 %, on 910B2 / 910B3
+/ 910B4). Model 2026.11.30.1 also prices the K-tail step after a block's last copy, in the first
+block and in the drain path as the K-tail step it is (:func:`simcore.estimate.paths.
+steps_after_last_copy`, :func:`simcore.estimate.paths.first_block_steps`), which a tile of one
+or two blocks shows: p95 1.7 / 2.2 / 2.1 % on seed 2026 (docs/benchmarks.md for seeds 7 and 11).
 
 Each pipe's busy time is R tiles' (the scalar pipe's start-up once). Where the split has tail
 tiles (M or N not a multiple of the tile) each tile is priced by its own shape and each core by
-its program (model 2026.11.29.1, :func:`dealt_programs_term`): the first tile's makespan and each
-later tile's period, the pipes' sums over its tiles; only the programs no other covers tile for
+its program (model 2026.11.29.1, :func:`dealt_programs_term`): since model 2026.11.30.1 the last
+tile's makespan and each other tile's period (:func:`program_makespan`; a tail tile after a full
+one starts inside the full tile's last steps), the pipes' sums over its tiles; only the programs
+no other covers tile for
 tile with tiles at least as large (:func:`simcore.pipeline.dealing.tail_programs`), so where a
-core runs R full tiles the formula above stands as it was. ``benchmarks.agreement_dealt``:
-p95 4.3 / 4.4 / 6.9 % on 910B2 / 910B3 / 910B4 (18.5 / 27.8 / 22.1 % with every tile priced as
-the largest).
+core runs R full tiles the formula above stands (18.5 / 27.8 / 22.1 % p95 on seed 2026 with
+every tile priced as the largest).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -50,6 +53,11 @@ from simcore.pipeline.costs import Costs
 from simcore.pipeline.dealing import tail_programs
 from simcore.pipeline.scalar import after_startup
 
+if TYPE_CHECKING:
+    from simcore.estimate.compute import ComputePath
+    from simcore.estimate.paths import QueuePaths
+    from simcore.estimate.records import CoreRecords
+
 #: The pipes whose work repeats per tile (the scalar pipe's start-up does not).
 TILE_PIPES: tuple[str, ...] = ("MTE2", "MTE1", "M", "FIX", "V", "MTE3")
 
@@ -59,17 +67,107 @@ def tile_period(busiest: Any, seam: Any) -> Any:
     return np.maximum(busiest, seam)
 
 
-def program_makespan(first: Any, later: Sequence[Any], periods: Sequence[Any]) -> Any:
-    """The makespan of a core's tiles: its first tile's makespan + each later tile's period.
+class Seam(NamedTuple):
+    """What of a tile overlaps the next in a core's program (:func:`next_tile_seam`).
 
-    The term's rule, written once: ``first + sum over shapes of later[s] x periods[s]``
-    (``later[s]`` the tiles of shape s after the first, ``periods[s]`` :func:`tile_period` of
-    one). Non-decreasing in every argument (counts >= 0), so floors of the makespan and of
-    the periods give a floor of the core's makespan (the search's bounds,
-    :mod:`tiler.bounds.dealt`). Scalars or arrays.
+    ``overlap``: the tile's makespan less the seam's makespan-bound chains; ``copy_end``: the
+    end of the tile's last copy on MTE2 (cycles from the tile's first copy).
     """
-    out = first
-    for count, period in zip(later, periods, strict=True):
+
+    overlap: Any
+    copy_end: Any
+
+
+def next_tile_seam(r: CoreRecords, cm: ComputePath, qp: QueuePaths, gap_path: Any) -> Seam:
+    """The ``next_tile_seam`` term's inputs: how soon a core's next tile starts (MTE2, M, FIX).
+
+    The next tile of a dealt program issues its first copies (its bias slice, A's first chunk,
+    then B's, in MTE2 order) once MTE2 is done with this tile's copies and their L1 slots are
+    free, and its first MMAD follows them as the tile's own did (``start``) and the tile's last
+    MMAD. So the next tile starts (the seam, :func:`tile_seam`) at the latest of: the end of
+    the tile's last copy (``copy_end``, the MTE2 path less what follows it); the last MMAD's
+    end less the start-up (``mk - dr_last - start``); and per operand the release of the slot
+    its first chunk takes (:func:`slot_release_back`), less the bias slice (and for B less
+    A's first copy ``ga1``, which it follows on MTE2). Seen on 910B4 int8 1096 x 422 x 4096
+    (80 x 32 tiles, R = 10, two A slots, one B): the simulator's period is 5,436 cycles, MTE2's
+    copies and the 194-cycle wait of B's second chunk; the last drain alone (the term before)
+    left 7,683 (+33 %). On 910B4 int8 1358 x 1308 x 512 (two A slots of one step each) the next
+    tile's first A copy waits for the second-to-last MMAD's start: period 3,946 cycles against
+    the M chain's 1,846. The numbers are the estimator's own legs (:class:`CoreRecords`).
+    """
+    bt, typ, ch, cp = r.bt, r.typ, r.ch, r.cp
+    bias = cp.bias_cyc if r.problem.bias else 0.0
+    # After the last MMAD's start: its MMAD and the last drain.
+    last = bt.dr_last + typ.mm_kt + bias
+    steps = (r.g.k_iter, r.avg.per, r.avg.per_kt)
+    chunks_a, chunks_b = (ch.kc_a, ch.loads_a, r.g.blocks), (ch.kc_b, ch.loads_b, r.g.blocks)
+    back_a = slot_release_back(ch.slots_a, chunks_a, ch.step_ka, ch.r_last_a, steps)
+    back_b = slot_release_back(ch.slots_b, chunks_b, ch.step_kb, ch.r_last_b, steps)
+    back_b = np.where(ch.has_b, back_b + cp.ga1, np.inf)
+    overlap = np.minimum(bt.dr_last + cm.start, last + np.minimum(back_a, back_b))
+    # A one-slot operand's last copy waits for its previous chunk's release, and the tile's
+    # path runs through it: MTE2 is done with the tile what follows that copy before its end.
+    chained = (ch.single_a & (ch.loads_a >= 2)) | (ch.single_b & (ch.loads_b >= 2) & ch.has_b)
+    overlap = np.where(chained, np.minimum(overlap, qp.tail_plain), overlap)
+    copy_end = np.maximum(qp.copy_path, gap_path) - qp.tail_plain
+    if r.floor:
+        # A floor over the L0 flags leaves the seam out (the start-up is not monotone in
+        # them): each further tile at least its busiest pipe.
+        return Seam(overlap + np.inf, 0.0 * copy_end)
+    return Seam(overlap, copy_end)
+
+
+def slot_release_back(
+    slots: Any, chunks: tuple[Any, Any, Any], step_k: Any, r_last: Any, steps: tuple[Any, Any, Any]
+) -> Any:
+    """How long before a tile's last MMAD starts the slot of the next tile's first chunk frees.
+
+    The next tile's first chunk of an operand of ``S`` L1 slots takes the slot of the chunk
+    ``S - 1`` before the tile's last, freed when the MMAD of that chunk's last step starts
+    (:func:`simcore.pipeline.precedence.l1_slot_release`): with one slot the last MMAD's
+    start (0), else ``r_last + (S - 2) x stepK`` steps before it within the last pass
+    (``r_last`` the last chunk's steps), the last of them a step with the K tail's loads
+    (``steps``: K steps, a full step's period and that one's). Where a pass has fewer chunks
+    (``chunks``: per pass, on the tile, and the tile's blocks) and the operand is copied again
+    for every block, that chunk is ``S - 1`` chunks of ``K steps / chunks`` back over the
+    blocks before; otherwise (fewer copies than slots, or a pass kept over several blocks) it
+    is long free: +inf (no wait). Pipes: M (the MMAD starts), MTE1 (the loads between).
+    """
+    per_pass, loads, blocks = chunks
+    k_iter, per, per_kt = steps
+    within = r_last + (slots - 2) * step_k
+    across = r_last + (slots - 2) * k_iter / np.maximum(per_pass, 1)
+    reload = (loads >= slots) & (loads >= per_pass * blocks)
+    back_steps = np.where(per_pass >= slots, within, np.where(reload, across, np.inf))
+    back = np.where(slots < 2, 0.0, (back_steps - 1) * per + per_kt)
+    return back
+
+
+def tile_seam(makespan: Any, overlap: Any, copy_end: Any) -> Any:
+    """A further tile's seam: ``max(makespan - overlap, copy_end)`` (:func:`next_tile_seam`).
+
+    Non-decreasing in the makespan and the copy end, so floors of those (overlap +inf, copy
+    end 0: the seam of a floor) keep the period a floor.
+    """
+    return np.maximum(makespan - overlap, copy_end)
+
+
+def program_makespan(last: Any, others: Sequence[Any], periods: Sequence[Any]) -> Any:
+    """The makespan of a core's tiles: each tile's period but the last's, + the last's makespan.
+
+    The term's rule, written once: ``last + sum over shapes of others[s] x periods[s]``
+    (``others[s]`` the tiles of shape s before the last, ``periods[s]`` :func:`tile_period` of
+    one): each tile starts its seam after the one before (the next tile's start, from its
+    own) and the last runs to its end. With one shape it is the first tile's makespan and
+    R - 1 periods; with tail tiles the last tile's makespan counts, not the first's (model
+    2026.11.30.1: a small tail tile after a full one starts inside the full tile's last steps;
+    910B4 int8 560 x 1008 x 256, a 240 x 160 tile then an 80 x 48 one: +217 cycles in the
+    simulator, the tail tile's whole period before). Non-decreasing in every argument (counts
+    >= 0), so floors of the makespan and of the periods give a floor of the core's makespan
+    (the search's bounds, :mod:`tiler.bounds.dealt`). Scalars or arrays.
+    """
+    out = last
+    for count, period in zip(others, periods, strict=True):
         out = out + count * period
     return out
 
@@ -89,7 +187,7 @@ def dealt_rounds(
     makespan: np.ndarray,
     code: np.ndarray | None,
     busy: dict[str, Any],
-    overlap: Any,
+    seam: Seam,
     scalar: Any,
     rounds: Any,
 ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -99,7 +197,7 @@ def dealt_rounds(
         makespan: One tile's makespan per candidate (updated in place where R > 1).
         code: The binding codes (set to ``dealt_rounds`` where R > 1), or None.
         busy: One tile's busy cycles per pipe.
-        overlap: Per candidate, what of the tile overlaps the next (the module's formula).
+        seam: Per candidate, what of the tile overlaps the next (:func:`next_tile_seam`).
         scalar: Per candidate, the scalar pipe's busy cycles of R tiles.
         rounds: Per candidate, R.
 
@@ -116,9 +214,10 @@ def dealt_rounds(
     for p in TILE_PIPES[1:]:
         busiest = np.maximum(busiest, one[p])
     # The rest of the tile's path repeats at each further tile.
-    seam = makespan[idx] - np.broadcast_to(overlap, makespan.shape)[idx]
+    overlap, copy_end = (np.broadcast_to(x, makespan.shape)[idx] for x in seam)
     makespan = np.array(makespan, dtype=np.float64)
-    makespan[idx] = rounds_makespan(makespan[idx], busiest, seam, r)
+    at = makespan[idx]
+    makespan[idx] = rounds_makespan(at, busiest, tile_seam(at, overlap, copy_end), r)
     if code is not None:
         code[idx] = TERM["dealt_rounds"]
     out = {p: np.array(np.broadcast_to(busy[p], makespan.shape), dtype=np.float64) for p in busy}
@@ -129,9 +228,9 @@ def dealt_rounds(
 
 
 #: The columns of :func:`dealt_programs_term`'s table of one tile per shape: the tile pipes'
-#: busy cycles, then its K steps and DMA copies (the scalar pipe's work), its makespan and what
-#: of it overlaps the next tile.
-TILE_COLUMNS: tuple[str, ...] = (*TILE_PIPES, "steps", "copies", "mk", "overlap")
+#: busy cycles, then its K steps and DMA copies (the scalar pipe's work), its makespan and its
+#: :class:`Seam` with the next tile.
+TILE_COLUMNS: tuple[str, ...] = (*TILE_PIPES, "steps", "copies", "mk", "overlap", "copy_end")
 
 
 def dealt_programs_term(
@@ -144,8 +243,8 @@ def dealt_programs_term(
     """The makespan and busy totals of the slowest core of a dealt split with tail tiles.
 
     Each core program (:func:`simcore.pipeline.dealing.program_arrays`: per candidate, the
-    tiles of each shape a program runs and the shape of its first) is priced by its tiles'
-    own shapes: :func:`program_makespan` of the first tile's makespan and the later tiles'
+    tiles of each shape a program runs and the shape of its last) is priced by its tiles'
+    own shapes: :func:`program_makespan` of the last tile's makespan and the other tiles'
     :func:`tile_period`, each tile pipe's busy total the sum over its tiles, the scalar pipe's
     the work of its tiles with the start-up once. The slowest core is the program of the
     longest time once combined as every estimate is
@@ -154,7 +253,7 @@ def dealt_programs_term(
     Args:
         table: Per candidate and tile shape (:data:`simcore.pipeline.dealing.TILE_SHAPES`),
             one tile's :data:`TILE_COLUMNS` (0 where the shape is absent).
-        programs: ``counts`` (candidates x programs x shapes) and ``first``.
+        programs: ``counts`` (candidates x programs x shapes) and ``last``.
         scalar: The scalar pipe's busy cycles of (K steps, copies).
         hbm_floor: Per candidate, the HBM floor (cycles).
         startup: The scalar start-up (cycles).
@@ -162,18 +261,18 @@ def dealt_programs_term(
     Returns:
         (makespan, busy) of the slowest program per candidate.
     """
-    counts, first = programs
+    counts, last = programs
     pipes = len(TILE_PIPES)
-    mk, overlap = table[..., pipes + 2], table[..., pipes + 3]
+    mk, overlap, copy_end = table[..., pipes + 2], table[..., pipes + 3], table[..., pipes + 4]
     # (Pairwise maxima and sums over the pipes: a reduction along a short last axis costs
     # several times more.)
     busiest = table[..., 0]
     for i in range(1, pipes):
         busiest = np.maximum(busiest, table[..., i])
-    periods = tile_period(busiest, mk - overlap)
-    head = np.take_along_axis(mk, first, axis=1)
-    later = [counts[..., s] - (first == s) for s in range(table.shape[1])]
-    makespan = program_makespan(head, later, [periods[:, s, None] for s in range(len(later))])
+    periods = tile_period(busiest, tile_seam(mk, overlap, copy_end))
+    tail = np.take_along_axis(mk, last, axis=1)
+    others = [counts[..., s] - (last == s) for s in range(table.shape[1])]
+    makespan = program_makespan(tail, others, [periods[:, s, None] for s in range(len(others))])
     # Every pipe's and the scalar pipe's work of each program: its tiles' sums, one matmul.
     totals = np.matmul(counts, table[..., : pipes + 2])
     busy = {p: totals[..., i] for i, p in enumerate(TILE_PIPES)}
@@ -247,6 +346,12 @@ def price_tails(
     return [(s, idx, res, part) for s, idx, _, _, part in shapes]
 
 
+class TileMakespan(NamedTuple):
+    """A tail tile's makespan in :func:`tail_floor` (read as the estimator core's ``mk.value``)."""
+
+    value: Any
+
+
 def tail_floor(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> dict[str, Any]:
     """A floor of a tail tile's figures (the floors' stand-in for the estimator's core).
 
@@ -259,8 +364,12 @@ def tail_floor(c: Costs, k: int, f: dict[str, Any], rows: Any, cols: Any) -> dic
     zero = np.zeros_like(cube)
     steps = ceil_div(rows, bm) * ceil_div(cols, bn) * ceil_div(k, bk)
     busy = {p: cube if p == "M" else zero for p in TILE_PIPES}
-    mk = SimpleNamespace(value=cube)
-    return {"mk": mk, "busy": busy, "dealt": (zero,), "tile_work": (steps, zero)}
+    return {
+        "mk": TileMakespan(cube),
+        "busy": busy,
+        "dealt": (zero, zero),
+        "tile_work": (steps, zero),
+    }
 
 
 def with_tails(
@@ -273,29 +382,29 @@ def with_tails(
     """:func:`dealt_programs_term` put in place for the candidates ``programs[0]``.
 
     ``one_tile`` the full tile's makespan and busy totals, ``dealt`` the makespan and busy
-    totals after :func:`dealt_rounds` with the full tile's overlap and scalar work (the
+    totals after :func:`dealt_rounds` with the full tile's :class:`Seam` and scalar work (the
     estimator core's ``dealt``) and its K steps and copies (``tile_work``); ``parts`` the
     estimator's core results with their tail shapes' (``res["tails"]``, :func:`price_tails`;
     in the floors :func:`tail_floor`'s),
     ``combine`` the scalar pipe's rule, the HBM floor (per candidate) and the start-up.
     Returns copies of the makespan and busy totals.
     """
-    makespan, busy, (overlap, _), (steps, copies) = dealt
-    idx, counts_first = programs
+    makespan, busy, (seam, _), (steps, copies) = dealt
+    idx, counts_last = programs
     table = np.zeros((idx.size, 4, len(TILE_COLUMNS)))
     shape = makespan.shape
-    full = [one_tile[1][p] for p in TILE_PIPES] + [steps, copies, one_tile[0], overlap]
+    full = [one_tile[1][p] for p in TILE_PIPES] + [steps, copies, one_tile[0], *seam]
     for i, x in enumerate(full):
         table[:, 0, i] = np.broadcast_to(x, shape)[idx]
     for _, res in parts:
         for s, where, r, part in res["tails"]:
             at, size = np.searchsorted(idx, where), r["size"]
             tail = [r["busy"][p] for p in TILE_PIPES] + [*r["tile_work"], r["mk"].value]
-            for i, x in enumerate([*tail, r["dealt"][0]]):
+            for i, x in enumerate([*tail, *r["dealt"][:2]]):
                 table[at, s, i] = np.broadcast_to(x, size)[part]
     scalar, hbm_floor, startup = combine
     hbm = np.broadcast_to(hbm_floor, shape)[idx]
-    mk, out = dealt_programs_term(table, counts_first, scalar, hbm, startup)
+    mk, out = dealt_programs_term(table, counts_last, scalar, hbm, startup)
     makespan = np.array(makespan, dtype=np.float64)
     makespan[idx] = mk
     busy = {p: np.array(np.broadcast_to(busy[p], shape), dtype=np.float64) for p in busy}

@@ -40,7 +40,9 @@ from simcore.estimate.block_replay import ReplayQueue, block_replay_term
 from simcore.estimate.blocks import blocks_by_data_path
 from simcore.estimate.compute import compute_chain
 from simcore.estimate.dealt import (
+    Seam,
     dealt_rounds,
+    next_tile_seam,
     price_tails,
     tail_extents,
     tail_floor,
@@ -196,7 +198,7 @@ def _core(
         line_stay(r, ah, apc, bh, mk)
         corner_drain(r, ac, bc, mk)
     phase_terms(r, st, cm, qp, ac, bc, mk)
-    mte2_gap_terms(r, qp, ah, mk)
+    gap_path = mte2_gap_terms(r, qp, ah, mk)
     if staged and not fix:
         # (Also in the floors.)
         staged_block_cycle(r, st, cm, sl, ah, bh, mk)
@@ -237,16 +239,8 @@ def _core(
         # The dealt_rounds term's inputs (applied once the block replay is final): what of a
         # tile overlaps the next, and the scalar pipe's work of R tiles.
         copies = cp.dma_copies[0] + cp.dma_copies[1]
-        # The dealt_rounds term's overlap: the last drain, and with two L1 slots for A and B
-        # the start-up too (the next tile's first chunks copy into the free slots meanwhile).
-        two_slots = (ch.slots_a >= 2) & (ch.slots_b >= 2)
-        overlap = bt.dr_last + np.where(two_slots, cm.start, 0.0)
-        if floor:
-            # A floor over the L0 flags leaves the overlap out (the start-up is not monotone in
-            # them): each further tile at least its busiest pipe.
-            overlap = overlap + np.inf
         out["dealt"] = (
-            overlap,
+            *next_tile_seam(r, cm, qp, gap_path),
             scalar_cycles(c.preset, problem, rounds * g.blocks * g.k_iter, rounds * copies),
         )
         # (One tile's K steps and copies: a core of tiles of several shapes sums them.)
@@ -714,7 +708,8 @@ def _finish_block(
             for p in PIPE_NAMES:
                 busy[p][idx] = res["busy"][p]
     if rounds is not None:
-        drain_1, scalar = gathered(parts, "dealt", sm.shape)
+        overlap, copy_end, scalar = gathered(parts, "dealt", sm.shape)
+        seam = Seam(overlap, copy_end)
         if code is not None:
             code = np.array(code)
         one_tile = makespan, busy
@@ -723,12 +718,12 @@ def _finish_block(
             rounds = np.array(np.broadcast_to(rounds, sm.shape))
             rounds[programs[0]] = 1
         makespan, busy = dealt_rounds(
-            np.asarray(makespan, dtype=np.float64), code, busy, drain_1, scalar, rounds
+            np.asarray(makespan, dtype=np.float64), code, busy, seam, scalar, rounds
         )
         if programs is not None and problem is not None:
             work = gathered(parts, "tile_work", sm.shape)
             makespan, busy = with_tails(
-                one_tile, (makespan, busy, (drain_1, scalar), work), parts, programs,
+                one_tile, (makespan, busy, (seam, scalar), work), parts, programs,
                 (partial(scalar_cycles, preset, problem), hbm_floor, startup),
             )  # fmt: skip
             if code is not None:

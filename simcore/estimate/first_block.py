@@ -12,6 +12,7 @@ from simcore.estimate.binding import Makespan
 from simcore.estimate.drains import (
     c1_chain_after_first_line,
 )
+from simcore.estimate.paths import steps_after_last_copy
 from simcore.estimate.records import CoreRecords
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ def first_block(
     bias_cyc, via_a, via_b = cp.bias_cyc, cp.via_a, cp.via_b
     drain_total, m3_out = bt.drain_total, bt.m3_out
     k_iter = g.k_iter
-    la, lb, mm, per = avg.la, avg.lb, avg.mm, avg.per
+    la, lb, per = avg.la, avg.lb, avg.per
+    kt = (avg.la_kt, avg.lb_kt, avg.per_kt, r.typ.mm_kt)
     # The first block cannot end before MTE2 has brought in every chunk it reads (the first
     # pass of both operands, in order) and the steps after the last of them have run; the
     # drains of all blocks follow it in their queue (with the UB->GM copies without FixPipe).
@@ -60,7 +62,7 @@ def first_block(
     first_end = bias_cyc + a_pass + b_pass if problem.bias else a_pass + b_pass
     if via_a or via_b:
         first_end = first_end + ub_tail
-    first_end = first_end + (k_iter - last_copy_step - 1) * per + la + lb + mm
+    first_end = first_end + steps_after_last_copy(k_iter - last_copy_step, per, (la, lb), kt)
     first_all = first_end + drain_total if fix else first_end + drain_total + m3_out
     mk.raise_all(first_all, "first_block")
     return FirstBlock(a_pass=a_pass, last_copy_step=last_copy_step, ub_tail=ub_tail, b_pass=b_pass)
@@ -83,7 +85,8 @@ def first_line(
     bias_cyc, ga, gb = cp.bias_cyc, cp.ga, cp.gb
     blk_types, drain_total, m3_out = bt.types, bt.drain_total, bt.m3_out
     c1, k_iter, m_iter, n_iter, order = g.c1, g.k_iter, g.m_iter, g.n_iter, g.order
-    la, lb, mm, per = avg.la, avg.lb, avg.mm, avg.per
+    la, lb, per = avg.la, avg.lb, avg.per
+    kt = (avg.la_kt, avg.lb_kt, avg.per_kt, r.typ.mm_kt)
     normal = st.normal
     passes_a, passes_b, streamed_a = ch.passes_a, ch.passes_b, ch.streamed_a
     streamed_b = ch.streamed_b
@@ -132,7 +135,7 @@ def first_line(
             )
             line_end = (
                 _sub(bias_cyc, idx) * i_s + line_a + line_b + _sub(ub_tail, idx)
-                + _sub((k_iter - last_copy_step - 1) * per + la + lb + mm, idx)
+                + _sub(steps_after_last_copy(k_iter - last_copy_step, per, (la, lb), kt), idx)
             )  # fmt: skip
             drains_after = _sub(drain_total + m3_out, idx) - (i_s - 1) * dr_0
             # With one L0C buffer a block's MMADs wait for the L0C->UB leg before, so the

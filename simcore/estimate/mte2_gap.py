@@ -146,13 +146,14 @@ def mte2_gap_terms(
     qp: QueuePaths,
     ah: AHops,
     mk: Makespan,
-) -> None:
+) -> Any:
     """The MTE2 gap of a one-slot operand, and one B slot behind A chunks inside B's first.
 
     With one L1 slot the operand's second copy of a pass waits for the last read of its first
     chunk, so MTE2 idles after the pass's first copies (:func:`mte2_gap_path`); with one direct B
     slot and shorter A chunks, B's second copy waits for B's read behind the A chunk under it
-    (:func:`b_slot_gap_behind_a`).
+    (:func:`b_slot_gap_behind_a`). Returns the MTE2 path with those gaps, which the dealt
+    seam's copy end reads (:func:`simcore.estimate.dealt.next_tile_seam`).
     """
     avg, ch, cp, lg, floor = r.avg, r.ch, r.cp, r.lg, r.floor
     a_first0, a_full, a_last, b_full = lg.a_first0, lg.a_full, lg.a_last, lg.b_full
@@ -170,15 +171,13 @@ def mte2_gap_terms(
         reads = (reads_af, rb_kb, rab_ka, None if via_b else ra(step_kb) + lb)
     else:
         reads = (ah.rel_af, avg.qb_kb, ah.rel_b_ka, None if via_b else avg.qa(step_kb))
-    mk.raise_all(
-        mte2_gap_path(
-            copy_path, via_a, via_b, (a_first0, lg.b_first[0]), a_full, a_last, b_full, b_last,
-            (kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b,
-             ch.a_many),
-            reads,
-        ),
-        "mte2_gap",
+    gap_path = mte2_gap_path(
+        copy_path, via_a, via_b, (a_first0, lg.b_first[0]), a_full, a_last, b_full, b_last,
+        (kc_a, kc_b, step_ka, step_kb, single_a, single_b, passes_a, passes_b, has_b,
+         ch.a_many),
+        reads,
     )  # fmt: skip
+    mk.raise_all(gap_path, "mte2_gap")
     if not floor and not via_a and not via_b:
         # One B slot behind A chunks that start inside B's first chunk (priced on the
         # candidates where it applies only).
@@ -194,6 +193,9 @@ def mte2_gap_terms(
             co_s = np.minimum(_sub(passes_a, idx), _sub(passes_b, idx))
             path_s = _sub(copy_path, idx) + co_s * idle_b
             mk.raise_at(idx, path_s, "b_slot_gap_behind_a")
+            gap_path = np.array(np.broadcast_to(gap_path, np.shape(copy_path)), dtype=np.float64)
+            gap_path[idx] = np.maximum(gap_path[idx], path_s)
+    return gap_path
 
 
 def mte2_behind_slot_waiting_b(

@@ -65,6 +65,55 @@ def rotating_slot_idle(r: CoreRecords) -> Any:
     return out
 
 
+def steps_after_last_copy(steps: Any, per: Any, loads: tuple[Any, Any], kt: Any) -> Any:
+    """The steps after a block's last copy arrives, to its last MMAD's end (MTE1, M).
+
+    ``steps`` of them: the first step's loads (``loads``, A's and B's), ``steps - 2`` full
+    periods (``per``), the period into the K-tail step (its loads after the full MMAD) and its
+    MMAD (``kt``: the K-tail step's A load, B load, that period and its MMAD); where the last
+    copy is the K-tail step's own, its loads and MMAD. At least ``(steps - 1) x per`` and the
+    K-tail step's loads and MMAD (a period is 1-Lipschitz in the loads): the search's floor.
+    Seen on 910B3 fp16 1234 x 900 x 256 (112 x 144 tiles of one block, baseK 224, one L0A
+    and L0B buffer): after the last A copy the 32-deep K-tail step's loads and MMAD take 276
+    cycles, not a full step's 1,632 (the copy path +36 %).
+    """
+    la_kt, lb_kt, per_kt, mm_kt = kt
+    many = loads[0] + loads[1] + (steps - 2.0) * per + per_kt
+    return np.where(steps >= 2, many, la_kt + lb_kt) + mm_kt
+
+
+def blocks_after_last_copy(r: CoreRecords) -> Any:
+    """The K loops of the blocks that copy nothing after the block of the core's last copy.
+
+    Where the core's blocks all read one group of A's rows and one of B's columns (``m_iter <=
+    stepM``, ``n_iter <= stepN``) and neither operand streams (its chunks stay in their slots),
+    every copy is the first block's: the later blocks' steps follow its last copy in MTE1 and
+    M order, each block's from the MMAD before: the first loads across the boundary
+    (``normal``), the full periods, the period into the K-tail step and its MMAD (MTE1, M).
+    Seen on 910B2 fp16 843 x 929 x 512 (224 x 144 tiles of two 112-row blocks, stepM 2): the
+    second block's 3,816 cycles after the last copy, -13 % on the tile without them.
+    """
+    g, typ, ch, f = r.g, r.typ, r.ch, r.f
+    once = (g.m_iter <= f["stepM"]) & (g.n_iter <= f["stepN"]) & ~ch.streamed_a & ~ch.streamed_b
+    steps = np.where(g.k_iter >= 2, (g.k_iter - 2.0) * typ.per + typ.per_kt, 0.0)
+    block = typ.normal + steps + typ.mm_kt
+    return np.where(once, (g.blocks - 1.0) * block, 0.0)
+
+
+def first_block_steps(kf: Any, r: CoreRecords) -> Any:
+    """The first block's steps from its first MMAD's start to its last MMAD's end (M, MTE1).
+
+    ``kf`` full steps: ``kf - 1`` periods (the first step's loads are in the start-up), the
+    K-tail step's loads after the last full MMAD (``per_kt``) and its MMAD; with one step
+    (``kf`` 0) that step's MMAD. Seen on 910B3 fp16 112 x 144 x 256 (one block, baseK 224,
+    one L0A and L0B buffer): the first MMAD starts at 2,162 cycles, the 32-deep K-tail step's
+    loads and MMAD end 276 after the 884-cycle MMAD, then the 335-cycle drain (3,657); the
+    K-tail step priced as a full one gave 4,972 (+36 %).
+    """
+    typ = r.typ
+    return np.where(kf >= 1, (kf - 1.0) * typ.per + typ.per_kt + typ.mm_kt, typ.mm)
+
+
 def copy_and_drain_paths(
     r: CoreRecords,
     st: Stalls,
@@ -89,7 +138,7 @@ def copy_and_drain_paths(
     blocks, c1, k_iter, m_iter, n_iter = g.blocks, g.c1, g.k_iter, g.m_iter, g.n_iter
     order = g.order
     normal = st.normal
-    la, lb, mm, per = typ.la, typ.lb, typ.mm, typ.per
+    la, lb, per = typ.la, typ.lb, typ.per
     loads_a, loads_b, single_a, single_b = ch.loads_a, ch.loads_b, ch.single_a, ch.single_b
     step_ka, step_kb, streamed_a, streamed_b = ch.step_ka, ch.step_kb, ch.streamed_a, ch.streamed_b
     mte2, ua1, ub1, va1, vb1, via_a = cp.mte2, cp.ua1, cp.ub1, cp.va1, cp.vb1, cp.via_a
@@ -98,7 +147,9 @@ def copy_and_drain_paths(
     # drain are left.
     # (``x * (loads > 0)`` is ``np.where(loads > 0, x, 0)`` for x >= 0, about half the cost.)
     last_step = np.maximum(km_a * step_ka * (loads_a > 0), km_b * step_kb * (loads_b > 0))
-    tail_after = (k_iter - last_step - 1) * per + la + lb + mm + dr_last
+    kt = (r.typ.la_kt, r.typ.lb_kt, r.typ.per_kt, r.typ.mm_kt)
+    tail_after = steps_after_last_copy(k_iter - last_step, per, (la, lb), kt) + dr_last
+    tail_after = tail_after + blocks_after_last_copy(r)
     tail_plain = tail_after
     if via_a or via_b:
         tail_after = tail_after + np.where(via_b, vb1 + ub1, va1 + ua1)
@@ -107,7 +158,7 @@ def copy_and_drain_paths(
         copy_path = copy_path + rotating_slot_idle(r)
     # Without FixPipe a block's L0C->UB move waits for the previous block's UB->GM copy (one C
     # staging buffer), so the moves and copies of all blocks chain after the first block.
-    drain_path = start + kf * per + mm + drain_total + (0.0 if fix else m3_out)
+    drain_path = start + first_block_steps(kf, r) + drain_total + (0.0 if fix else m3_out)
     if not fix and not floor:
         # A chunk copy that waits for a read of its own block (``inner``) holds that block's
         # MMAD chain back after it has started behind the drain, so the chain carries it too:

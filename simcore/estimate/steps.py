@@ -251,6 +251,9 @@ class TypicalSteps:
             ``lead_b`` the same for B.
         lead_b: See ``lead_a``.
         mm_kt: The K-tail step's MMAD.
+        la_kt: The K-tail step's A load; ``lb_kt`` its B load.
+        lb_kt: See ``la_kt``.
+        per_kt: The period from the last full step's MMAD start to the K-tail step's.
         per_bd: The period across a block boundary: the K-tail MMAD with the next first loads.
         normal: ``per_bd - mm_kt``: the part of a block's first step period its MMAD chain does
             not wait for.
@@ -266,6 +269,9 @@ class TypicalSteps:
     lead_a: Any
     lead_b: Any
     mm_kt: Any
+    la_kt: Any
+    lb_kt: Any
+    per_kt: Any
     per_bd: Any
     normal: Any
     dr: Any
@@ -291,6 +297,8 @@ def typical_steps(c: Costs, g: Grid, cap: Any, bt: BlockTypes) -> TypicalSteps:
     # Across a block boundary the period pairs the last (K-tail) MMAD with the next first loads.
     mm_kt = mmad_cycles(p.mmad_overhead_cycles, c.fractal_cycles, fr_1, fc_1, g.fk_t)
     per_bd = period(la, lb, mm_kt, g.wa, g.wb)
+    la_kt = l1_to_l0_cycles(p, True, (fr_1 * FRACTAL_ROWS), g.ka_t)
+    lb_kt = l1_to_l0_cycles(p, False, (fc_1 * FRACTAL_ROWS), g.ka_t)
     if c.has_fixpipe:
         dr = c.fix_cycles(rows_1, cols_1, cap)
         m3c: Any = 0.0
@@ -300,7 +308,8 @@ def typical_steps(c: Costs, g: Grid, cap: Any, bt: BlockTypes) -> TypicalSteps:
         m3c = _typical_type(bt.types, 2, tails)
     return TypicalSteps(
         fr_1=fr_1, la=la, lb=lb, mm=mm, per=per, lead_a=lead_a, lead_b=lead_b, mm_kt=mm_kt,
-        per_bd=per_bd, normal=per_bd - mm_kt, dr=dr, m3c=m3c,
+        la_kt=la_kt, lb_kt=lb_kt, per_kt=period(la_kt, lb_kt, mm, g.wa, g.wb), per_bd=per_bd,
+        normal=per_bd - mm_kt, dr=dr, m3c=m3c,
     )  # fmt: skip
 
 

@@ -6,7 +6,7 @@ over C's tile grid (N inner, MatMulV3's ``blockIdx / nCnt``) within each group o
 (:func:`dealt_groups`, the groups one after the other), go to core ``tile % usedCoreNum`` in
 rounds (:func:`dealt_walk`). The simulator plays each core's sequence of tiles
 (:func:`simcore.pipeline.traffic.core_programs`); the estimator prices each distinct core
-program by how many tiles of each of the four tile shapes it runs and the shape of its first
+program by how many tiles of each of the four tile shapes it runs and the shape of its last
 tile (:func:`dealt_programs`, :mod:`simcore.estimate.dealt`):
 
 * ``0`` full (``singleCoreM x singleCoreN``), ``1`` the tail along M (the last tile row where
@@ -55,12 +55,12 @@ def dealt_walk(m_tiles: int, n_tiles: int, l2_rounds: int) -> tuple[np.ndarray, 
 class DealtPrograms:
     """The distinct core programs of one dealt split, by tile shape (:data:`TILE_SHAPES`).
 
-    ``counts[p, s]`` the tiles of shape s program p runs, ``first[p]`` the shape of its first
+    ``counts[p, s]`` the tiles of shape s program p runs, ``last[p]`` the shape of its last
     tile, ``cores[p]`` how many cores run it (:func:`dealt_programs`).
     """
 
     counts: np.ndarray
-    first: np.ndarray
+    last: np.ndarray
     cores: np.ndarray
 
 
@@ -72,10 +72,10 @@ def dealt_programs(
     ``tail_m`` (``tail_n``): whether the last tile row (column) is a tail, shorter than the
     others (:func:`core_counts` of the one split, the cores with equal programs together).
     """
-    counts, first, valid = core_counts(
+    counts, last, valid = core_counts(
         np.array([m_tiles]), np.array([n_tiles]), (tail_m, tail_n), used, l2_rounds
     )
-    rows = np.column_stack([first[0], counts[0]])[valid[0]]
+    rows = np.column_stack([last[0], counts[0]])[valid[0]]
     programs, how_many = np.unique(rows, axis=0, return_counts=True)
     return DealtPrograms(programs[:, 1:], programs[:, 0], how_many)
 
@@ -83,15 +83,17 @@ def dealt_programs(
 def core_counts(
     m_tiles: np.ndarray, n_tiles: np.ndarray, tails: tuple[Any, Any], used: Any, l2_rounds: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per split and core, the tiles of each shape it runs and its first tile's shape.
+    """Per split and core, the tiles of each shape it runs and its last tile's shape.
 
     The dealing rule of :func:`dealt_walk` counted in closed form, for many splits at once
     (arrays over the splits; ``tails`` whether the last tile row, column is a tail): core k
     takes the tiles at walk positions k, k + used, ...; a group's last tile row is a range of
     positions, the last column the positions of the last group one group width apart, the
-    corner tile the last position.
+    corner tile the last position. A core's last tile is at position ``k + (rounds - 1) x used``
+    (the estimator prices a core as its tiles' periods and its last tile's makespan,
+    :func:`simcore.estimate.dealt.program_makespan`).
 
-    Returns ``counts`` (splits x cores x 4), ``first`` (splits x cores) and ``valid`` (splits
+    Returns ``counts`` (splits x cores x 4), ``last`` (splits x cores) and ``valid`` (splits
     x cores: the core is one of the split's ``used``), the cores up to the most ``used``.
     """
     m_t, n_t = np.asarray(m_tiles, dtype=np.int64), np.asarray(n_tiles, dtype=np.int64)
@@ -106,17 +108,19 @@ def core_counts(
         return np.maximum(ceil_div(x - k, u), 0)
 
     rounds = before(tiles)
+    # The position of each core's last tile.
+    at = k + np.maximum(rounds - 1, 0) * u
     # The groups of tile columns (dealt_groups): ``per`` columns each, the last the rest.
     per = ceil_div(n_t, max(l2_rounds, 1))[:, None]
     last_row = np.zeros_like(rounds)
-    first_row = np.zeros(rounds.shape, dtype=bool)
+    last_in_row = np.zeros(rounds.shape, dtype=bool)
     for g in range(max(l2_rounds, 1)):
         start = g * per
         width = np.clip(n_t[:, None] - start, 0, per)
         low = m_t[:, None] * start + (m_t[:, None] - 1) * width
         high = low + width
         last_row += before(high) - before(low)
-        first_row |= (k >= low) & (k < high)
+        last_in_row |= (at >= low) & (at < high)
     # The last column: in the last group, one position each tile row, ``width`` apart.
     groups = ceil_div(n_t, per[:, 0])[:, None]
     start = (groups - 1) * per
@@ -129,7 +133,7 @@ def core_counts(
     weight = np.where((r < period) & (r < m_t[:, None]), ceil_div(m_t[:, None] - r, period), 0)
     core_of = (base + r * width) % u
     last_col = np.sum(weight[:, None, :] * (core_of[:, None, :] == k[:, :, None]), axis=2)
-    first_col = (k >= m_t[:, None] * start) & ((k - m_t[:, None] * start) % width == width - 1)
+    last_in_col = (at >= m_t[:, None] * start) & ((at - m_t[:, None] * start) % width == width - 1)
     corner = k == (tiles - 1) % u
     last_row *= tail_m[:, None]
     last_col *= tail_n[:, None]
@@ -138,9 +142,9 @@ def core_counts(
         [rounds - last_row - last_col + both, last_row - both, last_col - both, both * 1],
         axis=2,
     )
-    first = (first_row & tail_m[:, None]) * 1 + (first_col & tail_n[:, None]) * 2
+    last = (last_in_row & tail_m[:, None]) * 1 + (last_in_col & tail_n[:, None]) * 2
     counts = np.where(valid[..., None], counts, 0)
-    return counts, first, valid
+    return counts, last, valid
 
 
 def has_tail(total: Any, single: Any) -> Any:
@@ -164,26 +168,26 @@ _UP_SETS: tuple[tuple[int, ...], ...] = ((0,), (0, 1), (0, 2), (0, 1, 2), (0, 1,
 _UP_MATRIX = np.array([[s in u for u in _UP_SETS] for s in range(4)], dtype=np.int64)
 
 
-def _undominated(counts: np.ndarray, first: np.ndarray, valid: np.ndarray) -> np.ndarray:
+def _undominated(counts: np.ndarray, last: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Per split and core, whether its program is kept: no other covers it, the first of equals.
 
-    Program q covers p where q's first tile is at least as large as p's and p's other tiles
+    Program q covers p where q's last tile is at least as large as p's and p's other tiles
     can each be matched to a distinct other tile of q at least as large (:data:`_UP_SETS`).
     A core's time grows with its tiles' sizes (the estimator's premise for the tail cores of
     one tile per core too: every cost grows with the rows and columns) and with more tiles
     (each adds a period >= 0), so a covered program is never the slowest: only the others
     are priced (where a core runs R full tiles, that core alone). Arrays of splits x cores.
     """
-    rest = counts - (first[..., None] == np.arange(4))
+    rest = counts - (last[..., None] == np.arange(4))
     ups = rest @ _UP_MATRIX
     # covers[s, i, j]: core j's program covers core i's (all pairs at once).
-    covers = _AT_LEAST[first[:, :, None], first[:, None, :]]
+    covers = _AT_LEAST[last[:, :, None], last[:, None, :]]
     covers &= np.all(ups[:, None, :, :] >= ups[:, :, None, :], axis=3)
     covers &= valid[:, None, :]
     # (Of equal programs the first core's is kept.)
-    cores = np.arange(first.shape[1])
+    cores = np.arange(last.shape[1])
     same = np.all(ups[:, None, :, :] == ups[:, :, None, :], axis=3) & (
-        first[:, :, None] == first[:, None, :]
+        last[:, :, None] == last[:, None, :]
     )
     covers &= ~same | (cores[None, :] < cores[:, None])[None]
     keep: np.ndarray = valid & ~covers.any(axis=2)
@@ -195,18 +199,18 @@ def program_arrays(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per candidate, its split's core programs as arrays.
 
-    Returns ``counts`` (candidates x programs x 4, float64) and ``first`` (candidates x
-    programs) with the programs of each split padded to the most any split has by repeating
-    its first (a repeat changes no maximum over programs), and only those no other covers
-    (:func:`_undominated`). Each distinct split is dealt once (:func:`core_counts`) and kept in
-    a table per problem, looked up for all candidates at once.
+    Returns ``counts`` (candidates x programs x 4, float64) and ``last`` (candidates x
+    programs, its last tile's shape) with the programs of each split padded to the most any
+    split has by repeating its first (a repeat changes no maximum over programs), and only
+    those no other covers (:func:`_undominated`). Each distinct split is dealt once
+    (:func:`core_counts`) and kept in a table per problem, looked up for all candidates at once.
     """
-    counts, first, _, pos = _lookup((m, n, l2_rounds), (single_m, single_n, used))
-    return counts[pos], first[pos]
+    counts, last, _, pos = _lookup((m, n, l2_rounds), (single_m, single_n, used))
+    return counts[pos], last[pos]
 
 
 def _lookup(problem: tuple[int, int, int], split: tuple[Any, Any, Any]) -> tuple[Any, ...]:
-    """The table of the splits' programs (counts, first, the shapes they run) and each one's row.
+    """The table of the splits' programs (counts, last, the shapes they run) and each one's row.
 
     (:data:`_TABLES`; the splits not in it dealt and added. Beyond the table's keys a table of
     the distinct splits, not kept.)
@@ -216,8 +220,8 @@ def _lookup(problem: tuple[int, int, int], split: tuple[Any, Any, Any]) -> tuple
     if key is None:
         rows = np.stack([sm, sn, u], axis=1)
         _, at, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-        _, counts, first = _dealt_splits(problem, (sm[at], sn[at], u[at]))
-        return counts, first, counts.sum(axis=1) > 0, inverse.reshape(-1)
+        _, counts, last = _dealt_splits(problem, (sm[at], sn[at], u[at]))
+        return counts, last, counts.sum(axis=1) > 0, inverse.reshape(-1)
     table = _TABLES.get(problem)
     pos = _find(table, key)
     missing = pos < 0
@@ -230,7 +234,7 @@ def _lookup(problem: tuple[int, int, int], split: tuple[Any, Any, Any]) -> tuple
     return (*table[1:], pos)
 
 
-#: Per problem (m, n, l2_rounds), its splits' programs: split keys (sorted), counts, first and
+#: Per problem (m, n, l2_rounds), its splits' programs: split keys (sorted), counts, last and
 #: which shapes the programs run.
 _TABLES: dict[tuple[int, int, int], tuple[np.ndarray, ...]] = {}
 #: Problems kept at most.
@@ -261,19 +265,19 @@ def _find(table: Any, key: np.ndarray) -> np.ndarray:
 def _dealt_splits(
     problem: tuple[int, int, int], split: tuple[np.ndarray, ...]
 ) -> tuple[None, np.ndarray, np.ndarray]:
-    """The kept programs (counts, first) of the splits (singleCoreM, singleCoreN, used)."""
+    """The kept programs (counts, last) of the splits (singleCoreM, singleCoreN, used)."""
     m, n, l2_rounds = problem
     sm, sn, u = split
-    counts, first, valid = core_counts(
+    counts, last, valid = core_counts(
         ceil_div(m, sm), ceil_div(n, sn), (has_tail(m, sm), has_tail(n, sn)), u, l2_rounds
     )
     # The cores outside a split's ``used`` run core 0's program (a repeat).
     counts = np.where(valid[..., None], counts, counts[:, :1])
-    first = np.where(valid, first, first[:, :1])
+    last = np.where(valid, last, last[:, :1])
     radix = int(counts.max()) + 1
     if 4 * radix**4 < 2**62:
         # Each row's distinct programs only (a few of the cores'): the pairs are then few.
-        key = first
+        key = last
         for shape in range(4):
             key = key * radix + counts[..., shape]
         at = np.argsort(key, axis=1, kind="stable")
@@ -284,24 +288,24 @@ def _dealt_splits(
         pick = np.take_along_axis(at, np.argsort(~new, axis=1, kind="stable")[:, :most], axis=1)
         pick = np.where(np.arange(most)[None, :] < new.sum(axis=1)[:, None], pick, pick[:, :1])
         counts = np.take_along_axis(counts, pick[..., None], axis=1)
-        first = np.take_along_axis(first, pick, axis=1)
-    keep = _undominated(counts, first, np.ones(first.shape, dtype=bool))
+        last = np.take_along_axis(last, pick, axis=1)
+    keep = _undominated(counts, last, np.ones(last.shape, dtype=bool))
     # The kept programs first in each row, padded with the row's first kept one.
     order = np.argsort(~keep, axis=1, kind="stable")
     most = int(keep.sum(axis=1).max())
     j = np.arange(most)[None, :]
     pick = np.where(j < keep.sum(axis=1)[:, None], order[:, :most], order[:, :1])
     kept = np.take_along_axis(counts, pick[..., None], axis=1).astype(np.float64)
-    return None, kept, np.take_along_axis(first, pick, axis=1)
+    return None, kept, np.take_along_axis(last, pick, axis=1)
 
 
 def _merged(
     problem: tuple[int, int, int], table: Any, new: tuple[np.ndarray, np.ndarray, np.ndarray]
 ) -> tuple[np.ndarray, ...]:
-    """``table`` (None: none yet) with the splits ``new`` (keys, counts, first), kept."""
-    keys, counts, first = new
+    """``table`` (None: none yet) with the splits ``new`` (keys, counts, last), kept."""
+    keys, counts, last = new
     if table is not None:
-        width = max(first.shape[1], table[2].shape[1])
+        width = max(last.shape[1], table[2].shape[1])
 
         def pad(x: np.ndarray) -> np.ndarray:
             extra = width - x.shape[1]
@@ -309,12 +313,12 @@ def _merged(
 
         keys = np.concatenate([table[0], keys])
         counts = np.concatenate([pad(table[1]), pad(counts)])
-        first = np.concatenate([pad(table[2]), pad(first)])
+        last = np.concatenate([pad(table[2]), pad(last)])
     order = np.argsort(keys)
     if len(_TABLES) >= _TABLES_KEPT and problem not in _TABLES:
         _TABLES.clear()
-    counts, first = counts[order], first[order]
-    _TABLES[problem] = keys[order], counts, first, counts.sum(axis=1) > 0
+    counts, last = counts[order], last[order]
+    _TABLES[problem] = keys[order], counts, last, counts.sum(axis=1) > 0
     return _TABLES[problem]
 
 
@@ -326,7 +330,7 @@ def tail_programs(
     ``split``: singleCoreM, singleCoreN and usedCoreNum per candidate, ``rounds`` its tiles per
     core. Candidates of R > 1 with a tail along M or N whose programs (:func:`program_arrays`,
     the covered ones left out) run a tail tile; every other candidate's slowest core runs R
-    full tiles. Returns their indices, (counts, first) of :func:`program_arrays` and which
+    full tiles. Returns their indices, (counts, last) of :func:`program_arrays` and which
     shapes their programs run (candidates x 4).
     """
     sm, sn, used = (np.asarray(x) for x in split)
@@ -334,7 +338,7 @@ def tail_programs(
     if not idx.size:
         none = np.zeros((0, 4), dtype=bool)
         return idx, (np.zeros((0, 1, 4)), np.zeros((0, 1), dtype=np.int64)), none
-    counts, first, runs, pos = _lookup((m, n, l2_rounds), (sm[idx], sn[idx], used[idx]))
+    counts, last, runs, pos = _lookup((m, n, l2_rounds), (sm[idx], sn[idx], used[idx]))
     keep = runs[pos, 1:].any(axis=1)
     pos = pos[keep]
-    return idx[keep], (counts[pos], first[pos]), runs[pos]
+    return idx[keep], (counts[pos], last[pos]), runs[pos]

@@ -215,22 +215,22 @@ def _program_bounds(space: Any, floors: dict[str, Any], programs: Any, hbm: Any)
     """The bound (cycles) of each core program (groups x programs) from its tiles' floors.
 
     ``floors`` the floors of one tile of each shape (:func:`_tile_floors` of :func:`_tails`'
-    groups), ``programs`` the tiles of each shape per program and the first's shape. The
+    groups), ``programs`` the tiles of each shape per program and the last's shape. The
     estimator's term (:func:`simcore.estimate.dealt.dealt_programs_term`) on floors:
-    ``program_makespan`` of the first tile's makespan and the later tiles' periods (each at
+    ``program_makespan`` of the last tile's makespan and the other tiles' periods (each at
     least its busiest pipe and its seam), each pipe's busy total the sum over the tiles, the
     scalar pipe's the least work of their K steps, then ``after_startup`` with the HBM floor;
     each step non-decreasing.
     """
     problem, p = space.problem, space.preset
-    counts, first = programs
-    size = first.shape[0]
+    counts, last = programs
+    size = last.shape[0]
     busiest = _by_shape(np.maximum.reduce(floors["pipes"]), size)
     seam = _by_shape(floors["seam"], size)
     periods = [tile_period(busiest[s], seam[s])[:, None] for s in range(4)]
-    head = np.choose(first, [x[:, None] for x in _by_shape(floors["mk"], size)])
-    later = [counts[..., s] - (first == s) for s in range(4)]
-    mk = program_makespan(head, later, periods)
+    tail = np.choose(last, [x[:, None] for x in _by_shape(floors["mk"], size)])
+    others = [counts[..., s] - (last == s) for s in range(4)]
+    mk = program_makespan(tail, others, periods)
     pipes = [_per_core(counts, _by_shape(x, size)) for x in floors["pipes"]]
     steps = _per_core(counts, _by_shape(floors["steps"], size))
     scalar = least_scalar_cycles(p, problem, steps)

@@ -478,6 +478,8 @@ class GroupTerms:
         mte1: MTE1's.
         chain_classes: The compute chain per L0 class (:func:`tiler.bounds.chains.chain_classes`).
         step1: A typical block's full-K step: ``la + lb + mm``.
+        step_kt: Its K-tail step's (``step1`` where K has no tail): what follows a block's
+            last copy at least (:func:`simcore.estimate.paths.steps_after_last_copy`).
         per_lo: The least period of a typical block's full-K step (every L0 class).
         step_avg: The step at the block dimensions averaged over the core's blocks
             (:func:`tiler.bounds.chains.average_step`), which the first-block path prices.
@@ -490,6 +492,7 @@ class GroupTerms:
     mte1: Any
     chain_classes: list[tuple[Any, Any, Any, Any]]
     step1: Any
+    step_kt: Any
     per_lo: Any
     step_avg: Any
     a_pass: tuple[Any, ...]
@@ -519,6 +522,8 @@ def group_terms(
     r1 = np.where(m_iter == 1, rm_t, bm)
     c1 = np.where(n_iter == 1, cn_t, bn)
     la1, lb1, mm1 = c.la_cycles(r1, bk), c.lb_cycles(c1, bk), c.mmad_cycles(r1, c1, bk)
+    # (The K-tail step's depth: bk where it divides K.)
+    bk_t = k - (k_iter - 1) * bk
     # (A dealt split's tiles run on usedCoreNum cores, the estimator's active cores.)
     used = g.get("usedCoreNum")
     active = ceil_div(problem.m, rows) * ceil_div(problem.n, cols)
@@ -546,6 +551,7 @@ def group_terms(
         mte1=mte1,
         chain_classes=chains.chain_classes(c, k, g, space.fixed, ready, types),
         step1=la1 + lb1 + mm1,
+        step_kt=c.la_cycles(r1, bk_t) + c.lb_cycles(c1, bk_t) + c.mmad_cycles(r1, c1, bk_t),
         per_lo=np.maximum(mm1, la1 + lb1),
         step_avg=chains.average_step(c, g),
         a_pass=copies.pass_floor(c, True, rows, bm, rm_t, k, bk),

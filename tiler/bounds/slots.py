@@ -312,7 +312,8 @@ def _pair_bound(
     p = c.preset
     (ga, va, ua, _), (gb, vb, ub, _) = legs
     sa, sb = pair
-    step1, dr_last = terms.step1, fixed.dr_last
+    # (What follows the last copy: at least the K-tail step, steps_after_last_copy.)
+    step1, dr_last = terms.step_kt, fixed.dr_last
     mte2 = ga + gb + fixed.bias_mte2
     g_ub = ga * c.a_via_ub + gb * c.b_via_ub
     if not (np.isscalar(case.read_floor) and case.read_floor == 0.0):

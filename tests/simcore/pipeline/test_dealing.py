@@ -43,7 +43,7 @@ def _shape_of(problem: Problem, single_m: int, single_n: int, rows: int, cols: i
 def test_programs_count_the_simulators_core_programs(
     m: int, n: int, single_m: int, single_n: int, used: int, l2_rounds: int
 ) -> None:
-    """Per distinct program: the first tile's shape, the tiles of each shape and the cores."""
+    """Per distinct program: the last tile's shape, the tiles of each shape and the cores."""
     problem = Problem(m=m, n=n, k=512, l2_rounds=l2_rounds)
     fields = {**FIELDS, "singleCoreM": single_m, "singleCoreN": single_n, "usedCoreNum": used}
     tiling = complete_tiling(fields, problem, load_preset("Ascend910B2"))
@@ -51,7 +51,7 @@ def test_programs_count_the_simulators_core_programs(
     for p in core_programs(problem, tiling):
         shapes = [_shape_of(problem, single_m, single_n, r, c) for r, c in p.program]
         counts = np.bincount(shapes, minlength=4)
-        want[(shapes[0], *counts.tolist())] += p.cores
+        want[(shapes[-1], *counts.tolist())] += p.cores
     m_tiles, n_tiles = -(-m // single_m), -(-n // single_n)
     got = dealt_programs(
         m_tiles, n_tiles, bool(has_tail(m, single_m)), bool(has_tail(n, single_n)), used,
@@ -60,7 +60,7 @@ def test_programs_count_the_simulators_core_programs(
     have = Counter(
         {
             (int(f), *c.tolist()): int(k)
-            for f, c, k in zip(got.first, got.counts, got.cores, strict=True)
+            for f, c, k in zip(got.last, got.counts, got.cores, strict=True)
         }
     )
     assert have == want
@@ -85,7 +85,7 @@ def test_closed_form_counts_match_the_walk_on_random_splits() -> None:
         want: Counter[tuple[int, ...]] = Counter()
         for p in core_programs(problem, tiling):
             shapes = [_shape_of(problem, single_m, single_n, r, c) for r, c in p.program]
-            want[(shapes[0], *np.bincount(shapes, minlength=4).tolist())] += p.cores
+            want[(shapes[-1], *np.bincount(shapes, minlength=4).tolist())] += p.cores
         got = dealt_programs(
             -(-m // single_m), -(-n // single_n), bool(has_tail(m, single_m)),
             bool(has_tail(n, single_n)), used, l2_rounds,
@@ -93,7 +93,7 @@ def test_closed_form_counts_match_the_walk_on_random_splits() -> None:
         have = Counter(
             {
                 (int(f), *c.tolist()): int(k)
-                for f, c, k in zip(got.first, got.counts, got.cores, strict=True)
+                for f, c, k in zip(got.last, got.counts, got.cores, strict=True)
             }
         )
         assert have == want, (m, n, single_m, single_n, used, l2_rounds)
@@ -110,8 +110,8 @@ def test_program_arrays_keep_the_slowest_programs_per_candidate() -> None:
     sn = np.array([256, 256, 144, 176, 48])
     used = np.full(5, 24)
     m, n = 1000, 3000
-    counts, first = program_arrays(m, n, sm, sn, used, 2)
-    assert counts.shape[:2] == first.shape and counts.shape[2] == 4
+    counts, last = program_arrays(m, n, sm, sn, used, 2)
+    assert counts.shape[:2] == last.shape and counts.shape[2] == 4
     for i in range(sm.shape[0]):
         m_tiles, n_tiles = -(-m // int(sm[i])), -(-n // int(sn[i]))
         every = dealt_programs(
@@ -122,17 +122,17 @@ def test_program_arrays_keep_the_slowest_programs_per_candidate() -> None:
             tails = corner + rng.uniform(0, 1, size=(2, 2))
             full = tails.max(axis=0) + rng.uniform(0, 1, size=2)
             tile = np.stack([full, tails[0], tails[1], corner], axis=1)
-            kept = _slowest(counts[i], first[i], tile)
-            assert kept == _slowest(every.counts.astype(np.float64), every.first, tile)
+            kept = _slowest(counts[i], last[i], tile)
+            assert kept == _slowest(every.counts.astype(np.float64), every.last, tile)
 
 
-def _slowest(counts: np.ndarray, first: np.ndarray, tile: np.ndarray) -> float:
-    """The slowest program: its first tile's makespan + each later tile's period (per shape)."""
+def _slowest(counts: np.ndarray, last: np.ndarray, tile: np.ndarray) -> float:
+    """The slowest program: its last tile's makespan + each other tile's period (per shape)."""
     mk, period = tile
-    later = counts - (first[:, None] == np.arange(4))
-    # Term by term, not ``later @ period``: BLAS may order a matrix-vector product's sums by the
-    # matrix's row count (1 ulp apart on some hosts), and the two calls compare exactly.
-    per_shape = later * period
+    others = counts - (last[:, None] == np.arange(4))
+    # Term by term, not ``others @ period``: BLAS may order a matrix-vector product's sums by
+    # the matrix's row count (1 ulp apart on some hosts), and the two calls compare exactly.
+    per_shape = others * period
     return float(
-        np.max(mk[first] + per_shape[:, 0] + per_shape[:, 1] + per_shape[:, 2] + per_shape[:, 3])
+        np.max(mk[last] + per_shape[:, 0] + per_shape[:, 1] + per_shape[:, 2] + per_shape[:, 3])
     )

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from simcore.estimate.binding import TERM
+from simcore.estimate.paths import periods_into_k_tail
 from simcore.pipeline.arith import ceil_div
 from simcore.pipeline.busy import cube_busy
 from simcore.pipeline.costs import Costs
@@ -139,8 +140,7 @@ def slot_release_back(
     across = r_last + (slots - 2) * k_iter / np.maximum(per_pass, 1)
     reload = (loads >= slots) & (loads >= per_pass * blocks)
     back_steps = np.where(per_pass >= slots, within, np.where(reload, across, np.inf))
-    back = np.where(slots < 2, 0.0, (back_steps - 1) * per + per_kt)
-    return back
+    return np.where(slots < 2, 0.0, periods_into_k_tail(back_steps, per, per_kt))
 
 
 def tile_seam(makespan: Any, overlap: Any, copy_end: Any) -> Any:

@@ -65,6 +65,17 @@ def rotating_slot_idle(r: CoreRecords) -> Any:
     return out
 
 
+def periods_into_k_tail(periods: Any, per: Any, per_kt: Any) -> Any:
+    """``periods`` step periods that end at a block's K-tail step (MTE1, M).
+
+    The rule of every path that runs a block's K loop to its end: ``periods - 1`` full step
+    periods (``per``), then the period into the K-tail step (``per_kt``: its loads after the
+    last full MMAD, a full period where K has no tail). Cycles from the first of those MMAD
+    starts to the K-tail step's MMAD start.
+    """
+    return (periods - 1.0) * per + per_kt
+
+
 def steps_after_last_copy(steps: Any, per: Any, loads: tuple[Any, Any], kt: Any) -> Any:
     """The steps after a block's last copy arrives, to its last MMAD's end (MTE1, M).
 
@@ -78,7 +89,7 @@ def steps_after_last_copy(steps: Any, per: Any, loads: tuple[Any, Any], kt: Any)
     cycles, not a full step's 1,632 (the copy path +36 %).
     """
     la_kt, lb_kt, per_kt, mm_kt = kt
-    many = loads[0] + loads[1] + (steps - 2.0) * per + per_kt
+    many = loads[0] + loads[1] + periods_into_k_tail(steps - 1.0, per, per_kt)
     return np.where(steps >= 2, many, la_kt + lb_kt) + mm_kt
 
 
@@ -95,7 +106,7 @@ def blocks_after_last_copy(r: CoreRecords) -> Any:
     """
     g, typ, ch, f = r.g, r.typ, r.ch, r.f
     once = (g.m_iter <= f["stepM"]) & (g.n_iter <= f["stepN"]) & ~ch.streamed_a & ~ch.streamed_b
-    steps = np.where(g.k_iter >= 2, (g.k_iter - 2.0) * typ.per + typ.per_kt, 0.0)
+    steps = np.where(g.k_iter >= 2, periods_into_k_tail(g.k_iter - 1.0, typ.per, typ.per_kt), 0.0)
     block = typ.normal + steps + typ.mm_kt
     return np.where(once, (g.blocks - 1.0) * block, 0.0)
 
@@ -111,7 +122,7 @@ def first_block_steps(kf: Any, r: CoreRecords) -> Any:
     K-tail step priced as a full one gave 4,972 (+36 %).
     """
     typ = r.typ
-    return np.where(kf >= 1, (kf - 1.0) * typ.per + typ.per_kt + typ.mm_kt, typ.mm)
+    return np.where(kf >= 1, periods_into_k_tail(kf, typ.per, typ.per_kt) + typ.mm_kt, typ.mm)
 
 
 def copy_and_drain_paths(
